@@ -1,0 +1,2 @@
+export type { DeclaredOutput } from './returns.js';
+export { renderReturns } from './returns.js';

@@ -1,0 +1,3 @@
+export { canonicalRef, ITEM_KINDS, normalizeId, parseRef, TYPE_DIRS } from './refs.js';
+
+export type { ItemKind, ParsedRef, SignableKind } from './refs.js';

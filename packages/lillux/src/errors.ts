@@ -1,0 +1,78 @@
+/**
+ * The one error class of ryeos. Every layer throws `RyeError` with a code from a closed union;
+ * boundaries (CLI, MCP, API) turn it into an envelope with `toErrorEnvelope`.
+ * Recognise it by `name`/`code` (`isRyeError`), not only `instanceof`, because several copies of
+ * this package can be loaded at once.
+ */
+export type RyeErrorCode =
+  | 'NOT_FOUND'
+  | 'INTEGRITY'
+  | 'VALIDATION'
+  | 'CHAIN'
+  | 'PERMISSION'
+  | 'LIMIT'
+  | 'TIMEOUT'
+  | 'PROVIDER'
+  | 'SPAWN'
+  | 'HTTP'
+  | 'CONFIG'
+  | 'INTERNAL';
+
+export interface RyeErrorOptions {
+  /** What to do about it, in one line a person can act on. */
+  hint?: string;
+  /** Structured data a caller may need (paths, ids, lists). */
+  details?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+export class RyeError extends Error {
+  override readonly name = 'RyeError';
+  readonly code: RyeErrorCode;
+  readonly hint: string | undefined;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: RyeErrorCode, message: string, options: RyeErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.hint = options.hint;
+    this.details = options.details ?? {};
+  }
+}
+
+export function isRyeError(value: unknown): value is RyeError {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { name?: unknown }).name === 'RyeError' &&
+    typeof (value as { code?: unknown }).code === 'string'
+  );
+}
+
+/** Turns any thrown value into a RyeError (unknown values become `INTERNAL`). */
+export function toRyeError(value: unknown): RyeError {
+  if (isRyeError(value)) return value;
+  if (value instanceof Error) return new RyeError('INTERNAL', value.message, { cause: value });
+  return new RyeError('INTERNAL', String(value));
+}
+
+export interface ErrorEnvelope {
+  status: 'error';
+  error: string;
+  error_type: string;
+  hint?: string;
+  [key: string]: unknown;
+}
+
+/** The boundary form of an error: `error_type` is the lower-case code (DECISIONS 17). */
+export function toErrorEnvelope(value: unknown, extra: Record<string, unknown> = {}): ErrorEnvelope {
+  const error = toRyeError(value);
+  const envelope: ErrorEnvelope = {
+    status: 'error',
+    error: error.message,
+    error_type: error.code.toLowerCase(),
+    ...extra,
+  };
+  if (error.hint) envelope.hint = error.hint;
+  return envelope;
+}

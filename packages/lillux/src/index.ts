@@ -1,0 +1,59 @@
+export type { Env, EnvConfig, InterpreterConfig, ResolveEnvOptions } from './env.js';
+export {
+  expandEnvTemplate,
+  parseDotenv,
+  resolveEnvConfig,
+  resolveInterpreter,
+  whichBinary,
+} from './env.js';
+export type { ErrorEnvelope, RyeErrorCode, RyeErrorOptions } from './errors.js';
+export { isRyeError, RyeError, toErrorEnvelope, toRyeError } from './errors.js';
+export type {
+  EventSink,
+  HttpMethod,
+  HttpRequestOptions,
+  HttpResult,
+  HttpStreamOptions,
+  HttpStreamResult,
+  SinkError,
+  SseEvent,
+} from './http/index.js';
+export { callbackSink, fileSink, httpRequest, httpStream, ReturnSink } from './http/index.js';
+export type {
+  LegacyRecipe,
+  RecipeMatch,
+  SignOptions,
+  TrustedKey,
+  VerificationResult,
+  VerificationStatus,
+  VerifyOptions,
+} from './integrity.js';
+export {
+  contentHash,
+  legacyHashInput,
+  normalizeNewlines,
+  pythonStrip,
+  signableContent,
+  signContent,
+  verifyContent,
+} from './integrity.js';
+export type { JsonSchema, SchemaValidationResult, ValidateOptions } from './schema.js';
+export { validateSchema } from './schema.js';
+export type { KeyPairPem, LocatedSignature, SignatureFields, SignatureFormat } from './signing.js';
+export {
+  findSignature,
+  fingerprint,
+  formatSignatureLine,
+  generateKeyPair,
+  keyPairFromSeed,
+  nthLine,
+  parseSignatureLine,
+  publicKeyFromPrivate,
+  sha256Hex,
+  signatureLineIndex,
+  signatureTimestamp,
+  signHash,
+  verifyHashSignature,
+} from './signing.js';
+export type { DetachedOptions, DetachedResult, SubprocessOptions, SubprocessResult } from './subprocess.js';
+export { killProcessTree, runSubprocess, spawnDetached } from './subprocess.js';

@@ -1,0 +1,45 @@
+import { toErrorEnvelope } from '@ryeos/lillux';
+import { packageVersion } from '../package-root.js';
+import { helpText } from './help.js';
+
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+const defaultIo: CliIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+};
+
+type Command = (args: string[], io: CliIo) => Promise<number>;
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  demo: async () => (await import('../commands/demo.js')).demoCommand,
+};
+
+/** Runs the CLI and returns the exit code; never throws. */
+export async function runCli(argv: string[], io: CliIo = defaultIo): Promise<number> {
+  // Every entry point names its own node so runtimes can reuse it (DECISIONS 23).
+  process.env.RYE_KERNEL_NODE ??= process.execPath;
+  const [verb, ...rest] = argv;
+  if (!verb || verb === '--help' || verb === '-h' || verb === 'help') {
+    io.stdout(helpText());
+    return 0;
+  }
+  if (verb === '--version' || verb === '-v') {
+    io.stdout(`${packageVersion()}\n`);
+    return 0;
+  }
+  const load = COMMANDS[verb];
+  if (!load) {
+    io.stderr(`rye: unknown command '${verb}'. Run 'rye --help' for the list of commands.\n`);
+    return 2;
+  }
+  try {
+    return await (await load())(rest, io);
+  } catch (error) {
+    io.stdout(`${JSON.stringify(toErrorEnvelope(error), null, 2)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,3 @@
+export type { CliIo } from './cli/run.js';
+export { runCli } from './cli/run.js';
+export { packageRoot, packageVersion, systemSpaceRoot } from './package-root.js';

@@ -1,0 +1,49 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../src/index.js';
+
+const run = promisify(execFile);
+const distCli = join(import.meta.dirname, '..', 'dist', 'cli.js');
+
+function capture() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { io: { stdout: (t: string) => out.push(t), stderr: (t: string) => err.push(t) }, out, err };
+}
+
+describe('rye CLI', () => {
+  it('prints help and the version', async () => {
+    const { io, out } = capture();
+    expect(await runCli(['--help'], io)).toBe(0);
+    expect(out.join('')).toMatch(/^rye \d+\.\d+\.\d+ — RYE OS/);
+    const version = capture();
+    expect(await runCli(['--version'], version.io)).toBe(0);
+    expect(version.out.join('')).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+
+  it('rejects an unknown command on stderr with exit 2', async () => {
+    const { io, out, err } = capture();
+    expect(await runCli(['frobnicate'], io)).toBe(2);
+    expect(out).toEqual([]);
+    expect(err.join('')).toContain("unknown command 'frobnicate'");
+  });
+
+  it('runs the primitive demo end to end', async () => {
+    const { io, out } = capture();
+    expect(await runCli(['demo', '--json'], io)).toBe(0);
+    const result = JSON.parse(out.join(''));
+    expect(result.status).toBe('success');
+    expect(result.steps.map((s: { primitive: string }) => s.primitive)).toEqual([
+      'subprocess',
+      'signing',
+      'http',
+    ]);
+  });
+
+  it('the built bin runs as a real process', async () => {
+    const { stdout } = await run(process.execPath, [distCli, '--help']);
+    expect(stdout).toContain('Usage: rye <command>');
+  });
+});

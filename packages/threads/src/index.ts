@@ -1,0 +1,1 @@
+export { makeThreadId } from './thread-id.js';
