@@ -1,3 +1,4 @@
+export type { AtomicWriteOptions } from './files.js';
 export type { Env, EnvConfig, InterpreterConfig, ResolveEnvOptions } from './env.js';
 export {
   expandEnvTemplate,
@@ -38,6 +39,7 @@ export {
   verifyContent,
 } from './integrity.js';
 export type { JsonSchema, SchemaValidationResult, ValidateOptions } from './schema.js';
+export { writeFileAtomic } from './files.js';
 export { validateSchema } from './schema.js';
 export type { KeyPairPem, LocatedSignature, SignatureFields, SignatureFormat } from './signing.js';
 export {
