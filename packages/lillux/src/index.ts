@@ -1,4 +1,3 @@
-export type { AtomicWriteOptions } from './files.js';
 export type { Env, EnvConfig, InterpreterConfig, ResolveEnvOptions } from './env.js';
 export {
   expandEnvTemplate,
@@ -9,6 +8,8 @@ export {
 } from './env.js';
 export type { ErrorEnvelope, RyeErrorCode, RyeErrorOptions } from './errors.js';
 export { isRyeError, RyeError, toErrorEnvelope, toRyeError } from './errors.js';
+export type { AtomicWriteOptions } from './files.js';
+export { writeFileAtomic } from './files.js';
 export type {
   EventSink,
   HttpMethod,
@@ -39,7 +40,6 @@ export {
   verifyContent,
 } from './integrity.js';
 export type { JsonSchema, SchemaValidationResult, ValidateOptions } from './schema.js';
-export { writeFileAtomic } from './files.js';
 export { validateSchema } from './schema.js';
 export type { KeyPairPem, LocatedSignature, SignatureFields, SignatureFormat } from './signing.js';
 export {
