@@ -14,7 +14,11 @@ export interface AtomicWriteOptions {
   dirMode?: number;
 }
 
-export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
   const dir = dirname(path);
   if (options.mkdirs) await mkdir(dir, { recursive: true, mode: options.dirMode ?? 0o755 });
   let mode = options.mode;
