@@ -1,2 +1,30 @@
+export type { ChainContext, ChainElement, PrimitiveId } from './chain.js';
+export { buildChain, ChainError, MAX_CHAIN_DEPTH, PRIMITIVES, validateChain } from './chain.js';
+export type {
+  ChainDetail,
+  ExecuteToolOptions,
+  ExecutorOptions,
+  ToolEnvelope,
+  TraceEvent,
+} from './executor.js';
+export { Executor } from './executor.js';
+export type { GeneratedKey } from './keys.js';
+export { generateSigningKey, loadSigningKey, NO_KEY_HINT, signingKeyDir, trustKey } from './keys.js';
+export type { KindConfig } from './kinds.js';
+export { formatFor, KindRegistry } from './kinds.js';
+export type { ToolMetadata } from './metadata.js';
+export { extractToolMetadata, parserFor } from './metadata.js';
 export type { ItemKind, ParsedRef, SignableKind } from './refs.js';
 export { canonicalRef, ITEM_KINDS, normalizeId, parseRef, TYPE_DIRS } from './refs.js';
+export type { ResolvedItem, ResolveOptions } from './resolve.js';
+export { resolveItem, typeRootOf } from './resolve.js';
+export { normalizeProcessResult } from './run-chain.js';
+export type { FactsReader, ItemFacts, SignOptions, SignResult } from './sign.js';
+export { signItems } from './sign.js';
+export type { Space, SpaceName, SpacesOptions, SystemBundle } from './spaces.js';
+export { SPACE_PRECEDENCE, Spaces, spaceNameOf, userSpaceBase } from './spaces.js';
+export { renderPlaceholders } from './template.js';
+export type { TrustEntry } from './trust.js';
+export { TrustStore, trustedDir, trustFileText } from './trust.js';
+export type { DeclaredIdentity, IntegrityOutcome, ItemVerification, VerifyItemInput } from './verify.js';
+export { pathIdentity, signFix, verifyItem } from './verify.js';

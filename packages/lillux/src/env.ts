@@ -37,14 +37,16 @@ export interface ResolveEnvOptions {
   loadDotenv?: boolean;
 }
 
-const TEMPLATE = /\$\{([A-Z_][A-Z0-9_]*)(?::-([^}]*))?\}/g;
+// A default may itself hold one level of `${VAR}` (e.g. `${RYE_NODE:-${RYE_KERNEL_NODE}}`).
+const TEMPLATE = /\$\{([A-Z_][A-Z0-9_]*)(?::-((?:[^{}]|\$\{[^{}]*\})*))?\}/g;
 
 /** Expands `${VAR}` and `${VAR:-default}` (upper-case names); missing → default or empty. */
 export function expandEnvTemplate(text: string, env: Record<string, string | undefined>): string {
   if (!text.includes('${')) return text;
   return text.replace(TEMPLATE, (_match, name: string, fallback: string | undefined) => {
     const value = env[name];
-    return value !== undefined && value !== '' ? value : (fallback ?? '');
+    if (value !== undefined && value !== '') return value;
+    return fallback ? expandEnvTemplate(fallback, env) : '';
   });
 }
 

@@ -16,6 +16,8 @@ describe('expandEnvTemplate', () => {
     expect(expandEnvTemplate('${EMPTY:-fallback}', env)).toBe('fallback');
     expect(expandEnvTemplate('${MISSING}', env)).toBe('');
     expect(expandEnvTemplate('${MISSING:-a:b}', env)).toBe('a:b');
+    expect(expandEnvTemplate('${MISSING:-${HOME}/x}', env)).toBe('/home/a/x');
+    expect(expandEnvTemplate('${HOME:-${MISSING}}', env)).toBe('/home/a');
   });
   it('leaves lower-case names and plain text alone', () => {
     expect(expandEnvTemplate('${lower}', env)).toBe('${lower}');

@@ -1,0 +1,232 @@
+/**
+ * The executor: one object per (project, user space, system bundles) that resolves, verifies
+ * and runs tools. Caches (trust files, extractor configs) live on the instance and are keyed by
+ * file stats, so a changed file is always re-read.
+ */
+import { readFile } from 'node:fs/promises';
+import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
+import { computeAnchor, dependencyFiles } from './anchor.js';
+import type { ChainElement } from './chain.js';
+import { buildChain, ChainError, validateChain } from './chain.js';
+import { verifyLooseFile } from './files.js';
+import { formatFor, KindRegistry } from './kinds.js';
+import type { SignableKind } from './refs.js';
+import { canonicalRef } from './refs.js';
+import type { ResolvedItem } from './resolve.js';
+import { resolveItem } from './resolve.js';
+import type { RunContext } from './run-chain.js';
+import { prepareRun, runPrimitive } from './run-chain.js';
+import type { SpaceName, SpacesOptions } from './spaces.js';
+import { Spaces } from './spaces.js';
+import { TrustStore } from './trust.js';
+import type { DeclaredIdentity, ItemVerification, VerifyEnv } from './verify.js';
+import { verifyItem } from './verify.js';
+
+export interface ExecutorOptions extends SpacesOptions {
+  /** Environment for dev-mode flags and child processes; defaults to `process.env`. */
+  env?: Record<string, string | undefined>;
+}
+
+export interface ExecuteToolOptions {
+  dryRun?: boolean;
+  trace?: boolean;
+  signal?: AbortSignal;
+  onOutput?: RunContext['onOutput'];
+}
+
+export interface ChainDetail {
+  item_id: string;
+  space: string;
+  tool_type: string | undefined;
+  executor_id: string | null | undefined;
+  integrity: string;
+}
+
+export type TraceEvent = Record<string, unknown> & { step: string };
+
+export type ToolEnvelope = Record<string, unknown> & { status: 'success' | 'error' | 'validation_passed' };
+
+function detail(element: ChainElement): ChainDetail {
+  return {
+    item_id: element.id,
+    space: element.space.label,
+    tool_type: element.metadata.toolType,
+    executor_id: element.metadata.executorId,
+    integrity: element.verification.hash,
+  };
+}
+
+function traceOf(chain: ChainElement[]): TraceEvent[] {
+  const events: TraceEvent[] = [];
+  for (const el of chain) {
+    events.push({
+      step: 'resolve',
+      item_id: el.id,
+      path: el.path,
+      space: el.space.label,
+      searched: el.searched,
+      shadowed: el.shadowed,
+    });
+  }
+  for (const el of chain) {
+    events.push({
+      step: 'verify_integrity',
+      item_id: el.id,
+      verified: el.verification.verified,
+      key_fp: el.verification.fingerprint ?? null,
+      ...(el.verification.warnings.length ? { warnings: el.verification.warnings } : {}),
+    });
+  }
+  return events;
+}
+
+export class Executor {
+  readonly spaces: Spaces;
+  readonly trust: TrustStore;
+  readonly kinds: KindRegistry;
+  readonly env: Record<string, string | undefined>;
+
+  private constructor(spaces: Spaces, trust: TrustStore, env: Record<string, string | undefined>) {
+    this.spaces = spaces;
+    this.trust = trust;
+    this.env = env;
+    this.kinds = new KindRegistry(spaces, trust, env as VerifyEnv);
+  }
+
+  static async create(options: ExecutorOptions = {}): Promise<Executor> {
+    const spaces = new Spaces(options);
+    return new Executor(spaces, await TrustStore.create(spaces), options.env ?? process.env);
+  }
+
+  private chainContext() {
+    return { spaces: this.spaces, kinds: this.kinds, trust: this.trust, env: this.env as VerifyEnv };
+  }
+
+  /**
+   * Resolves and verifies one item file (any kind); throws RyeError NOT_FOUND / INTEGRITY.
+   * `declared` is what the caller parsed of the item (name, category) for the moved check.
+   */
+  async verifyItemFile(
+    kind: SignableKind,
+    id: string,
+    options: { declared?: DeclaredIdentity; from?: SpaceName; only?: SpaceName } = {},
+  ): Promise<{ item: ResolvedItem; text: string; verification: ItemVerification }> {
+    const config = await this.kinds.get(kind);
+    const item = await resolveItem(this.spaces, kind, id, config.extensions, {
+      ...(options.from ? { from: options.from } : {}),
+      ...(options.only ? { only: options.only } : {}),
+    });
+    if (!item)
+      throw new RyeError('NOT_FOUND', `Item not found: ${canonicalRef(kind, id)}`, {
+        hint: 'Check the id and its kind.',
+      });
+    const text = await readFile(item.path, 'utf8');
+    const verification = verifyItem(
+      {
+        path: item.path,
+        kind,
+        id: item.id,
+        space: item.space,
+        text,
+        format: formatFor(config, item.extension),
+        legacyRecipe: config.legacyRecipe,
+        ...(options.declared ? { declared: options.declared } : {}),
+      },
+      this.trust,
+      this.env as VerifyEnv,
+    );
+    return { item, text, verification };
+  }
+
+  /** Runs a tool through its chain and returns the envelope of spec items §7.4; never throws. */
+  async executeTool(
+    id: string,
+    params: Record<string, unknown> = {},
+    options: ExecuteToolOptions = {},
+  ): Promise<ToolEnvelope> {
+    const started = performance.now();
+    const itemId = canonicalRef('tool', id);
+    const elapsed = () => ({ duration_ms: Math.round((performance.now() - started) * 100) / 100 });
+    let chain: ChainElement[] = [];
+    const trace: TraceEvent[] = [];
+    try {
+      chain = await buildChain(id, this.chainContext());
+      if (options.trace) trace.push(...traceOf(chain));
+      const { pairs, warnings } = validateChain(chain);
+      const verificationWarnings = chain.flatMap((el) => el.verification.warnings);
+      const allWarnings = [...verificationWarnings, ...warnings];
+      const projectPath = this.spaces.projectPath ?? process.cwd();
+      const anchor = computeAnchor(chain, {
+        projectPath,
+        userSpace: this.spaces.user.base,
+        systemSpace: this.spaces.systemSpace ?? '',
+      });
+      for (const file of await dependencyFiles(anchor)) {
+        await verifyLooseFile(file, chain[0]!.space, this);
+      }
+      if (options.dryRun) {
+        return {
+          status: 'validation_passed',
+          message: 'Tool chain validation passed (dry run)',
+          item_id: itemId,
+          chain: chain.map((el) => el.id),
+          validated_pairs: pairs,
+          chain_detail: chain.map(detail),
+          ...(allWarnings.length ? { warnings: allWarnings } : {}),
+          ...(options.trace ? { trace } : {}),
+        };
+      }
+      const context: RunContext = {
+        projectPath,
+        userSpace: this.spaces.user.base,
+        systemSpace: this.spaces.systemSpace ?? '',
+        hostEnv: this.env,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+      };
+      const prepared = await prepareRun(chain, params, anchor, context);
+      await verifyInterpreterFiles(prepared.config.args, this, chain[0]!.space);
+      if (options.trace) trace.push(...prepared.contributions.map((c) => ({ step: 'resolve_env', ...c })));
+      const outcome = await runPrimitive(prepared, context);
+      const common = {
+        item_id: itemId,
+        chain: chain.map((el) => el.id),
+        metadata: elapsed(),
+        ...(allWarnings.length ? { warnings: allWarnings } : {}),
+        ...(options.trace ? { trace, chain_detail: chain.map(detail) } : {}),
+      };
+      if (outcome.success) return { status: 'success', type: 'tool', ...common, data: outcome.data };
+      return {
+        status: 'error',
+        type: 'tool',
+        error: outcome.error || 'Tool failed',
+        error_type: outcome.timedOut ? 'timeout' : 'execution',
+        ...common,
+        data: outcome.data,
+      };
+    } catch (error) {
+      const partial = error instanceof ChainError ? error.partialChain : chain;
+      const envelope = toErrorEnvelope(error, {
+        type: 'tool',
+        item_id: itemId,
+        chain: partial.map((el) => el.id),
+        metadata: elapsed(),
+      });
+      if (options.trace) envelope.trace = trace.length ? trace : traceOf(partial);
+      return envelope as ToolEnvelope;
+    }
+  }
+}
+
+/** Files an interpreter is handed from inside a tools directory (e.g. a runtime's launcher) verify too. */
+async function verifyInterpreterFiles(
+  args: unknown,
+  executor: Executor,
+  toolSpace: ChainElement['space'],
+): Promise<void> {
+  if (!Array.isArray(args)) return;
+  for (const arg of args) {
+    if (typeof arg === 'string' && arg.includes(`${'/.ai/tools/'}`))
+      await verifyLooseFile(arg, toolSpace, executor, true);
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * Verification of files that are not chain elements but still run: verify_deps files in a
+ * tool's anchor and files a runtime hands to its interpreter (e.g. the node launcher).
+ */
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { extname, join, relative, sep } from 'node:path';
+import type { Executor } from './executor.js';
+import { formatFor } from './kinds.js';
+import type { Space } from './spaces.js';
+import type { ItemVerification, VerifyEnv } from './verify.js';
+import { verifyItem } from './verify.js';
+
+async function owningSpace(
+  real: string,
+  executor: Executor,
+): Promise<{ space: Space; id: string } | undefined> {
+  for (const space of executor.spaces.ordered()) {
+    const root = join(space.base, '.ai', 'tools');
+    let realRoot: string;
+    try {
+      realRoot = await realpath(root);
+    } catch {
+      continue;
+    }
+    if (real.startsWith(realRoot + sep)) {
+      const rel = relative(realRoot, real);
+      return { space, id: rel.slice(0, rel.length - extname(rel).length) };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Verifies one file as a tool. `onlyInTools`: skip files outside every space's tools directory
+ * (used for interpreter arguments, which may be ordinary paths).
+ */
+export async function verifyLooseFile(
+  path: string,
+  fallbackSpace: Space,
+  executor: Executor,
+  onlyInTools = false,
+): Promise<ItemVerification | undefined> {
+  let real: string;
+  try {
+    if (!(await stat(path)).isFile()) return undefined;
+    real = await realpath(path);
+  } catch {
+    return undefined;
+  }
+  const owner = await owningSpace(real, executor);
+  if (!owner && onlyInTools) return undefined;
+  const tools = await executor.kinds.get('tool');
+  const extension = extname(real);
+  if (!tools.signatureFormats[extension]) {
+    if (onlyInTools) return undefined;
+  }
+  const space = owner?.space ?? fallbackSpace;
+  const id = owner?.id ?? real.slice(real.lastIndexOf(sep) + 1, real.length - extension.length);
+  return verifyItem(
+    {
+      path,
+      kind: 'tool',
+      id,
+      space,
+      text: await readFile(real, 'utf8'),
+      format: formatFor(tools, extension),
+      legacyRecipe: 'tool',
+    },
+    executor.trust,
+    executor.env as VerifyEnv,
+  );
+}

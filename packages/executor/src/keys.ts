@@ -1,0 +1,80 @@
+/**
+ * The signing key pair and the trust store on disk (spec items §6.3–§6.4). Keys are created only
+ * on request (`rye keys generate`, the keys tool, `rye init`), never implicitly (DECISIONS 20).
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { KeyPairPem } from '@ryeos/lillux';
+import { fingerprint, generateKeyPair, publicKeyFromPrivate, RyeError, writeFileAtomic } from '@ryeos/lillux';
+import type { Space } from './spaces.js';
+import { trustedDir, trustFileText } from './trust.js';
+
+export function signingKeyDir(
+  userSpaceBase: string,
+  env: Record<string, string | undefined> = process.env,
+): string {
+  return env.RYE_SIGNING_KEY_DIR || join(userSpaceBase, '.ai', 'config', 'keys', 'signing');
+}
+
+export const NO_KEY_HINT = 'Generate one first: rye keys generate (or run rye init)';
+
+export async function loadSigningKey(dir: string): Promise<KeyPairPem> {
+  let privateKeyPem: string;
+  try {
+    privateKeyPem = await readFile(join(dir, 'private_key.pem'), 'utf8');
+  } catch {
+    throw new RyeError('CONFIG', `No signing keypair found in ${dir}`, {
+      hint: NO_KEY_HINT,
+      details: { dir },
+    });
+  }
+  let publicKeyPem: string;
+  try {
+    publicKeyPem = await readFile(join(dir, 'public_key.pem'), 'utf8');
+  } catch {
+    publicKeyPem = publicKeyFromPrivate(privateKeyPem);
+  }
+  return { privateKeyPem, publicKeyPem };
+}
+
+export interface GeneratedKey {
+  fingerprint: string;
+  dir: string;
+  created: boolean;
+}
+
+/** Creates a key pair unless one exists (then returns it unchanged, unless `force`). */
+export async function generateSigningKey(
+  dir: string,
+  options: { force?: boolean } = {},
+): Promise<GeneratedKey & KeyPairPem> {
+  if (!options.force) {
+    try {
+      const existing = await loadSigningKey(dir);
+      return { ...existing, fingerprint: fingerprint(existing.publicKeyPem), dir, created: false };
+    } catch {
+      // none yet: create below
+    }
+  }
+  const pair = generateKeyPair();
+  await writeFileAtomic(join(dir, 'private_key.pem'), pair.privateKeyPem, {
+    mode: 0o600,
+    mkdirs: true,
+    dirMode: 0o700,
+  });
+  await writeFileAtomic(join(dir, 'public_key.pem'), pair.publicKeyPem, { mode: 0o644 });
+  return { ...pair, fingerprint: fingerprint(pair.publicKeyPem), dir, created: true };
+}
+
+/** Writes `<fp>.toml` into a space's trust store (atomically); returns its path. */
+export async function trustKey(space: Space, publicKeyPem: string, owner = 'local'): Promise<string> {
+  if (space.name === 'system') {
+    throw new RyeError('PERMISSION', 'The system space is immutable: trust keys in user or project space', {
+      hint: 'Use --space user (default) or --space project.',
+    });
+  }
+  const fp = fingerprint(publicKeyPem.trim() + '\n');
+  const path = join(trustedDir(space), `${fp}.toml`);
+  await writeFileAtomic(path, trustFileText(publicKeyPem, owner), { mkdirs: true });
+  return path;
+}

@@ -1,0 +1,187 @@
+/**
+ * Per-kind file knowledge, read from the extractor YAMLs (spec items §3):
+ * `.ai/tools/rye/core/extractors/<kind>/<kind>_extractor.yaml`, searched project → user → system,
+ * first definition per extension wins. Extractor files verify like tools before they are used.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { LegacyRecipe, SignatureFormat } from '@ryeos/lillux';
+import { RyeError } from '@ryeos/lillux';
+import { parseYamlDocument } from './parsers/yaml.js';
+import type { SignableKind } from './refs.js';
+import type { Space, Spaces } from './spaces.js';
+import type { TrustStore } from './trust.js';
+import type { ItemVerification, VerifyEnv } from './verify.js';
+import { verifyItem } from './verify.js';
+
+export interface KindConfig {
+  kind: SignableKind;
+  /** Resolution order of extensions (with dots). */
+  extensions: string[];
+  /** Extension → parser name (`python/ast`, `yaml/yaml`, …). */
+  parsers: Record<string, string>;
+  signatureFormats: Record<string, SignatureFormat>;
+  legacyRecipe: LegacyRecipe;
+  validationSchema?: Record<string, unknown>;
+  searchFields?: Record<string, number>;
+  /** Extractor files that contributed, highest space first. */
+  sources: { path: string; space: string; verification: ItemVerification }[];
+}
+
+/** Extractors are YAML tools; this is how their own signature line looks. */
+const EXTRACTOR_FORMAT: SignatureFormat = { prefix: '#', afterShebang: false };
+
+function extractorId(kind: SignableKind): string {
+  return `rye/core/extractors/${kind}/${kind}_extractor`;
+}
+
+interface RawFormat {
+  prefix?: unknown;
+  suffix?: unknown;
+  after_shebang?: unknown;
+}
+
+function toFormat(raw: RawFormat, path: string): SignatureFormat {
+  if (typeof raw?.prefix !== 'string') {
+    throw new RyeError('VALIDATION', `Malformed extractor ${path}: signature format needs a string 'prefix'`);
+  }
+  const format: SignatureFormat = { prefix: raw.prefix, afterShebang: raw.after_shebang === true };
+  if (typeof raw.suffix === 'string' && raw.suffix) format.suffix = raw.suffix;
+  return format;
+}
+
+function asExtensions(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/** Merges one extractor file's data into the config; earlier (higher) spaces win per extension. */
+function mergeExtractor(config: KindConfig, data: Record<string, unknown>, path: string): void {
+  const extensions = asExtensions(data.extensions);
+  for (const ext of extensions) if (!config.extensions.includes(ext)) config.extensions.push(ext);
+  const parsers: Record<string, unknown> =
+    typeof data.parser === 'string'
+      ? Object.fromEntries(extensions.map((ext) => [ext, data.parser]))
+      : ((data.parsers as Record<string, unknown>) ?? {});
+  for (const [ext, parser] of Object.entries(parsers)) {
+    if (typeof parser === 'string') config.parsers[ext] ??= parser;
+  }
+  const formats: Record<string, unknown> = data.signature_format
+    ? Object.fromEntries(extensions.map((ext) => [ext, data.signature_format]))
+    : ((data.signature_formats as Record<string, unknown>) ?? {});
+  for (const [ext, format] of Object.entries(formats)) {
+    config.signatureFormats[ext] ??= toFormat(format as RawFormat, path);
+  }
+  if (typeof data.legacy_recipe === 'string') config.legacyRecipe = data.legacy_recipe as LegacyRecipe;
+  if (!config.validationSchema && data.validation_schema && typeof data.validation_schema === 'object') {
+    config.validationSchema = data.validation_schema as Record<string, unknown>;
+  }
+  if (!config.searchFields && data.search_fields && typeof data.search_fields === 'object') {
+    config.searchFields = data.search_fields as Record<string, number>;
+  }
+}
+
+const DEFAULT_LEGACY: Record<SignableKind, LegacyRecipe> = {
+  tool: 'tool',
+  config: 'tool',
+  directive: 'directive',
+  knowledge: 'knowledge',
+};
+
+interface CacheEntry {
+  stamp: string;
+  config: KindConfig;
+}
+
+/** Loads and caches kind configs for one set of spaces; a changed extractor file is re-read. */
+export class KindRegistry {
+  private readonly cache = new Map<SignableKind, CacheEntry>();
+
+  constructor(
+    private readonly spaces: Spaces,
+    private readonly trust: TrustStore,
+    private readonly env: VerifyEnv = process.env,
+  ) {}
+
+  private candidates(kind: SignableKind): { space: Space; path: string }[] {
+    const relative = `${extractorId(kind)}.yaml`;
+    return this.spaces
+      .ordered()
+      .map((space) => ({ space, path: join(space.base, '.ai', 'tools', relative) }));
+  }
+
+  private async stampOf(kind: SignableKind): Promise<string> {
+    const parts = await Promise.all(
+      this.candidates(kind).map(async ({ path }) => {
+        try {
+          const info = await stat(path);
+          return `${path}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+        } catch {
+          return '';
+        }
+      }),
+    );
+    return parts.join('|');
+  }
+
+  async get(kind: SignableKind): Promise<KindConfig> {
+    const stamp = await this.stampOf(kind);
+    const cached = this.cache.get(kind);
+    if (cached?.stamp === stamp) return cached.config;
+    const config: KindConfig = {
+      kind,
+      extensions: [],
+      parsers: {},
+      signatureFormats: {},
+      legacyRecipe: DEFAULT_LEGACY[kind],
+      sources: [],
+    };
+    for (const { space, path } of this.candidates(kind)) {
+      let text: string;
+      try {
+        text = await readFile(path, 'utf8');
+      } catch {
+        continue;
+      }
+      const id = extractorId(kind);
+      const data = parseYamlDocument(text, path);
+      const verification = verifyItem(
+        {
+          path,
+          kind: 'tool',
+          id,
+          space,
+          text,
+          format: EXTRACTOR_FORMAT,
+          legacyRecipe: 'tool',
+          declared: { category: typeof data.category === 'string' ? data.category : undefined },
+        },
+        this.trust,
+        this.env,
+      );
+      mergeExtractor(config, data, path);
+      config.sources.push({ path, space: space.label, verification });
+    }
+    if (config.extensions.length === 0) {
+      throw new RyeError('CONFIG', `No extractor found for kind '${kind}'`, {
+        hint: `The system bundle should ship .ai/tools/${extractorId(kind)}.yaml; reinstall ryeos.`,
+      });
+    }
+    this.cache.set(kind, { stamp, config });
+    return config;
+  }
+}
+
+/** The signature format for a file, or a clear error when its extension has none. */
+export function formatFor(config: KindConfig, extension: string): SignatureFormat {
+  const format = config.signatureFormats[extension];
+  if (!format) {
+    throw new RyeError(
+      'CONFIG',
+      `No signature format configured for extension '${extension}' (kind ${config.kind})`,
+      {
+        hint: `Add it to signature_formats in ${extractorId(config.kind)}.yaml.`,
+      },
+    );
+  }
+  return format;
+}

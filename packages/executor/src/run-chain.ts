@@ -1,0 +1,293 @@
+/**
+ * Runs a validated chain (spec items §4.3–§4.7): environment down the chain, config merge and
+ * templating, the primitive, and normalisation of its result.
+ */
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import type { EnvConfig, EventSink, HttpMethod } from '@ryeos/lillux';
+import { httpRequest, httpStream, RyeError, resolveEnvConfig, runSubprocess } from '@ryeos/lillux';
+import type { AnchorState } from './anchor.js';
+import { applyEnvPaths } from './anchor.js';
+import type { ChainElement, PrimitiveId } from './chain.js';
+import { expandEnvInConfig, fillTemplate, renderPlaceholders } from './template.js';
+
+export interface RunContext {
+  projectPath: string;
+  userSpace: string;
+  systemSpace: string;
+  hostEnv: Record<string, string | undefined>;
+  signal?: AbortSignal;
+  onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
+}
+
+export interface RunOutcome {
+  success: boolean;
+  data: unknown;
+  error?: string;
+  timedOut?: boolean;
+  /** Keys each element's env_config contributed (trace mode; never values). */
+  envContributions: { contributed_by: string; keys: string[] }[];
+}
+
+/** Parameters that configure the run and never reach the tool (spec §4.5 step 4). */
+const NOT_FOR_TOOL = new Set([
+  'env',
+  'tool_path',
+  'tool_dir',
+  'tool_parent',
+  'anchor_path',
+  'runtime_lib',
+  'project_path',
+  'user_space',
+  'system_space',
+  'cwd',
+  'timeout',
+  'server',
+  'tool_name',
+  'server_config_path',
+  'resolved_config',
+  'fixed_params',
+  'params_key',
+]);
+
+/** Builds the child environment: host + .env, then each env_config from primitive to tool (tool wins). */
+async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, context: RunContext) {
+  let env = await resolveEnvConfig(undefined, { baseEnv: context.hostEnv, projectPath: context.projectPath });
+  const contributions: RunOutcome['envContributions'] = [];
+  for (const element of [...chain].reverse()) {
+    const envConfig = element.metadata.envConfig as EnvConfig | undefined;
+    if (!envConfig) continue;
+    const interpreter = envConfig.interpreter;
+    const searchRoots = interpreter?.search_roots?.map((root) => fillTemplate(root, anchor.vars));
+    env = await resolveEnvConfig(envConfig, {
+      baseEnv: env,
+      projectPath: context.projectPath,
+      loadDotenv: false,
+      ...(searchRoots ? { searchRoots } : {}),
+    });
+    contributions.unshift({ contributed_by: element.id, keys: Object.keys(envConfig) });
+  }
+  applyEnvPaths(env, anchor.envPaths);
+  env.RYE_KERNEL_NODE ??= process.execPath;
+  return { env, contributions };
+}
+
+/** A cwd from a parameter stays inside the project. */
+function confinedCwd(cwd: unknown, projectPath: string): string {
+  if (typeof cwd !== 'string' || !cwd) return projectPath;
+  const absolute = isAbsolute(cwd) ? cwd : resolve(projectPath, cwd);
+  const rel = relative(projectPath, absolute);
+  if (rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel))) return absolute;
+  throw new RyeError('VALIDATION', `cwd '${cwd}' is outside the project ${projectPath}`, {
+    hint: 'Pass a cwd inside the project, or omit it to run in the project root.',
+  });
+}
+
+function paramsForTool(
+  params: Record<string, unknown>,
+  config: Record<string, unknown>,
+): Record<string, unknown> {
+  const own = Object.fromEntries(
+    Object.entries(params).filter(([k]) => !NOT_FOR_TOOL.has(k) && !k.startsWith('__')),
+  );
+  const fixed = config.fixed_params;
+  if (!fixed || typeof fixed !== 'object') return own;
+  if (typeof config.params_key === 'string') return { ...fixed, [config.params_key]: own };
+  const kept = Object.fromEntries(Object.entries(own).filter(([k]) => !(k in fixed)));
+  return { ...kept, ...fixed };
+}
+
+export interface PreparedRun {
+  primitive: PrimitiveId;
+  config: Record<string, unknown>;
+  env: Record<string, string>;
+  contributions: RunOutcome['envContributions'];
+  passthrough: Record<string, unknown>;
+}
+
+/** Merges configs (primitive first, tool last), caller parameters, env and both template passes. */
+export async function prepareRun(
+  chain: ChainElement[],
+  params: Record<string, unknown>,
+  anchor: AnchorState,
+  context: RunContext,
+): Promise<PreparedRun> {
+  const { env, contributions } = await chainEnvironment(chain, anchor, context);
+  let config: Record<string, unknown> = {};
+  for (const element of [...chain].reverse()) Object.assign(config, element.metadata.config ?? {});
+  config = expandEnvInConfig(config, env);
+  const passthrough: Record<string, unknown> = {};
+  const callerConfig: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(params)) {
+    if (key.startsWith('__')) passthrough[key] = value;
+    else if (key !== 'command' && key !== 'args') callerConfig[key] = value;
+  }
+  // Reserved parameter names (timeout, cwd, url, …) override the runtime's config (spec §4.5).
+  const toolParams = paramsForTool(params, { ...config, ...callerConfig });
+  const cwd = anchor.cwd ?? confinedCwd(params.cwd, context.projectPath);
+  config = renderPlaceholders(config, {
+    fixed: { ...anchor.vars, params: toolParams, params_json: JSON.stringify(toolParams) },
+    params: callerConfig,
+  });
+  config = { ...config, ...callerConfig, cwd, env };
+  if (config.body && typeof config.body === 'object' && !Array.isArray(config.body)) {
+    config.body = Object.fromEntries(
+      Object.entries(config.body as Record<string, unknown>).filter(
+        ([, v]) => !(typeof v === 'string' && /^\{\w+\}$/.test(v)),
+      ),
+    );
+  }
+  return { primitive: chain.at(-1)!.id as PrimitiveId, config, env, contributions, passthrough };
+}
+
+function seconds(value: unknown, fallback: number): number {
+  const n = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : Number.NaN;
+  return Number.isFinite(n) && n > 0 ? n : fallback;
+}
+
+/** Subprocess output → `{success, data, error}` (spec §4.7). */
+export function normalizeProcessResult(stdout: string, stderr: string, exitCode: number) {
+  const trimmed = stdout.trim();
+  let parsed: unknown;
+  let isJson = false;
+  if (trimmed) {
+    try {
+      parsed = JSON.parse(trimmed);
+      isJson = true;
+    } catch {
+      isJson = false;
+    }
+  }
+  if (isJson && parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+    const data = parsed as Record<string, unknown>;
+    const success = exitCode === 0 && data.success !== false;
+    let error: string | undefined;
+    if (exitCode !== 0 && stderr.trim()) error = stderr.trim();
+    else if (!success)
+      error = String(data.error ?? data.stderr ?? (exitCode !== 0 ? `exit code ${exitCode}` : ''));
+    return { success, data: parsed, ...(error !== undefined ? { error } : {}) };
+  }
+  if (isJson) {
+    const success = exitCode === 0;
+    return { success, data: parsed, ...(success ? {} : { error: stderr.trim() || `exit code ${exitCode}` }) };
+  }
+  const success = exitCode === 0;
+  return {
+    success,
+    data: { stdout, stderr, exit_code: exitCode },
+    ...(success ? {} : { error: stderr.trim() || `Process exited with code ${exitCode}` }),
+  };
+}
+
+async function runProcess(prepared: PreparedRun, context: RunContext): Promise<RunOutcome> {
+  const { config } = prepared;
+  const command = typeof config.command === 'string' ? config.command : '';
+  const args = Array.isArray(config.args)
+    ? config.args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a)))
+    : [];
+  const input =
+    config.input_data === undefined || config.input_data === '' ? undefined : String(config.input_data);
+  const result = await runSubprocess({
+    command,
+    args,
+    cwd: String(config.cwd),
+    env: prepared.env,
+    envMode: 'replace',
+    ...(input !== undefined ? { input } : {}),
+    timeoutMs: seconds(config.timeout, 300) * 1000,
+    ...(context.signal ? { signal: context.signal } : {}),
+    ...(context.onOutput
+      ? {
+          onStdout: (c: string) => context.onOutput?.(c, 'stdout'),
+          onStderr: (c: string) => context.onOutput?.(c, 'stderr'),
+        }
+      : {}),
+  });
+  if (result.error && result.exit_code === -1 && !result.timed_out) {
+    return {
+      success: false,
+      data: { stdout: result.stdout, stderr: result.stderr, exit_code: -1 },
+      error: result.error,
+      envContributions: [],
+    };
+  }
+  const normalized = normalizeProcessResult(result.stdout, result.stderr, result.exit_code);
+  if (result.timed_out) {
+    return {
+      ...normalized,
+      success: false,
+      timedOut: true,
+      error: `Timed out after ${seconds(config.timeout, 300)} seconds (the process tree was killed)`,
+      envContributions: [],
+    };
+  }
+  return { ...normalized, envContributions: [] };
+}
+
+interface AuthConfig {
+  type?: string;
+  token?: string;
+  key?: string;
+  header?: string;
+}
+
+async function runHttp(prepared: PreparedRun, context: RunContext): Promise<RunOutcome> {
+  const { config } = prepared;
+  const expand = (text: string) => expandEnvInConfig(text, context.hostEnv as Record<string, string>);
+  const url = typeof config.url === 'string' ? expand(config.url) : '';
+  const missing = /\{(\w+)\}/.exec(url);
+  if (missing) {
+    throw new RyeError('VALIDATION', `Missing URL parameter '${missing[1]}' for ${url}`, {
+      hint: `Pass '${missing[1]}' in parameters.`,
+    });
+  }
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries((config.headers as Record<string, unknown>) ?? {}))
+    headers[k] = expand(String(v));
+  const auth = config.auth as AuthConfig | undefined;
+  if (auth?.type === 'bearer' && auth.token) headers.Authorization = `Bearer ${expand(auth.token)}`;
+  if (auth?.type === 'api_key' && auth.key) headers[auth.header ?? 'X-API-Key'] = expand(auth.key);
+  const method = (typeof config.method === 'string' ? config.method.toUpperCase() : 'GET') as HttpMethod;
+  const retry = (config.retry as { max_attempts?: number; backoff?: 'exponential' | 'linear' }) ?? {};
+  const hasBody =
+    ['POST', 'PUT', 'PATCH'].includes(method) && config.body !== undefined && config.body !== '';
+  const request = {
+    url,
+    method,
+    headers,
+    ...(hasBody ? { body: config.body } : {}),
+    timeoutMs: seconds(config.timeout, 30) * 1000,
+    retries: Math.max(0, (retry.max_attempts ?? 1) - 1),
+    ...(retry.backoff ? { backoff: retry.backoff } : {}),
+    ...(context.signal ? { signal: context.signal } : {}),
+  };
+  const mode = config.mode ?? 'sync';
+  if (mode === 'stream') {
+    const sinks = (prepared.passthrough.__sinks as EventSink[] | undefined) ?? [];
+    const result = await httpStream({ ...request, sinks });
+    const data = { status_code: result.status, body: result.events, headers: result.headers };
+    return {
+      success: result.success,
+      data,
+      ...(result.error ? { error: result.error } : {}),
+      envContributions: [],
+    };
+  }
+  if (mode !== 'sync')
+    throw new RyeError('VALIDATION', `Unknown mode: ${String(mode)}. Must be 'sync' or 'stream'`);
+  const result = await httpRequest(request);
+  const data = { status_code: result.status, body: result.json ?? result.body, headers: result.headers };
+  return {
+    success: result.success,
+    data,
+    ...(result.error ? { error: result.error } : {}),
+    envContributions: [],
+  };
+}
+
+export async function runPrimitive(prepared: PreparedRun, context: RunContext): Promise<RunOutcome> {
+  const outcome =
+    prepared.primitive === 'rye/core/primitives/http_client'
+      ? await runHttp(prepared, context)
+      : await runProcess(prepared, context);
+  return { ...outcome, envContributions: prepared.contributions };
+}

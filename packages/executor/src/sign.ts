@@ -1,0 +1,218 @@
+/**
+ * Signing items (spec items §6.2, interfaces §4): resolve refs or globs in one space, validate
+ * the metadata, then rewrite each file atomically with a fresh signature line.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { extname, join, relative } from 'node:path';
+import type { KeyPairPem } from '@ryeos/lillux';
+import { isRyeError, RyeError, signContent, writeFileAtomic } from '@ryeos/lillux';
+import type { Executor } from './executor.js';
+import { formatFor } from './kinds.js';
+import { extractToolMetadata } from './metadata.js';
+import { parseYamlDocument } from './parsers/yaml.js';
+import type { SignableKind } from './refs.js';
+import { canonicalRef, ITEM_KINDS, parseRef } from './refs.js';
+import { resolveItem, typeRootOf } from './resolve.js';
+import type { SpaceName } from './spaces.js';
+import { pathIdentity } from './verify.js';
+
+/** Metadata an item declares, as the sign-time validation needs it. */
+export interface ItemFacts {
+  name?: string | undefined;
+  version?: string | undefined;
+  category?: string | undefined;
+  description?: string | undefined;
+  [field: string]: unknown;
+}
+
+/** Reads the facts of one file; throws a RyeError naming the problem when it cannot. */
+export type FactsReader = (text: string, path: string, extension: string) => ItemFacts;
+
+export interface SignOptions {
+  space?: Exclude<SpaceName, 'system'>;
+  keyPair: KeyPairPem;
+  /** Readers for kinds the executor cannot parse itself (directives, knowledge). */
+  readers?: Partial<Record<SignableKind, FactsReader>>;
+  now?: Date;
+}
+
+export interface SignResult {
+  signed: { item_id: string; path: string; warnings?: string[] }[];
+  failed: { item_id: string; path?: string; error: string }[];
+  summary: string;
+}
+
+const SEMVER = /^\d+\.\d+\.\d+$/;
+const SNAKE = /^[a-z][a-z0-9_]*$/;
+
+interface Rule {
+  type?: string;
+  required?: boolean;
+  nullable?: boolean;
+  format?: string;
+  match_filename?: boolean;
+  match_path?: boolean;
+}
+
+/** Applies an extractor's validation_schema; returns problems and warnings. */
+function validateFacts(facts: ItemFacts, schema: Record<string, Rule> | undefined, id: string) {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const implied = pathIdentity(id);
+  for (const [field, rule] of Object.entries(schema ?? {})) {
+    const value = facts[field];
+    if (value === undefined || value === '') {
+      if (rule.required) problems.push(`${field} is required`);
+      else if (rule.match_path && implied.category) {
+        warnings.push(
+          `no category declared; the path implies '${implied.category}' (moved copies cannot be detected)`,
+        );
+      }
+      continue;
+    }
+    if (value === null) {
+      if (!rule.nullable) problems.push(`${field} must not be null`);
+      continue;
+    }
+    if ((rule.type === 'string' || rule.type === 'semver') && typeof value !== 'string')
+      problems.push(`${field} must be a string`);
+    if (rule.type === 'semver' && typeof value === 'string' && !SEMVER.test(value)) {
+      problems.push(`${field} must be a version like 1.0.0, got '${value}'`);
+    }
+    if (rule.format === 'snake_case' && typeof value === 'string' && !SNAKE.test(value)) {
+      problems.push(`${field} must be snake_case, got '${value}'`);
+    }
+    if (rule.match_filename && value !== implied.name)
+      problems.push(`${field} '${String(value)}' must equal the file name '${implied.name}'`);
+    if (rule.match_path && value !== implied.category) {
+      problems.push(`${field} '${String(value)}' must equal the directory '${implied.category}'`);
+    }
+  }
+  return { problems, warnings };
+}
+
+const toolReader =
+  (parser: string | undefined): FactsReader =>
+  (text, path) => {
+    if (!parser) return {};
+    const meta = extractToolMetadata(text, path, parser);
+    return {
+      version: meta.version,
+      category: meta.category,
+      description: meta.description,
+      executor_id: meta.executorId,
+    };
+  };
+
+const configReader: FactsReader = (text, path) => {
+  parseYamlDocument(text, path);
+  return {};
+};
+
+async function listGlob(root: string, pattern: string, extensions: readonly string[]): Promise<string[]> {
+  const picomatch = (await import('picomatch')).default;
+  const matches = picomatch(pattern);
+  const ids = new Set<string>();
+  const walk = async (dir: string): Promise<void> => {
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else if (entry.isFile() && extensions.includes(extname(entry.name))) {
+        const id = relative(root, path).slice(0, -extname(entry.name).length);
+        if (matches(id)) ids.add(id);
+      }
+    }
+  };
+  await walk(root);
+  return [...ids].sort();
+}
+
+const isGlob = (id: string) => /[*?[\]{}]/.test(id);
+
+/** Signs every item a ref or glob names in one space (project by default). */
+export async function signItems(executor: Executor, ref: string, options: SignOptions): Promise<SignResult> {
+  const spaceName = options.space ?? 'project';
+  if ((spaceName as string) === 'system') {
+    throw new RyeError('PERMISSION', 'The system space is immutable and cannot be signed in place', {
+      hint: 'Copy the item to project space (rye load <ref> --to project) and sign it there.',
+    });
+  }
+  const space = executor.spaces.byName(spaceName);
+  if (!space) {
+    throw new RyeError('VALIDATION', `No ${spaceName} space: pass a project path`, {
+      hint: 'Use --project DIR.',
+    });
+  }
+  const trimmed = ref.trim();
+  const prefix = /^(tool|directive|knowledge|config):/.exec(trimmed)?.[1] as SignableKind | undefined;
+  const rawId = prefix ? trimmed.slice(prefix.length + 1) : trimmed;
+  const kinds: SignableKind[] = prefix ? [prefix] : [...ITEM_KINDS];
+  const targets: { kind: SignableKind; id: string; path: string; extension: string }[] = [];
+
+  for (const kind of kinds) {
+    const config = await executor.kinds.get(kind);
+    if (isGlob(rawId)) {
+      for (const id of await listGlob(typeRootOf(space, kind), rawId, config.extensions)) {
+        const item = await resolveItem(executor.spaces, kind, id, config.extensions, { only: spaceName });
+        if (item) targets.push({ kind, id, path: item.path, extension: item.extension });
+      }
+    } else {
+      const id = parseRef(`${kind}:${rawId}`).id;
+      const item = await resolveItem(executor.spaces, kind, id, config.extensions, { only: spaceName });
+      if (item) targets.push({ kind, id, path: item.path, extension: item.extension });
+    }
+  }
+  if (!prefix && !isGlob(rawId) && targets.length > 1) {
+    throw new RyeError(
+      'VALIDATION',
+      `Ambiguous item_id '${rawId}': matches ${targets.map((t) => t.kind).join(' and ')}; use ${targets.map((t) => `'${t.kind}:${rawId}'`).join(' or ')}`,
+    );
+  }
+
+  const result: SignResult = { signed: [], failed: [], summary: '' };
+  if (targets.length === 0) {
+    result.failed.push({ item_id: trimmed, error: `No items match '${trimmed}' in ${spaceName} space` });
+  }
+  for (const target of targets) {
+    const itemId = canonicalRef(target.kind, target.id);
+    try {
+      const config = await executor.kinds.get(target.kind);
+      const text = await readFile(target.path, 'utf8');
+      const reader =
+        target.kind === 'tool'
+          ? toolReader(config.parsers[target.extension])
+          : target.kind === 'config'
+            ? configReader
+            : options.readers?.[target.kind];
+      const facts = reader ? reader(text, target.path, target.extension) : {};
+      const { problems, warnings } = validateFacts(
+        facts,
+        reader ? (config.validationSchema as Record<string, Rule> | undefined) : undefined,
+        target.id,
+      );
+      if (problems.length)
+        throw new RyeError('VALIDATION', `Validation failed for ${target.path}: ${problems.join('; ')}`);
+      const signed = signContent(text, {
+        format: formatFor(config, target.extension),
+        keyPair: options.keyPair,
+        ...(options.now ? { now: options.now } : {}),
+      });
+      await writeFileAtomic(target.path, signed);
+      result.signed.push({ item_id: itemId, path: target.path, ...(warnings.length ? { warnings } : {}) });
+    } catch (error) {
+      result.failed.push({
+        item_id: itemId,
+        path: target.path,
+        error: isRyeError(error) ? error.message : String(error),
+      });
+    }
+  }
+  result.summary = `${result.signed.length} signed, ${result.failed.length} failed`;
+  return result;
+}

@@ -1,0 +1,148 @@
+/**
+ * The trust store (spec items §6.4): `.ai/config/keys/trusted/<fp>.toml` in project, user and
+ * system spaces. A key found only in a system bundle vouches only for system items (DECISIONS 12).
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TrustedKey } from '@ryeos/lillux';
+import { fingerprint, verifyContent } from '@ryeos/lillux';
+import type { Space, SpaceName, Spaces } from './spaces.js';
+
+export interface TrustEntry extends TrustedKey {
+  fingerprint: string;
+  owner: string;
+  path: string;
+  space: string;
+}
+
+const KEY_FORMAT = { prefix: '#' };
+const SIGNED_LINE = /^# rye:signed:[^\n]*\n?/;
+
+interface TomlModule {
+  parse(text: string): Record<string, unknown>;
+}
+let toml: TomlModule | undefined;
+
+async function loadToml(): Promise<TomlModule> {
+  toml ??= (await import('smol-toml')) as TomlModule;
+  return toml;
+}
+
+export function trustedDir(space: Space): string {
+  return join(space.base, '.ai', 'config', 'keys', 'trusted');
+}
+
+interface CachedFile {
+  stamp: string;
+  text: string | undefined;
+}
+
+export class TrustStore {
+  private readonly files = new Map<string, CachedFile>();
+
+  constructor(
+    private readonly spaces: Spaces,
+    private readonly parser: TomlModule,
+  ) {}
+
+  static async create(spaces: Spaces): Promise<TrustStore> {
+    return new TrustStore(spaces, await loadToml());
+  }
+
+  /** Spaces whose trust store may vouch for an item from `itemSpace`. */
+  private trustSpaces(itemSpace: SpaceName): Space[] {
+    const all = this.spaces.ordered();
+    return itemSpace === 'system' ? all : all.filter((space) => space.name !== 'system');
+  }
+
+  /** Finds a trusted key for an item in `itemSpace`; undefined when none vouches for it. */
+  lookup(fp: string, itemSpace: SpaceName): TrustEntry | undefined {
+    return this.lookupIn(fp, this.trustSpaces(itemSpace), new Set());
+  }
+
+  /** Every trusted key visible to an item in `itemSpace`, first (highest) space wins. */
+  list(itemSpace: SpaceName = 'system'): TrustEntry[] {
+    const seen = new Map<string, TrustEntry>();
+    for (const space of this.trustSpaces(itemSpace)) {
+      for (const fp of this.fingerprintsIn(space)) {
+        if (seen.has(fp)) continue;
+        const entry = this.readEntry(space, fp, new Set());
+        if (entry) seen.set(fp, entry);
+      }
+    }
+    return [...seen.values()];
+  }
+
+  private fingerprintsIn(space: Space): string[] {
+    try {
+      return readdirSync(trustedDir(space))
+        .filter((name) => /^[a-f0-9]{16}\.toml$/.test(name))
+        .map((name) => name.slice(0, 16));
+    } catch {
+      return [];
+    }
+  }
+
+  private lookupIn(fp: string, spaces: Space[], visiting: Set<string>): TrustEntry | undefined {
+    for (const space of spaces) {
+      const entry = this.readEntry(space, fp, visiting);
+      if (entry) return entry;
+    }
+    return undefined;
+  }
+
+  private readText(path: string): string | undefined {
+    let stamp: string;
+    try {
+      const info = statSync(path);
+      stamp = `${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+    } catch {
+      return undefined;
+    }
+    const cached = this.files.get(path);
+    if (cached?.stamp === stamp) return cached.text;
+    let text: string | undefined;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch {
+      text = undefined;
+    }
+    this.files.set(path, { stamp, text });
+    return text;
+  }
+
+  /** Reads and checks one key file; undefined if absent, unparsable, mismatched or badly signed. */
+  private readEntry(space: Space, fp: string, visiting: Set<string>): TrustEntry | undefined {
+    const path = join(trustedDir(space), `${fp}.toml`);
+    const text = this.readText(path);
+    if (text === undefined) return undefined;
+    let data: Record<string, unknown>;
+    try {
+      data = this.parser.parse(text.replace(SIGNED_LINE, ''));
+    } catch {
+      return undefined;
+    }
+    const publicKey = data.public_key as { pem?: unknown } | undefined;
+    if (typeof publicKey?.pem !== 'string') return undefined;
+    const pem = `${publicKey.pem.trim()}\n`;
+    if (fingerprint(pem) !== fp) return undefined;
+    const owner = typeof data.owner === 'string' ? data.owner : 'unknown';
+    const entry: TrustEntry = { fingerprint: fp, owner, publicKeyPem: pem, path, space: space.label };
+    if (!SIGNED_LINE.test(text)) return entry; // unsigned key files are accepted
+    const key = `${space.label}:${fp}`;
+    if (visiting.has(key)) return entry; // a signing cycle is accepted, as upstream does
+    visiting.add(key);
+    const result = verifyContent(text, {
+      format: KEY_FORMAT,
+      legacyRecipe: 'tool',
+      resolveKey: (signer) =>
+        signer === fp ? entry : this.lookupIn(signer, this.trustSpaces(space.name), visiting),
+    });
+    return result.status === 'ok' ? entry : undefined;
+  }
+}
+
+/** The TOML text of a trust-store entry, in the original RYE layout. */
+export function trustFileText(publicKeyPem: string, owner: string, attestation = ''): string {
+  return `fingerprint = "${fingerprint(publicKeyPem)}"\nowner = ${JSON.stringify(owner)}\nattestation = ${JSON.stringify(attestation)}\n\n[public_key]\npem = """\n${publicKeyPem.trim()}\n"""\n`;
+}

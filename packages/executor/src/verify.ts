@@ -1,0 +1,150 @@
+/**
+ * Item verification with the executor's rules on top of lillux's signature check (spec items
+ * §6.5): trust scoped by space, moved items, legacy partial signatures and dev mode.
+ */
+import { dirname } from 'node:path';
+import type { LegacyRecipe, SignatureFormat } from '@ryeos/lillux';
+import { RyeError, verifyContent } from '@ryeos/lillux';
+import type { SignableKind } from './refs.js';
+import type { Space } from './spaces.js';
+import type { TrustStore } from './trust.js';
+
+export type IntegrityOutcome =
+  | 'ok'
+  | 'unsigned'
+  | 'modified'
+  | 'untrusted'
+  | 'bad_signature'
+  | 'moved'
+  | 'legacy_partial';
+
+export interface DeclaredIdentity {
+  name?: string | undefined;
+  category?: string | undefined;
+}
+
+export interface VerifyItemInput {
+  path: string;
+  kind: SignableKind;
+  id: string;
+  space: Space;
+  text: string;
+  format: SignatureFormat;
+  legacyRecipe: LegacyRecipe;
+  /** What the item declares about itself; checked against its path (DECISIONS 3). */
+  declared?: DeclaredIdentity;
+}
+
+export interface ItemVerification {
+  outcome: IntegrityOutcome;
+  /** True only when the item fully verified (false when dev mode or a legacy override let it through). */
+  verified: boolean;
+  hash: string;
+  fingerprint?: string;
+  owner?: string;
+  warnings: string[];
+}
+
+export interface VerifyEnv {
+  RYE_DEV_MODE?: string | undefined;
+  RYE_ACCEPT_LEGACY_SIGNATURES?: string | undefined;
+}
+
+/** The exact command that fixes an integrity problem for this item. */
+export function signFix(kind: SignableKind, id: string, space: Space): string {
+  if (space.name === 'system') {
+    return `System items cannot be signed in place: reinstall the ryeos package, or copy the item to project space (rye load ${kind}:${id} --to project) and sign it there: rye sign ${kind}:${id}`;
+  }
+  return `rye sign ${kind}:${id}${space.name === 'user' ? ' --space user' : ''}`;
+}
+
+export function pathIdentity(id: string): { name: string; category: string } {
+  const name = id.split('/').pop() ?? id;
+  const dir = dirname(id);
+  return { name, category: dir === '.' ? '' : dir };
+}
+
+function movedMessage(input: VerifyItemInput): string | undefined {
+  if (input.kind === 'config') return undefined;
+  const implied = pathIdentity(input.id);
+  const declared = input.declared ?? {};
+  const nameOk = declared.name === undefined || declared.name === implied.name;
+  const categoryOk = declared.category === undefined || declared.category === implied.category;
+  if (nameOk && categoryOk) return undefined;
+  return [
+    `Item moved or renamed without re-signing: ${input.path}`,
+    `Declared: name '${declared.name ?? implied.name}', category '${declared.category ?? implied.category}'`,
+    `Path implies: name '${implied.name}', category '${implied.category}'`,
+  ].join('\n');
+}
+
+/**
+ * Verifies an item; throws `RyeError('INTEGRITY')` on any failure unless dev mode downgrades it
+ * (project and user items only — system items always verify, DECISIONS 4).
+ */
+export function verifyItem(
+  input: VerifyItemInput,
+  trust: TrustStore,
+  env: VerifyEnv = process.env,
+): ItemVerification {
+  const result = verifyContent(input.text, {
+    format: input.format,
+    legacyRecipe: input.legacyRecipe,
+    resolveKey: (fp) => trust.lookup(fp, input.space.name),
+  });
+  const fix = signFix(input.kind, input.id, input.space);
+  const base = {
+    hash: result.actualHash,
+    fingerprint: result.fingerprint,
+    owner: result.owner,
+    warnings: [] as string[],
+  };
+  let outcome: IntegrityOutcome = result.status;
+  let message: string | undefined;
+  const short = (hash: string | undefined) => `${(hash ?? '').slice(0, 16)}…`;
+
+  switch (result.status) {
+    case 'unsigned':
+      message = `Unsigned item: ${input.path}\nItem type: ${input.kind}\nExpected: rye:signed: header\nFix: ${fix}`;
+      break;
+    case 'modified':
+      message = `Content modified since signing: ${input.path}\nExpected hash: ${short(result.expectedHash)}\nActual hash: ${short(result.actualHash)}\nFix: Re-sign after editing: ${fix}`;
+      break;
+    case 'untrusted': {
+      const trusted = trust.list(input.space.name).map((k) => k.fingerprint);
+      message = `Untrusted key ${result.fingerprint} for ${input.path}\nItem signed by: ${result.fingerprint}\nTrusted keys: ${trusted.join(', ') || 'none'}\nFix: Add this key to your trust store, or re-sign: ${fix}`;
+      break;
+    }
+    case 'bad_signature':
+      message = `Ed25519 signature verification failed: ${input.path}\nSigned by: ${result.fingerprint} (${result.owner ?? 'unknown'})\nThis may indicate the file was tampered with after signing\nFix: check the file, then ${fix}`;
+      break;
+    case 'ok': {
+      if (result.recipe === 'legacy_partial') {
+        const part = input.kind === 'directive' ? 'its body (directive)' : 'its front-matter (knowledge)';
+        const legacy = `Signature does not cover the whole file: ${input.path}\nThis ${input.kind} was signed with the original recipe, which leaves ${part} unsigned\nFix: ${fix}`;
+        if (env.RYE_ACCEPT_LEGACY_SIGNATURES === '1') base.warnings.push(legacy);
+        else {
+          outcome = 'legacy_partial';
+          message = legacy;
+          break;
+        }
+      }
+      const moved = movedMessage(input);
+      if (moved) {
+        outcome = 'moved';
+        message = `${moved}\nFix: ${fix}`;
+      }
+      break;
+    }
+  }
+
+  if (!message) return { ...base, outcome, verified: base.warnings.length === 0 };
+  if (env.RYE_DEV_MODE === '1' && input.space.name !== 'system') {
+    base.warnings.push(`[DEV MODE] ${message.split('\n')[0]} — executing anyway`);
+    return { ...base, outcome, verified: false };
+  }
+  throw new RyeError('INTEGRITY', message, {
+    hint: fix,
+    details: { outcome, path: input.path, item_id: `${input.kind}:${input.id}`, space: input.space.label },
+  });
+}
