@@ -1,3 +1,5 @@
 export type { CliIo } from './cli/run.js';
 export { runCli } from './cli/run.js';
 export { packageRoot, packageVersion, systemSpaceRoot } from './package-root.js';
+export type { Envelope, ExecuteRequest, RyeOptions } from './rye.js';
+export { createRye, Rye } from './rye.js';

@@ -6,6 +6,16 @@ export function helpText(): string {
 Usage: rye <command> [options]
 
 Commands:
+  execute <ref>      Run an item: rye execute tool:acme/hello --params '{"name":"x"}'
+                     (also: rye execute tool acme/hello; JSON params may come on stdin)
+      --params JSON    parameters (or '-' to read them from stdin)
+      --project DIR    project root (default: current directory)
+      --dry-run        build and verify the chain without running anything
+      --trace          add resolution, integrity and env steps to the result
+  sign <ref|glob>    Validate and sign items: rye sign 'tool:acme/*' [--space project|user]
+  keys generate      Create your signing key pair and trust it (--force to replace)
+  keys trust <pem>   Trust someone's public key [--owner NAME] [--space user|project]
+  keys list          List trusted keys
   demo               Run each lillux primitive once and print what it did
                      (subprocess, signing and verification, HTTP with SSE streaming)
 

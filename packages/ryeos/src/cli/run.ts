@@ -16,6 +16,9 @@ type Command = (args: string[], io: CliIo) => Promise<number>;
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
   demo: async () => (await import('../commands/demo.js')).demoCommand,
+  execute: async () => (await import('../commands/execute.js')).executeCommand,
+  sign: async () => (await import('../commands/sign.js')).signCommand,
+  keys: async () => (await import('../commands/keys.js')).keysCommand,
 };
 
 /** Runs the CLI and returns the exit code; never throws. */

@@ -1,0 +1,69 @@
+/** Small helpers shared by CLI verbs: flag parsing, JSON output, ref forms. */
+
+import type { ParseArgsConfig } from 'node:util';
+import { parseArgs } from 'node:util';
+import { RyeError } from '@ryeos/lillux';
+import type { CliIo } from './run.js';
+
+export interface ParsedArgs {
+  values: Record<string, string | boolean | undefined>;
+  positionals: string[];
+}
+
+export function parse(args: string[], options: NonNullable<ParseArgsConfig['options']>): ParsedArgs {
+  try {
+    const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
+    return { values: values as ParsedArgs['values'], positionals };
+  } catch (error) {
+    throw new RyeError('VALIDATION', (error as Error).message, {
+      hint: "Run 'rye --help' for the accepted flags.",
+    });
+  }
+}
+
+export function printJson(io: CliIo, value: unknown): void {
+  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+const KINDS = new Set(['tool', 'directive', 'knowledge', 'config']);
+
+/** Accepts `kind:id`, a plain id, or the upstream pair `<kind> <id>` (DECISIONS 27). */
+export function refFromPositionals(positionals: string[], verb: string): string {
+  const [first, second] = positionals;
+  if (first && second && KINDS.has(first)) return `${first}:${second}`;
+  if (!first) {
+    throw new RyeError('VALIDATION', `rye ${verb} needs an item ref`, {
+      hint: `e.g. rye ${verb} tool:rye/bash`,
+    });
+  }
+  return first;
+}
+
+export async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export function parseJsonObject(text: string, what: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new RyeError('VALIDATION', `${what} is not valid JSON: ${(error as Error).message}`, {
+      hint: `Pass a JSON object, e.g. --params '{"path": "README.md"}'`,
+    });
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    throw new RyeError('VALIDATION', `${what} must be a JSON object`, {
+      hint: `e.g. --params '{"path": "README.md"}'`,
+    });
+  }
+  return value as Record<string, unknown>;
+}
+
+/** A string flag's value (undefined when absent). */
+export function str(values: ParsedArgs['values'], name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}

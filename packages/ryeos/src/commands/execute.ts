@@ -1,0 +1,34 @@
+/** `rye execute <ref> [--params JSON | JSON on stdin] [--project DIR] [--dry-run] [--trace]` */
+
+import { parse, parseJsonObject, printJson, readStdin, refFromPositionals, str } from '../cli/args.js';
+import type { CliIo } from '../cli/run.js';
+import { createRye } from '../rye.js';
+
+export async function executeCommand(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, {
+    params: { type: 'string', short: 'p' },
+    parameters: { type: 'string' },
+    project: { type: 'string' },
+    'project-path': { type: 'string' },
+    'dry-run': { type: 'boolean' },
+    trace: { type: 'boolean' },
+  });
+  const ref = refFromPositionals(positionals, 'execute');
+  const raw = str(values, 'params') ?? str(values, 'parameters');
+  let parameters: Record<string, unknown> = {};
+  if (raw !== undefined) parameters = parseJsonObject(raw === '-' ? await readStdin() : raw, '--params');
+  else if (!process.stdin.isTTY) {
+    const piped = (await readStdin()).trim();
+    if (piped) parameters = parseJsonObject(piped, 'stdin');
+  }
+  const projectPath = str(values, 'project') ?? str(values, 'project-path');
+  const rye = createRye(projectPath ? { projectPath } : {});
+  const result = await rye.execute({
+    item_id: ref,
+    parameters,
+    ...(values['dry-run'] ? { dry_run: true } : {}),
+    ...(values.trace ? { trace: true } : {}),
+  });
+  printJson(io, result);
+  return result.status === 'error' ? 1 : 0;
+}

@@ -1,0 +1,161 @@
+import { appendFile, readFile } from 'node:fs/promises';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { TempProject } from './helpers.js';
+import { rye, tempProject } from './helpers.js';
+
+const TOOLS: Record<string, string> = {
+  'tools/demo/script.py': `__version__ = "1.0.0"
+__executor_id__ = "rye/core/runtimes/python/script"
+__category__ = "demo"
+import json, sys
+p = json.load(sys.stdin)
+print(json.dumps({"success": True, "kind": "python-script", "n": p.get("n")}))
+`,
+  'tools/demo/function.py': `__version__ = "1.0.0"
+__executor_id__ = "rye/core/runtimes/python/function"
+__category__ = "demo"
+async def execute(params, project_path):
+    return {"success": True, "kind": "python-function", "n": params.get("n")}
+`,
+  'tools/demo/plain.js': `export const __version__ = "1.0.0";
+export const __executor_id__ = "rye/core/runtimes/node/node";
+export const __category__ = "demo";
+let raw = '';
+for await (const c of process.stdin) raw += c;
+console.log(JSON.stringify({ success: true, kind: 'js', n: JSON.parse(raw).n }));
+`,
+  'tools/demo/typed.ts': `export const __version__ = "1.0.0";
+export const __executor_id__ = "rye/core/runtimes/node/node";
+export const __category__ = "demo";
+type P = { n?: number };
+let raw = '';
+for await (const c of process.stdin) raw += c;
+const p: P = JSON.parse(raw);
+console.log(JSON.stringify({ success: true, kind: 'ts', n: p.n }));
+`,
+  'tools/demo/shell.sh': `#!/usr/bin/env bash
+# __version__ = "1.0.0"
+# __executor_id__ = "rye/core/runtimes/bash/bash"
+# __category__ = "demo"
+read -r params
+echo "{\\"success\\": true, \\"kind\\": \\"sh\\", \\"params\\": $params}"
+`,
+  'tools/demo/yaml_only.yaml': `version: "1.0.0"
+executor_id: rye/core/primitives/subprocess
+category: demo
+config:
+  command: "\${RYE_KERNEL_NODE}"
+  args: ["-e", "let r='';process.stdin.on('data',c=>r+=c).on('end',()=>console.log(JSON.stringify({success:true,kind:'yaml',n:JSON.parse(r).n})))"]
+  input_data: "{params_json}"
+`,
+};
+
+describe('rye CLI: keys, sign, execute', () => {
+  let t: TempProject;
+
+  beforeAll(async () => {
+    t = await tempProject();
+    for (const [path, text] of Object.entries(TOOLS)) await t.write(path, text);
+    const keys = await rye(['keys', 'generate'], { env: t.env });
+    expect(keys.code).toBe(0);
+    expect(keys.json).toMatchObject({ status: 'success', created: true });
+    const signed = await rye(['sign', 'tool:demo/*', '--project', t.project], { env: t.env });
+    expect(signed.json).toMatchObject({ status: 'success', summary: '6 signed, 0 failed' });
+  }, 60_000);
+
+  it.each([
+    ['tool:demo/script', 'python-script'],
+    ['tool:demo/function', 'python-function'],
+    ['tool:demo/plain', 'js'],
+    ['tool:demo/typed', 'ts'],
+    ['tool:demo/yaml_only', 'yaml'],
+  ])('%s runs and prints only the JSON result', async (ref, kind) => {
+    const run = await rye(['execute', ref, '--params', '{"n": 7}', '--project', t.project], { env: t.env });
+    expect(run.code).toBe(0);
+    expect(run.json).toMatchObject({ status: 'success', item_id: ref, data: { success: true, kind, n: 7 } });
+  });
+
+  it('a shell tool, with parameters on stdin and the upstream `tool <id>` form', async () => {
+    const run = await rye(['execute', 'tool', 'demo/shell', '--project', t.project], {
+      env: t.env,
+      input: '{"a": [1, 2]}',
+    });
+    expect(run.code).toBe(0);
+    expect(run.json).toMatchObject({
+      status: 'success',
+      item_id: 'tool:demo/shell',
+      data: { kind: 'sh', params: { a: [1, 2] } },
+    });
+  });
+
+  it('exits 1 with an error envelope on stdout when the item fails', async () => {
+    const path = `${t.project}/.ai/tools/demo/script.py`;
+    const original = await readFile(path, 'utf8');
+    await appendFile(path, '# tampered\n');
+    try {
+      const run = await rye(['execute', 'tool:demo/script', '--project', t.project], { env: t.env });
+      expect(run.code).toBe(1);
+      expect(run.json).toMatchObject({
+        status: 'error',
+        error_type: 'integrity',
+        hint: 'rye sign tool:demo/script',
+      });
+    } finally {
+      await (await import('node:fs/promises')).writeFile(path, original);
+    }
+  });
+
+  it('--dry-run validates without running; --trace adds steps', async () => {
+    const dry = await rye(['execute', 'tool:demo/plain', '--dry-run', '--trace', '--project', t.project], {
+      env: t.env,
+    });
+    expect(dry.json).toMatchObject({
+      status: 'validation_passed',
+      chain: ['demo/plain', 'rye/core/runtimes/node/node', 'rye/core/primitives/subprocess'],
+    });
+    const steps = (dry.json.trace as { step: string }[]).map((s) => s.step);
+    expect(steps).toContain('resolve');
+    expect(steps).toContain('verify_integrity');
+  });
+
+  it('bad --params JSON is a clear validation error', async () => {
+    const run = await rye(['execute', 'tool:demo/plain', '--params', '{nope', '--project', t.project], {
+      env: t.env,
+    });
+    expect(run.code).toBe(1);
+    expect(run.json).toMatchObject({ status: 'error', error_type: 'validation' });
+    expect(run.json.error).toMatch(/--params is not valid JSON/);
+  });
+
+  it('keys list shows the user key and the bundle key; system space cannot be signed', async () => {
+    const list = await rye(['keys', 'list'], { env: t.env });
+    const owners = (list.json.keys as { owner: string }[]).map((k) => k.owner);
+    expect(owners).toEqual(expect.arrayContaining(['local', 'ryeos-bundle']));
+    const sys = await rye(['sign', 'tool:rye/core/runtimes/bash/bash', '--space', 'system'], { env: t.env });
+    expect(sys.code).toBe(1);
+    expect(sys.json).toMatchObject({ status: 'error', error_type: 'permission' });
+  });
+
+  it('signing without a key pair fails with the hint to create one', async () => {
+    const other = await tempProject();
+    await other.write('tools/x/y.py', '__version__ = "1.0.0"\n');
+    const run = await rye(['sign', 'tool:x/y', '--project', other.project], { env: other.env });
+    expect(run.code).toBe(1);
+    expect(run.json).toMatchObject({
+      status: 'error',
+      hint: 'Generate one first: rye keys generate (or run rye init)',
+    });
+  });
+
+  it('sign validates metadata before signing', async () => {
+    await t.write('tools/demo/badver.py', '__version__ = "one"\n__category__ = "demo"\n');
+    const run = await rye(['sign', 'tool:demo/badver', '--project', t.project], { env: t.env });
+    expect(run.code).toBe(1);
+    expect(run.json.failed).toEqual([
+      expect.objectContaining({
+        item_id: 'tool:demo/badver',
+        error: expect.stringMatching(/version must be a version like 1\.0\.0/),
+      }),
+    ]);
+  });
+});

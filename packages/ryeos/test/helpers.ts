@@ -1,0 +1,74 @@
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+export const CLI = join(import.meta.dirname, '..', 'dist', 'cli.js');
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: Record<string, unknown>;
+}
+
+/** Runs the built `rye` CLI as a real process. */
+export function rye(
+  args: string[],
+  options: { env?: Record<string, string>; input?: string; cwd?: string } = {},
+): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...options.env },
+      cwd: options.cwd ?? tmpdir(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => {
+      stdout += c;
+    });
+    child.stderr.on('data', (c) => {
+      stderr += c;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      let json: Record<string, unknown> = {};
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        json = {};
+      }
+      resolve({ code: code ?? -1, stdout, stderr, json });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+export interface TempProject {
+  root: string;
+  project: string;
+  user: string;
+  env: Record<string, string>;
+  write(relPath: string, text: string): Promise<string>;
+}
+
+export async function tempProject(): Promise<TempProject> {
+  const root = await mkdtemp(join(tmpdir(), 'rye-cli-'));
+  const project = join(root, 'project');
+  const user = join(root, 'user');
+  await mkdir(join(project, '.ai'), { recursive: true });
+  await mkdir(user, { recursive: true });
+  return {
+    root,
+    project,
+    user,
+    env: { USER_SPACE: user },
+    async write(relPath, text) {
+      const path = join(project, '.ai', relPath);
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, text);
+      return path;
+    },
+  };
+}

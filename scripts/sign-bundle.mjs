@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+// Signs every item of the system bundle (packages/ryeos/.ai) with the bundle key in keys/bundle,
+// using the signature formats the bundle's own extractor YAMLs declare, and writes the key's
+// trust-store entry. Run after `pnpm build`: node scripts/sign-bundle.mjs [--check]
+// With --check it signs nothing and exits 1 if any item would change (CI-friendly).
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, extname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import { trustFileText } from '../packages/executor/dist/index.js';
+import { fingerprint, signContent, verifyContent } from '../packages/lillux/dist/index.js';
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
+const bundle = join(repo, 'packages', 'ryeos', '.ai');
+const keyDir = join(repo, 'keys', 'bundle');
+const keyPair = {
+  privateKeyPem: readFileSync(join(keyDir, 'private_key.pem'), 'utf8'),
+  publicKeyPem: readFileSync(join(keyDir, 'public_key.pem'), 'utf8'),
+};
+const fp = fingerprint(keyPair.publicKeyPem);
+const check = process.argv.includes('--check');
+
+function formatsOf(kind) {
+  const path = join(bundle, 'tools', 'rye', 'core', 'extractors', kind, `${kind}_extractor.yaml`);
+  const data = parse(readFileSync(path, 'utf8'));
+  const extensions = data.extensions ?? [];
+  const raw = data.signature_format
+    ? Object.fromEntries(extensions.map((ext) => [ext, data.signature_format]))
+    : data.signature_formats;
+  return {
+    legacyRecipe: data.legacy_recipe ?? 'tool',
+    formats: Object.fromEntries(
+      Object.entries(raw).map(([ext, f]) => [
+        ext,
+        {
+          prefix: f.prefix,
+          ...(f.suffix ? { suffix: f.suffix } : {}),
+          afterShebang: f.after_shebang === true,
+        },
+      ]),
+    ),
+  };
+}
+
+function* files(dir) {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* files(path);
+    else if (entry.isFile()) yield path;
+  }
+}
+
+const kinds = { tool: 'tools', directive: 'directives', knowledge: 'knowledge', config: 'config' };
+let changed = 0;
+let total = 0;
+for (const [kind, dir] of Object.entries(kinds)) {
+  const { formats, legacyRecipe } = formatsOf(kind);
+  for (const path of files(join(bundle, dir))) {
+    if (kind === 'config' && path.includes(`${join('config', 'keys')}`)) continue;
+    const format = formats[extname(path)];
+    if (!format) continue; // data files next to tools (e.g. README) are not items
+    total += 1;
+    const text = readFileSync(path, 'utf8');
+    const result = verifyContent(text, {
+      format,
+      legacyRecipe,
+      resolveKey: (f) => (f === fp ? keyPair : undefined),
+    });
+    if (result.status === 'ok' && result.recipe === 'full') continue;
+    changed += 1;
+    if (check) console.error(`needs signing (${result.status}): ${relative(repo, path)}`);
+    else writeFileSync(path, signContent(text, { format, keyPair }));
+  }
+}
+const trustPath = join(bundle, 'config', 'keys', 'trusted', `${fp}.toml`);
+if (!check) {
+  mkdirSync(dirname(trustPath), { recursive: true });
+  writeFileSync(trustPath, trustFileText(keyPair.publicKeyPem, 'ryeos-bundle'));
+}
+console.error(
+  `${check ? 'checked' : 'signed'} ${total} bundle items (${changed} ${check ? 'need signing' : 'updated'}); key ${fp}`,
+);
+if (check && changed) process.exit(1);
