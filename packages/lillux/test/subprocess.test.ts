@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
@@ -420,26 +419,17 @@ describe.skipIf(!IS_POSIX)('spawnDetached and killProcessTree', () => {
     expect(await waitFor(() => !isAlive(pid) && !isAlive(grandchild))).toBe(true);
   });
 
-  // A launcher process calls spawnDetached through a bundle of the module and exits at once.
-  const esbuild = fileURLToPath(new URL('../../../node_modules/.bin/esbuild', import.meta.url));
-  it.skipIf(!existsSync(esbuild))('keeps running after the launching process exits', async () => {
-    const bundle = join(dir, 'subprocess.bundle.mjs');
-    const source = fileURLToPath(new URL('../src/subprocess.ts', import.meta.url));
-    execFileSync(
-      esbuild,
-      [source, '--bundle', '--platform=node', '--format=esm', '--external:execa', `--outfile=${bundle}`],
-      {
-        stdio: 'ignore',
-      },
-    );
+  // A launcher process calls spawnDetached through the built package and exits at once.
+  const built = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+  it('keeps running after the launching process exits', async () => {
+    expect(existsSync(built), 'run `pnpm build` first: the test command does').toBe(true);
     const marker = join(dir, 'survivor.marker');
     const child = `setTimeout(() => require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'alive'), 500);
       setInterval(() => {}, 1000);`;
     const launcher = join(dir, 'launcher.mjs');
-    // The bundle lives in a temp dir where execa cannot be resolved: importing it must not load execa.
     await writeFile(
       launcher,
-      `import { spawnDetached } from ${JSON.stringify(bundle)};
+      `import { spawnDetached } from ${JSON.stringify(built)};
        const { pid } = await spawnDetached({ command: process.execPath, args: ['-e', ${JSON.stringify(child)}] });
        console.log(pid);`,
     );
