@@ -2,9 +2,10 @@
  * Builds and validates the executor chain tool → runtime(s) → primitive (spec items §4.1–§4.2).
  * Every element is resolved (space-scoped), read, verified and its metadata extracted; nothing runs.
  */
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isRyeError, RyeError } from '@ryeos/lillux';
+import type { ContentCache } from './content-cache.js';
 import type { KindConfig, KindRegistry } from './kinds.js';
 import { formatFor } from './kinds.js';
 import type { ToolMetadata } from './metadata.js';
@@ -42,6 +43,7 @@ export interface ChainContext {
   kinds: KindRegistry;
   trust: TrustStore;
   env?: VerifyEnv;
+  cache?: ContentCache;
 }
 
 /** Partial chain travels with a failure so the envelope can show how far it got. */
@@ -59,14 +61,14 @@ async function loadElement(
   tools: KindConfig,
   context: ChainContext,
 ): Promise<ChainElement> {
-  const text = await readFile(item.path, 'utf8');
+  const text = readFileSync(item.path, 'utf8');
   const parser = tools.parsers[item.extension];
   let metadata: ToolMetadata | undefined;
   let parseError: unknown;
   try {
     if (!parser)
       throw new RyeError('CONFIG', `No parser configured for '${item.extension}' tools (${item.path})`);
-    metadata = extractToolMetadata(text, item.path, parser);
+    metadata = extractToolMetadata(text, item.path, parser, context.cache);
   } catch (error) {
     parseError = error;
   }

@@ -4,10 +4,12 @@
  * file stats, so a changed file is always re-read.
  */
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import { computeAnchor, dependencyFiles } from './anchor.js';
 import type { ChainElement } from './chain.js';
 import { buildChain, ChainError, validateChain } from './chain.js';
+import { ContentCache } from './content-cache.js';
 import { verifyLooseFile } from './files.js';
 import { formatFor, KindRegistry } from './kinds.js';
 import type { SignableKind } from './refs.js';
@@ -25,6 +27,11 @@ import { verifyItem } from './verify.js';
 export interface ExecutorOptions extends SpacesOptions {
   /** Environment for dev-mode flags and child processes; defaults to `process.env`. */
   env?: Record<string, string | undefined>;
+  /**
+   * Where parsed metadata is cached by content; default `<user>/.ai/state/cache/metadata`,
+   * `false` for memory only.
+   */
+  metadataCacheDir?: string | false;
 }
 
 export interface ExecuteToolOptions {
@@ -86,20 +93,33 @@ export class Executor {
   readonly kinds: KindRegistry;
   readonly env: Record<string, string | undefined>;
 
-  private constructor(spaces: Spaces, trust: TrustStore, env: Record<string, string | undefined>) {
+  readonly cache: ContentCache;
+
+  private constructor(spaces: Spaces, trust: TrustStore, options: ExecutorOptions) {
     this.spaces = spaces;
     this.trust = trust;
-    this.env = env;
-    this.kinds = new KindRegistry(spaces, trust, env as VerifyEnv);
+    this.env = options.env ?? process.env;
+    const cacheDir =
+      options.metadataCacheDir === false
+        ? undefined
+        : (options.metadataCacheDir ?? join(spaces.user.base, '.ai', 'state', 'cache', 'metadata'));
+    this.cache = new ContentCache(cacheDir);
+    this.kinds = new KindRegistry(spaces, trust, this.env as VerifyEnv, this.cache);
   }
 
   static async create(options: ExecutorOptions = {}): Promise<Executor> {
     const spaces = new Spaces(options);
-    return new Executor(spaces, await TrustStore.create(spaces), options.env ?? process.env);
+    return new Executor(spaces, await TrustStore.create(spaces), options);
   }
 
   private chainContext() {
-    return { spaces: this.spaces, kinds: this.kinds, trust: this.trust, env: this.env as VerifyEnv };
+    return {
+      spaces: this.spaces,
+      kinds: this.kinds,
+      trust: this.trust,
+      env: this.env as VerifyEnv,
+      cache: this.cache,
+    };
   }
 
   /**

@@ -2,7 +2,7 @@
  * Verification of files that are not chain elements but still run: verify_deps files in a
  * tool's anchor and files a runtime hands to its interpreter (e.g. the node launcher).
  */
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import type { Executor } from './executor.js';
 import { formatFor } from './kinds.js';
@@ -10,15 +10,12 @@ import type { Space } from './spaces.js';
 import type { ItemVerification, VerifyEnv } from './verify.js';
 import { verifyItem } from './verify.js';
 
-async function owningSpace(
-  real: string,
-  executor: Executor,
-): Promise<{ space: Space; id: string } | undefined> {
+function owningSpace(real: string, executor: Executor): { space: Space; id: string } | undefined {
   for (const space of executor.spaces.ordered()) {
     const root = join(space.base, '.ai', 'tools');
     let realRoot: string;
     try {
-      realRoot = await realpath(root);
+      realRoot = realpathSync(root);
     } catch {
       continue;
     }
@@ -40,14 +37,9 @@ export async function verifyLooseFile(
   executor: Executor,
   onlyInTools = false,
 ): Promise<ItemVerification | undefined> {
-  let real: string;
-  try {
-    if (!(await stat(path)).isFile()) return undefined;
-    real = await realpath(path);
-  } catch {
-    return undefined;
-  }
-  const owner = await owningSpace(real, executor);
+  if (!statSync(path, { throwIfNoEntry: false })?.isFile()) return undefined;
+  const real = realpathSync(path);
+  const owner = owningSpace(real, executor);
   if (!owner && onlyInTools) return undefined;
   const tools = await executor.kinds.get('tool');
   const extension = extname(real);
@@ -62,7 +54,7 @@ export async function verifyLooseFile(
       kind: 'tool',
       id,
       space,
-      text: await readFile(real, 'utf8'),
+      text: readFileSync(real, 'utf8'),
       format: formatFor(tools, extension),
       legacyRecipe: 'tool',
     },

@@ -1,5 +1,6 @@
 export type { ChainContext, ChainElement, PrimitiveId } from './chain.js';
 export { buildChain, ChainError, MAX_CHAIN_DEPTH, PRIMITIVES, validateChain } from './chain.js';
+export { ContentCache } from './content-cache.js';
 export type {
   ChainDetail,
   ExecuteToolOptions,

@@ -3,10 +3,11 @@
  * `.ai/tools/rye/core/extractors/<kind>/<kind>_extractor.yaml`, searched project → user → system,
  * first definition per extension wins. Extractor files verify like tools before they are used.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LegacyRecipe, SignatureFormat } from '@ryeos/lillux';
 import { RyeError } from '@ryeos/lillux';
+import { ContentCache } from './content-cache.js';
 import { parseYamlDocument } from './parsers/yaml.js';
 import type { SignableKind } from './refs.js';
 import type { Space, Spaces } from './spaces.js';
@@ -94,12 +95,13 @@ interface CacheEntry {
 
 /** Loads and caches kind configs for one set of spaces; a changed extractor file is re-read. */
 export class KindRegistry {
-  private readonly cache = new Map<SignableKind, CacheEntry>();
+  private readonly configs = new Map<SignableKind, CacheEntry>();
 
   constructor(
     private readonly spaces: Spaces,
     private readonly trust: TrustStore,
     private readonly env: VerifyEnv = process.env,
+    private readonly cache: ContentCache = new ContentCache(),
   ) {}
 
   private candidates(kind: SignableKind): { space: Space; path: string }[] {
@@ -109,23 +111,18 @@ export class KindRegistry {
       .map((space) => ({ space, path: join(space.base, '.ai', 'tools', relative) }));
   }
 
-  private async stampOf(kind: SignableKind): Promise<string> {
-    const parts = await Promise.all(
-      this.candidates(kind).map(async ({ path }) => {
-        try {
-          const info = await stat(path);
-          return `${path}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
-        } catch {
-          return '';
-        }
-      }),
-    );
-    return parts.join('|');
+  private stampOf(kind: SignableKind): string {
+    return this.candidates(kind)
+      .map(({ path }) => {
+        const info = statSync(path, { throwIfNoEntry: false });
+        return info ? `${path}:${info.size}:${info.mtimeMs}:${info.ctimeMs}` : '';
+      })
+      .join('|');
   }
 
   async get(kind: SignableKind): Promise<KindConfig> {
-    const stamp = await this.stampOf(kind);
-    const cached = this.cache.get(kind);
+    const stamp = this.stampOf(kind);
+    const cached = this.configs.get(kind);
     if (cached?.stamp === stamp) return cached.config;
     const config: KindConfig = {
       kind,
@@ -138,12 +135,12 @@ export class KindRegistry {
     for (const { space, path } of this.candidates(kind)) {
       let text: string;
       try {
-        text = await readFile(path, 'utf8');
+        text = readFileSync(path, 'utf8');
       } catch {
         continue;
       }
       const id = extractorId(kind);
-      const data = parseYamlDocument(text, path);
+      const data = this.cache.derive('extractor', path, text, () => parseYamlDocument(text, path));
       const verification = verifyItem(
         {
           path,
@@ -166,7 +163,7 @@ export class KindRegistry {
         hint: `The system bundle should ship .ai/tools/${extractorId(kind)}.yaml; reinstall ryeos.`,
       });
     }
-    this.cache.set(kind, { stamp, config });
+    this.configs.set(kind, { stamp, config });
     return config;
   }
 }

@@ -3,6 +3,7 @@
  * (spec items §2.1). Tool code is never imported or run here.
  */
 import { RyeError } from '@ryeos/lillux';
+import { ContentCache } from './content-cache.js';
 import { parseJavaScriptMetadata } from './parsers/javascript.js';
 import { parsePythonMetadata } from './parsers/python.js';
 import { parseShellMetadata } from './parsers/shell.js';
@@ -99,8 +100,22 @@ const EXPECTED: Record<Expect, string> = {
   any: 'a value',
 };
 
-/** Reads and normalises tool metadata; malformed fields fail with file, line and field. */
-export function extractToolMetadata(text: string, path: string, parserName: string): ToolMetadata {
+const processCache = new ContentCache();
+
+/**
+ * Reads and normalises tool metadata; malformed fields fail with file, line and field.
+ * Results are cached by content (see ContentCache), in memory and optionally on disk.
+ */
+export function extractToolMetadata(
+  text: string,
+  path: string,
+  parserName: string,
+  cache: ContentCache = processCache,
+): ToolMetadata {
+  return cache.derive(`tool:${parserName}`, path, text, () => parseToolMetadata(text, path, parserName));
+}
+
+function parseToolMetadata(text: string, path: string, parserName: string): ToolMetadata {
   const parsed = parserFor(parserName)(text, path);
   const nested =
     parsed.fields.data && typeof parsed.fields.data === 'object'

@@ -2,7 +2,9 @@
  * Finds an item file in the spaces (spec items §1.5): first match wins, lower spaces are
  * shadowed, and nothing outside a space's type directory is ever followed.
  */
-import { realpath, stat } from 'node:fs/promises';
+// Sync fs on purpose: a resolution is dozens of tiny stat calls, and a threadpool round trip
+// per call cost more than the syscalls themselves (measured: buildChain 8 ms → <2 ms).
+import { realpathSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
 import type { SignableKind } from './refs.js';
@@ -30,17 +32,14 @@ export interface ResolveOptions {
   collectShadowed?: boolean;
 }
 
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isFile();
-  } catch {
-    return false;
-  }
+function isFile(path: string): boolean {
+  return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
 }
 
 /** Refuses a match whose real path (after symlinks) leaves its space's type directory. */
-async function assertInside(path: string, typeRoot: string, id: string): Promise<void> {
-  const [real, realRoot] = await Promise.all([realpath(path), realpath(typeRoot)]);
+function assertInside(path: string, typeRoot: string, id: string): void {
+  const real = realpathSync(path);
+  const realRoot = realpathSync(typeRoot);
   if (real !== realRoot && !real.startsWith(realRoot + sep)) {
     throw new RyeError('INTEGRITY', `Refusing item '${id}': ${path} resolves to ${real}, outside its space`, {
       hint: 'Replace the symlink with the file itself, inside the .ai/ directory of its space.',
@@ -53,12 +52,12 @@ export function typeRootOf(space: Space, kind: SignableKind): string {
   return join(space.base, '.ai', TYPE_DIRS[kind]);
 }
 
-async function findIn(space: Space, kind: SignableKind, id: string, extensions: readonly string[]) {
+function findIn(space: Space, kind: SignableKind, id: string, extensions: readonly string[]) {
   const typeRoot = typeRootOf(space, kind);
   for (const extension of extensions) {
     const path = join(typeRoot, id + extension);
-    if (await isFile(path)) {
-      await assertInside(path, typeRoot, id);
+    if (isFile(path)) {
+      assertInside(path, typeRoot, id);
       return { path, extension };
     }
   }
@@ -82,7 +81,7 @@ export async function resolveItem(
   for (const space of candidates) {
     if (found && !options.collectShadowed) break;
     searched.push(space.label);
-    const match = await findIn(space, kind, id, extensions);
+    const match = findIn(space, kind, id, extensions);
     if (!match) continue;
     if (found) found.shadowed.push({ path: match.path, space: space.label });
     else found = { kind, id, ...match, space, shadowed: [], searched };

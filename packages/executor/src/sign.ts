@@ -6,6 +6,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { extname, join, relative } from 'node:path';
 import type { KeyPairPem } from '@ryeos/lillux';
 import { isRyeError, RyeError, signContent, writeFileAtomic } from '@ryeos/lillux';
+import type { ContentCache } from './content-cache.js';
 import type { Executor } from './executor.js';
 import { formatFor } from './kinds.js';
 import { extractToolMetadata } from './metadata.js';
@@ -92,10 +93,10 @@ function validateFacts(facts: ItemFacts, schema: Record<string, Rule> | undefine
 }
 
 const toolReader =
-  (parser: string | undefined): FactsReader =>
+  (parser: string | undefined, cache: ContentCache): FactsReader =>
   (text, path) => {
     if (!parser) return {};
-    const meta = extractToolMetadata(text, path, parser);
+    const meta = extractToolMetadata(text, path, parser, cache);
     return {
       version: meta.version,
       category: meta.category,
@@ -186,7 +187,7 @@ export async function signItems(executor: Executor, ref: string, options: SignOp
       const text = await readFile(target.path, 'utf8');
       const reader =
         target.kind === 'tool'
-          ? toolReader(config.parsers[target.extension])
+          ? toolReader(config.parsers[target.extension], executor.cache)
           : target.kind === 'config'
             ? configReader
             : options.readers?.[target.kind];

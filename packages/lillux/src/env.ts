@@ -3,7 +3,7 @@
  * Pure: reads the environment it is given and never mutates `process.env`.
  */
 import { execFile } from 'node:child_process';
-import { access, constants, readFile, stat } from 'node:fs/promises';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 
 export type Env = Record<string, string>;
@@ -72,26 +72,24 @@ export function parseDotenv(text: string): Env {
   return result;
 }
 
-async function readDotenv(projectPath: string): Promise<Env> {
+// Sync fs: these are a handful of stat calls on the way to spawning a process; a threadpool
+// round trip each cost more than the calls themselves.
+function readDotenv(projectPath: string): Env {
   try {
-    return parseDotenv(await readFile(join(projectPath, '.env'), 'utf8'));
+    return parseDotenv(readFileSync(join(projectPath, '.env'), 'utf8'));
   } catch {
     return {};
   }
 }
 
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isFile();
-  } catch {
-    return false;
-  }
+function isFile(path: string): boolean {
+  return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
 }
 
-async function isExecutable(path: string): Promise<boolean> {
+function isExecutable(path: string): boolean {
   try {
-    await access(path, constants.X_OK);
-    return await isFile(path);
+    accessSync(path, constants.X_OK);
+    return isFile(path);
   } catch {
     return false;
   }
@@ -102,13 +100,13 @@ export async function whichBinary(
   name: string,
   env: Record<string, string | undefined>,
 ): Promise<string | undefined> {
-  if (isAbsolute(name) || name.includes('/')) return (await isExecutable(name)) ? name : undefined;
+  if (isAbsolute(name) || name.includes('/')) return isExecutable(name) ? name : undefined;
   const dirs = (env.PATH ?? '').split(delimiter).filter(Boolean);
   const exts = process.platform === 'win32' ? ['', '.exe', '.cmd'] : [''];
   for (const dir of dirs) {
     for (const ext of exts) {
       const candidate = join(dir, name + ext);
-      if (await isExecutable(candidate)) return candidate;
+      if (isExecutable(candidate)) return candidate;
     }
   }
   return undefined;
@@ -136,7 +134,7 @@ async function findLocalBinary(config: InterpreterConfig, roots: string[]): Prom
       for (const name of names) {
         for (const ext of exts) {
           const candidate = join(root, searchPath, name + ext);
-          if (await isFile(candidate)) return candidate;
+          if (isFile(candidate)) return candidate;
         }
       }
     }
@@ -163,7 +161,7 @@ export async function resolveInterpreter(
 ): Promise<string | undefined> {
   const config = normalizeInterpreter(raw);
   const current = config.var ? env[config.var] : undefined;
-  if (current && (await isFile(current))) return current;
+  if (current && isFile(current)) return current;
   let found: string | undefined;
   if (config.type === 'local_binary') {
     const roots = [...(options.searchRoots ?? []), ...(options.projectPath ? [options.projectPath] : [])];
@@ -189,7 +187,7 @@ export async function resolveEnvConfig(
     if (value !== undefined) env[key] = value;
   }
   if (options.projectPath && options.loadDotenv !== false)
-    Object.assign(env, await readDotenv(options.projectPath));
+    Object.assign(env, readDotenv(options.projectPath));
   if (!config) return env;
   if (config.interpreter) {
     const found = await resolveInterpreter(config.interpreter, env, options);

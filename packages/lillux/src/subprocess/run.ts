@@ -1,3 +1,5 @@
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { RyeError } from '../errors.js';
@@ -9,39 +11,38 @@ const DEFAULT_TIMEOUT_MS = 300_000;
 /** After a tree kill, how long to wait for the pipes to close before abandoning them. */
 const PIPE_GRACE_MS = 1_000;
 
-/** The few fields of execa's subprocess and result that are used here. */
-interface ExecaResultLike {
-  stdout?: unknown;
-  stderr?: unknown;
-  exitCode?: number;
-  signal?: string;
-  failed: boolean;
-  cause?: unknown;
-}
-interface ExecaChildLike extends PromiseLike<ExecaResultLike> {
-  pid?: number;
+interface ChildOutcome {
+  stdout: Buffer;
+  stderr: Buffer;
   exitCode: number | null;
-  signalCode: NodeJS.Signals | null;
-  stdout: Readable | null;
-  stderr: Readable | null;
+  signal: NodeJS.Signals | null;
+  /** Set when the process could not be started. */
+  spawnError?: unknown;
 }
-type ExecaFn = (file: string, args: readonly string[], options: Record<string, unknown>) => ExecaChildLike;
 
-let execaPromise: Promise<ExecaFn> | undefined;
+/** Collects a stream's bytes; decoding happens once at the end (invalid UTF-8 → U+FFFD). */
+function collect(stream: Readable | null): () => Buffer {
+  const chunks: Buffer[] = [];
+  stream?.on('data', (chunk: Buffer) => chunks.push(chunk));
+  return () => Buffer.concat(chunks);
+}
 
-/** execa is loaded on first use only, so importing the package stays cheap. */
-function loadExeca(): Promise<ExecaFn> {
-  execaPromise ??= import('execa').then(
-    (mod) => mod.execa as unknown as ExecaFn,
-    (error: unknown) => {
-      execaPromise = undefined;
-      throw new RyeError('SPAWN', `Cannot load execa: ${osErrorMessage(error)}`, {
-        hint: 'Reinstall dependencies (pnpm install).',
-        cause: error,
-      });
-    },
-  );
-  return execaPromise;
+/** Waits for the child to exit and its pipes to close (or be destroyed after a tree kill). */
+function settle(child: ChildProcess): Promise<ChildOutcome> {
+  const stdout = collect(child.stdout);
+  const stderr = collect(child.stderr);
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = (outcome: Omit<ChildOutcome, 'stdout' | 'stderr'>) => {
+      if (done) return;
+      done = true;
+      resolve({ ...outcome, stdout: stdout(), stderr: stderr() });
+    };
+    child.once('error', (error) => {
+      if (child.pid === undefined) finish({ exitCode: null, signal: null, spawnError: error });
+    });
+    child.once('close', (exitCode, signal) => finish({ exitCode, signal }));
+  });
 }
 
 function validate(options: SubprocessOptions): number {
@@ -105,12 +106,6 @@ function watch(stream: Readable | null, name: 'stdout' | 'stderr', options: Subp
   };
 }
 
-function asText(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value instanceof Uint8Array) return new TextDecoder().decode(value);
-  return '';
-}
-
 function elapsed(start: number): number {
   return Math.round((performance.now() - start) * 1000) / 1000;
 }
@@ -150,23 +145,15 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
     };
   }
 
-  const execa = await loadExeca();
   const env = childEnv(options.env, options.envMode);
-  let child: ExecaChildLike;
+  let child: ChildProcess;
   try {
-    child = execa(command, args, {
+    child = spawn(command, [...args], {
       cwd,
       env: env ?? process.env,
-      extendEnv: false,
-      ...(options.input === undefined ? { stdin: 'ignore' } : { input: options.input }),
-      stdout: 'pipe',
-      stderr: 'pipe',
-      encoding: 'utf8',
-      stripFinalNewline: false,
-      maxBuffer: Number.POSITIVE_INFINITY,
-      reject: false,
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      // Leading its own process group lets a timeout kill the whole tree.
       detached: true,
-      cleanup: false,
       windowsHide: true,
     });
   } catch (error) {
@@ -175,6 +162,12 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
       `Failed to spawn: ${osErrorMessage(error)}`,
       spawnErrorSentence(error, command, cwd),
     );
+  }
+  const outcome = settle(child);
+  if (options.input !== undefined && child.stdin) {
+    // A child that exits without reading all its input closes the pipe: that is not our failure.
+    child.stdin.on('error', () => {});
+    child.stdin.end(options.input);
   }
 
   const flushStdout = watch(child.stdout, 'stdout', options);
@@ -209,9 +202,9 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
     signal?.addEventListener('abort', onAbort, { once: true });
   }
 
-  let result: ExecaResultLike;
+  let result: ChildOutcome;
   try {
-    result = await child;
+    result = await outcome;
   } finally {
     clearTimeout(timer);
     clearTimeout(graceTimer);
@@ -220,10 +213,10 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
   flushStdout();
   flushStderr();
 
-  const stdout = asText(result.stdout);
-  let stderr = asText(result.stderr);
-  if (child.pid === undefined) {
-    const cause = result.cause ?? result;
+  const stdout = result.stdout.toString('utf8');
+  let stderr = result.stderr.toString('utf8');
+  if (result.spawnError !== undefined || child.pid === undefined) {
+    const cause = result.spawnError;
     return notStarted(
       start,
       `Failed to spawn: ${osErrorMessage(cause)}`,
@@ -232,7 +225,7 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
   }
   if (timedOut) stderr = `Command timed out after ${timeoutMs / 1000} seconds\n${stderr}`;
   else if (cancelled) stderr = `Command cancelled\n${stderr}`;
-  const killed = timedOut || cancelled || result.signal !== undefined || result.exitCode === undefined;
+  const killed = timedOut || cancelled || result.signal !== null || result.exitCode === null;
   const exitCode = killed ? -1 : (result.exitCode ?? -1);
   const out: SubprocessResult = {
     success: exitCode === 0 && !timedOut && !cancelled,
@@ -243,6 +236,6 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
     timed_out: timedOut,
   };
   if (cancelled) out.cancelled = true;
-  if (result.signal !== undefined) out.signal = result.signal;
+  if (result.signal !== null) out.signal = result.signal;
   return out;
 }

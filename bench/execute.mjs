@@ -1,0 +1,118 @@
+// Executor overhead for a trivial JS tool (issue 3):
+//  - warm, in-process: Executor.executeTool vs spawning the same script directly with node
+//  - cold CLI: `rye execute tool:bench/noop` wall time vs `node noop.js`
+// Run after `pnpm build`: node bench/execute.mjs   (BENCH_RUNS=n, default 40)
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  Executor,
+  generateSigningKey,
+  signItems,
+  signingKeyDir,
+  trustKey,
+} from '../packages/executor/dist/index.js';
+
+const repo = join(import.meta.dirname, '..');
+const CLI = join(repo, 'packages', 'ryeos', 'dist', 'cli.js');
+const SYSTEM = join(repo, 'packages', 'ryeos');
+const TOOL = `export const __version__ = "1.0.0";
+export const __executor_id__ = "rye/core/runtimes/node/node";
+export const __category__ = "bench";
+let raw = '';
+for await (const chunk of process.stdin) raw += chunk;
+console.log(JSON.stringify({ success: true, echo: JSON.parse(raw || '{}') }));
+`;
+
+const median = (values) => {
+  const s = [...values].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const round = (v, d = 2) => Number(v.toFixed(d));
+
+function timeProcess(command, args, env, input = '{}') {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const child = spawn(command, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdout.resume();
+    child.stderr.resume();
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve(performance.now() - start) : reject(new Error(`${args.join(' ')} exited ${code}`)),
+    );
+    child.stdin.end(input);
+  });
+}
+
+async function setUp() {
+  const root = await mkdtemp(join(tmpdir(), 'rye-bench-'));
+  const project = join(root, 'project');
+  const user = join(root, 'user');
+  await mkdir(join(project, '.ai', 'tools', 'bench'), { recursive: true });
+  const toolPath = join(project, '.ai', 'tools', 'bench', 'noop.js');
+  await writeFile(toolPath, TOOL);
+  const env = { PATH: process.env.PATH, USER_SPACE: user };
+  const options = {
+    projectPath: project,
+    userSpace: user,
+    systemBundles: [{ id: 'ryeos', root: SYSTEM }],
+    env,
+  };
+  const executor = await Executor.create(options);
+  const key = await generateSigningKey(signingKeyDir(user, env));
+  await trustKey(executor.spaces.user, key.publicKeyPem);
+  const signed = await signItems(executor, 'tool:bench/noop', { keyPair: key });
+  if (signed.failed.length) throw new Error(JSON.stringify(signed.failed));
+  return { project, toolPath, env, executor: await Executor.create(options) };
+}
+
+export async function run({ runs = Number(process.env.BENCH_RUNS) || 40 } = {}) {
+  const { project, toolPath, env, executor } = await setUp();
+  const direct = () => timeProcess(process.execPath, [toolPath, '--project-path', project], env);
+  const viaExecutor = async () => {
+    const start = performance.now();
+    const result = await executor.executeTool('bench/noop', { n: 1 });
+    if (result.status !== 'success') throw new Error(JSON.stringify(result));
+    return performance.now() - start;
+  };
+  const cli = () =>
+    timeProcess(
+      process.execPath,
+      [CLI, 'execute', 'tool:bench/noop', '--project', project, '--params', '{"n":1}'],
+      env,
+      '',
+    );
+  for (let i = 0; i < 3; i++) await Promise.all([await direct(), await viaExecutor(), await cli()]);
+  const samples = { direct: [], executor: [], cli: [] };
+  for (let i = 0; i < runs; i++) {
+    samples.direct.push(await direct());
+    samples.executor.push(await viaExecutor());
+    samples.cli.push(await cli());
+  }
+  const [d, e, c] = [median(samples.direct), median(samples.executor), median(samples.cli)];
+  return [
+    {
+      bench: 'execute_overhead_warm',
+      runs,
+      median_ms_executor: round(e),
+      median_ms_direct: round(d),
+      ratio: round(e / d, 3),
+      goal: 1.1,
+    },
+    {
+      bench: 'cli_cold',
+      runs,
+      median_ms_cli: round(c),
+      median_ms_node_script: round(d),
+      ratio: round(c / d, 3),
+      goal: 1.5,
+    },
+  ];
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  for (const line of await run()) console.log(JSON.stringify(line));
+}

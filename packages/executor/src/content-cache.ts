@@ -1,0 +1,71 @@
+/**
+ * A cache of values derived from file contents (parsed metadata), keyed by a hash of the bytes
+ * and the parser. Identical bytes always parse the same, so an entry can never be stale; that
+ * is what lets a cold `rye execute` skip loading the YAML and JavaScript parsers entirely.
+ * Memory first, then an optional directory (`<user>/.ai/state/cache/metadata`). Disk problems
+ * are ignored: the cache is only ever an optimisation.
+ */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sha256Hex } from '@ryeos/lillux';
+
+/** Bump when a parser's output changes shape, so old disk entries are not reused. */
+const FORMAT_VERSION = 1;
+const MEMORY_LIMIT = 2_000;
+
+export class ContentCache {
+  private readonly memory = new Map<string, unknown>();
+
+  constructor(private readonly dir?: string) {}
+
+  keyOf(namespace: string, path: string, text: string): string {
+    return sha256Hex(`${FORMAT_VERSION}\u0000${namespace}\u0000${path}\u0000${text}`);
+  }
+
+  /** Returns the cached value for this content, or computes, stores and returns it. */
+  derive<T>(namespace: string, path: string, text: string, compute: () => T): T {
+    const key = this.keyOf(namespace, path, text);
+    if (this.memory.has(key)) return this.memory.get(key) as T;
+    const fromDisk = this.read(key);
+    if (fromDisk !== undefined) {
+      this.remember(key, fromDisk);
+      return fromDisk as T;
+    }
+    const value = compute();
+    this.remember(key, value);
+    this.write(key, value);
+    return value;
+  }
+
+  private remember(key: string, value: unknown): void {
+    if (this.memory.size >= MEMORY_LIMIT) this.memory.delete(this.memory.keys().next().value!);
+    this.memory.set(key, value);
+  }
+
+  private fileOf(key: string): string | undefined {
+    return this.dir ? join(this.dir, key.slice(0, 2), `${key}.json`) : undefined;
+  }
+
+  private read(key: string): unknown {
+    const file = this.fileOf(key);
+    if (!file) return undefined;
+    try {
+      return JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      return undefined;
+    }
+  }
+
+  private write(key: string, value: unknown): void {
+    const file = this.fileOf(key);
+    if (!file) return;
+    try {
+      mkdirSync(join(file, '..'), { recursive: true });
+      const temp = `${file}.${process.pid}.tmp`;
+      writeFileSync(temp, JSON.stringify(value));
+      renameSync(temp, file);
+    } catch {
+      // a read-only or full disk only costs speed
+    }
+  }
+}
