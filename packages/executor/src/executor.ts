@@ -12,8 +12,8 @@ import { buildChain, ChainError, validateChain } from './chain.js';
 import { ContentCache } from './content-cache.js';
 import { verifyLooseFile } from './files.js';
 import { formatFor, KindRegistry } from './kinds.js';
-import type { SignableKind } from './refs.js';
-import { canonicalRef } from './refs.js';
+import type { ItemKind, SignableKind } from './refs.js';
+import { canonicalRef, ITEM_KINDS } from './refs.js';
 import type { ResolvedItem } from './resolve.js';
 import { resolveItem } from './resolve.js';
 import type { RunContext } from './run-chain.js';
@@ -120,6 +120,16 @@ export class Executor {
       env: this.env as VerifyEnv,
       cache: this.cache,
     };
+  }
+
+  /** The kinds under which a plain id exists in any space (DECISIONS 1). */
+  async kindsOf(id: string): Promise<ItemKind[]> {
+    const found: ItemKind[] = [];
+    for (const kind of ITEM_KINDS) {
+      const config = await this.kinds.get(kind);
+      if (await resolveItem(this.spaces, kind, id, config.extensions)) found.push(kind);
+    }
+    return found;
   }
 
   /**

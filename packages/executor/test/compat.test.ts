@@ -44,6 +44,18 @@ const ITEMS: {
   },
   {
     kind: 'tool',
+    path: 'tools/legacy/ts/typed.ts',
+    recipe: 'tool',
+    text: 'export const __version__ = "0.1.0";\nexport const __executor_id__ = "rye/core/runtimes/node/node";\nexport const __category__ = "legacy/ts";\nexport const CONFIG: Record<string, unknown> = { retries: 2 };\nconsole.log("{}");\n',
+  },
+  {
+    kind: 'tool',
+    path: 'tools/legacy/sh/hello.sh',
+    recipe: 'tool',
+    text: '#!/usr/bin/env bash\n# __version__ = "1.0.0"\n# __executor_id__ = "rye/core/runtimes/bash/bash"\n# __category__ = "legacy/sh"\necho \'{"success": true}\'\n',
+  },
+  {
+    kind: 'tool',
     path: 'tools/legacy/docs/ask.yaml',
     recipe: 'tool',
     text: 'version: "1.0.0"\ntool_type: mcp\nexecutor_id: rye/core/runtimes/http/http\ncategory: legacy/docs\ndescription: "Ask the docs server"\nconfig:\n  url: "http://127.0.0.1:9/ask"\n',

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { generateKeyPair } from '@ryeos/lillux';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { signItems } from '../src/index.js';
 import type { Workspace } from './helpers/workspace.js';
 import { createWorkspace } from './helpers/workspace.js';
 
@@ -417,6 +418,9 @@ describe('tool code never runs during resolution or dry run', () => {
     });
     const trace = await executor.executeTool('demo/marker', {}, { dryRun: true, trace: true });
     expect(trace.trace).toBeDefined();
+    const signed = await signItems(executor, 'tool:demo/marker', { keyPair: ws.userKey });
+    expect(signed.summary).toBe('1 signed, 0 failed');
+    await executor.verifyItemFile('tool', 'demo/marker');
     expect(existsSync(marker)).toBe(false);
     await executor.executeTool('demo/marker');
     expect(existsSync(marker)).toBe(true);

@@ -96,13 +96,13 @@ export class Rye {
           },
         );
       }
-      const kind = ref.kind ?? request.item_type ?? 'tool';
+      const executor = await this.executor();
+      const kind = ref.kind ?? request.item_type ?? (await this.kindOfPlainId(ref.id));
       if (kind !== 'tool') {
         throw new RyeError('VALIDATION', `Executing ${kind} items is not available yet in this version`, {
           hint: 'Only tools can be executed for now.',
         });
       }
-      const executor = await this.executor();
       const envelope: ToolEnvelope = await executor.executeTool(ref.id, request.parameters ?? {}, {
         ...(request.dry_run ? { dryRun: true } : {}),
         ...(request.trace ? { trace: true } : {}),
@@ -112,6 +112,21 @@ export class Rye {
     } catch (error) {
       return toErrorEnvelope(error, { item_id: echo });
     }
+  }
+
+  /** A plain id must name exactly one kind of item (DECISIONS 1). */
+  private async kindOfPlainId(id: string): Promise<string> {
+    const kinds = await (await this.executor()).kindsOf(id);
+    if (kinds.length === 1) return kinds[0]!;
+    if (kinds.length === 0) {
+      throw new RyeError('NOT_FOUND', `Item not found: ${id}`, {
+        hint: 'Check the id, or use a canonical ref such as tool:acme/hello.',
+      });
+    }
+    throw new RyeError(
+      'VALIDATION',
+      `Ambiguous item_id '${id}': matches ${kinds.join(' and ')}; use ${kinds.map((k) => `'${k}:${id}'`).join(' or ')}`,
+    );
   }
 
   /** Signs items in project (default) or user space with the user's signing key. */

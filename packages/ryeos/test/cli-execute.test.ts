@@ -118,6 +118,34 @@ describe('rye CLI: keys, sign, execute', () => {
     expect(steps).toContain('verify_integrity');
   });
 
+  it('plain ids resolve to their one kind; two kinds are ambiguous; none is not found', async () => {
+    const plain = await rye(['execute', 'demo/script', '--params', '{"n": 1}', '--project', t.project], {
+      env: t.env,
+    });
+    expect(plain.json).toMatchObject({ status: 'success', item_id: 'tool:demo/script' });
+    await t.write('knowledge/demo/script.md', '```yaml\nname: script\n```\n');
+    const ambiguous = await rye(['execute', 'demo/script', '--project', t.project], { env: t.env });
+    expect(ambiguous.json).toMatchObject({
+      status: 'error',
+      error:
+        "Ambiguous item_id 'demo/script': matches tool and knowledge; use 'tool:demo/script' or 'knowledge:demo/script'",
+      item_id: 'demo/script',
+    });
+    const missing = await rye(['execute', 'demo/nothing', '--project', t.project], { env: t.env });
+    expect(missing.json).toMatchObject({
+      status: 'error',
+      error_type: 'not_found',
+      error: 'Item not found: demo/nothing',
+    });
+  });
+
+  it('a relative --project is taken from the caller’s directory', async () => {
+    const run = await rye(['execute', 'tool:demo/plain', '--project', 'project', '--params', '{"n": 2}'], {
+      env: { ...t.env, INIT_CWD: t.root },
+    });
+    expect(run.json).toMatchObject({ status: 'success', data: { n: 2 } });
+  });
+
   it('bad --params JSON is a clear validation error', async () => {
     const run = await rye(['execute', 'tool:demo/plain', '--params', '{nope', '--project', t.project], {
       env: t.env,

@@ -1,5 +1,6 @@
 /** Small helpers shared by CLI verbs: flag parsing, JSON output, ref forms. */
 
+import { resolve } from 'node:path';
 import type { ParseArgsConfig } from 'node:util';
 import { parseArgs } from 'node:util';
 import { RyeError } from '@ryeos/lillux';
@@ -66,4 +67,12 @@ export function parseJsonObject(text: string, what: string): Record<string, unkn
 export function str(values: ParsedArgs['values'], name: string): string | undefined {
   const value = values[name];
   return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * Resolves a path the user typed. Under `pnpm rye …` the process runs from the repository root,
+ * so relative paths are taken from the directory the user was in (INIT_CWD).
+ */
+export function callerPath(path: string): string {
+  return resolve(process.env.INIT_CWD ?? process.cwd(), path);
 }

@@ -1,6 +1,14 @@
 /** `rye execute <ref> [--params JSON | JSON on stdin] [--project DIR] [--dry-run] [--trace]` */
 
-import { parse, parseJsonObject, printJson, readStdin, refFromPositionals, str } from '../cli/args.js';
+import {
+  callerPath,
+  parse,
+  parseJsonObject,
+  printJson,
+  readStdin,
+  refFromPositionals,
+  str,
+} from '../cli/args.js';
 import type { CliIo } from '../cli/run.js';
 import { createRye } from '../rye.js';
 
@@ -22,7 +30,7 @@ export async function executeCommand(args: string[], io: CliIo): Promise<number>
     if (piped) parameters = parseJsonObject(piped, 'stdin');
   }
   const projectPath = str(values, 'project') ?? str(values, 'project-path');
-  const rye = createRye(projectPath ? { projectPath } : {});
+  const rye = createRye({ projectPath: callerPath(projectPath ?? '.') });
   const result = await rye.execute({
     item_id: ref,
     parameters,

@@ -1,7 +1,7 @@
 /** `rye keys generate [--force] | trust <public_key.pem> [--owner NAME] [--space user|project] | list` */
 import { readFile } from 'node:fs/promises';
 import { RyeError } from '@ryeos/lillux';
-import { parse, printJson, str } from '../cli/args.js';
+import { callerPath, parse, printJson, str } from '../cli/args.js';
 import type { CliIo } from '../cli/run.js';
 import { createRye } from '../rye.js';
 
@@ -13,7 +13,7 @@ export async function keysCommand(args: string[], io: CliIo): Promise<number> {
     project: { type: 'string' },
   });
   const project = str(values, 'project');
-  const rye = createRye(project ? { projectPath: project } : {});
+  const rye = createRye({ projectPath: callerPath(project ?? '.') });
   const [action, file] = positionals;
   if (action === 'generate') {
     printJson(io, { status: 'success', ...(await rye.generateKeys({ force: values.force === true })) });

@@ -1,6 +1,6 @@
 /** `rye sign <ref | glob> [--space project|user] [--project DIR]` */
 import { RyeError } from '@ryeos/lillux';
-import { parse, printJson, refFromPositionals, str } from '../cli/args.js';
+import { callerPath, parse, printJson, refFromPositionals, str } from '../cli/args.js';
 import type { CliIo } from '../cli/run.js';
 import { createRye } from '../rye.js';
 
@@ -20,7 +20,7 @@ export async function signCommand(args: string[], io: CliIo): Promise<number> {
     });
   }
   const projectPath = str(values, 'project') ?? str(values, 'project-path');
-  const rye = createRye(projectPath ? { projectPath } : {});
+  const rye = createRye({ projectPath: callerPath(projectPath ?? '.') });
   const result = await rye.sign(refFromPositionals(positionals, 'sign'), { space });
   printJson(io, { status: result.failed.length ? 'error' : 'success', ...result });
   return result.failed.length ? 1 : 0;
