@@ -34,6 +34,7 @@ export function parseRef(ref: string): ParsedRef {
         throw new RyeError(
           'VALIDATION',
           `Canonical ref must include an ID after '${kind}:' (e.g. '${kind}:my/item')`,
+          { hint: `Add the item id after '${kind}:'.` },
         );
       }
       return { kind, id: normalizeId(id) };

@@ -16,6 +16,7 @@ export type RyeErrorCode =
   | 'SPAWN'
   | 'HTTP'
   | 'CONFIG'
+  | 'UNAVAILABLE'
   | 'INTERNAL';
 
 export interface RyeErrorOptions {

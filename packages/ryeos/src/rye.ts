@@ -4,10 +4,13 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { SignResult, SystemBundle, ToolEnvelope } from '@ryeos/executor';
+import { directiveFacts, executeDirectiveInline, executeKnowledge, knowledgeFacts } from '@ryeos/directives';
+import type { SignResult, SystemBundle } from '@ryeos/executor';
 import {
+  canonicalRef,
   Executor,
   generateSigningKey,
+  ITEM_KINDS,
   loadSigningKey,
   parseRef,
   signItems,
@@ -16,6 +19,8 @@ import {
   userSpaceBase,
 } from '@ryeos/executor';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
+import type { ExecuteMode, Kind } from './execute/matrix.js';
+import { checkMatrix, checkModeAlone, parseTarget, parseThread } from './execute/matrix.js';
 import { systemSpaceRoot } from './package-root.js';
 
 export interface RyeOptions {
@@ -26,17 +31,24 @@ export interface RyeOptions {
 
 export interface ExecuteRequest {
   item_id: string;
+  /** Compatibility with v1 clients; a canonical ref prefix says the same. */
   item_type?: string;
   parameters?: Record<string, unknown>;
   dry_run?: boolean;
+  /** Tools only: add resolution, integrity and env steps to the result. */
   trace?: boolean;
   thread?: string;
   target?: string;
   async?: boolean;
+  /** Fork only: model override (also accepted inside parameters; top-level wins). */
+  model?: string;
+  /** Fork only: limit overrides (also accepted inside parameters; top-level wins). */
+  limit_overrides?: Record<string, unknown>;
   signal?: AbortSignal;
 }
 
-export type Envelope = Record<string, unknown> & { status: string };
+/** An operation result: `status` is absent only in inline directive replies (`{your_directions}`). */
+export type Envelope = Record<string, unknown>;
 
 /** System bundles: this package's `.ai/` first, then those registered in user config (DECISIONS 22). */
 async function systemBundles(userSpace: string): Promise<SystemBundle[]> {
@@ -82,40 +94,78 @@ export class Rye {
     return this.executorPromise;
   }
 
-  /** Runs an item. Tools run through their chain; other kinds arrive with later layers. */
+  /**
+   * Runs an item (spec items §7): validates the whole request against the execute matrix first,
+   * then routes — tools through their chain, directives inline, knowledge as context. Returns
+   * an envelope; never throws.
+   */
   async execute(request: ExecuteRequest): Promise<Envelope> {
-    const echo = request.item_id;
+    const start = performance.now();
+    const echo = typeof request.item_id === 'string' ? request.item_id : '';
+    let itemId = echo;
     try {
-      const ref = parseRef(request.item_id ?? '');
-      if (request.item_type && ref.kind && request.item_type !== ref.kind) {
-        throw new RyeError(
-          'VALIDATION',
-          `item_type '${request.item_type}' contradicts the ref prefix '${ref.kind}:'`,
-          {
-            hint: 'Drop item_type, or make it match the prefix.',
-          },
-        );
-      }
+      if (!echo.trim())
+        throw new RyeError('VALIDATION', 'item_id is required.', {
+          hint: 'Pass a ref such as "tool:rye/bash".',
+        });
+      const ref = parseRef(echo);
+      const mode: ExecuteMode = {
+        target: parseTarget(request.target),
+        thread: parseThread(request.thread),
+        async: request.async === true,
+        dryRun: request.dry_run === true,
+      };
+      checkModeAlone(mode);
+      checkForkOptions(request);
+      const kind = await this.kindOf(ref.kind, request.item_type, ref.id);
+      itemId = canonicalRef(kind, ref.id);
+      checkMatrix(kind, mode);
+      const parameters = { ...(request.parameters ?? {}) };
+      if (mode.target.remote || mode.thread === 'fork' || mode.async)
+        return unavailable(kind, mode, itemId, start);
       const executor = await this.executor();
-      const kind = ref.kind ?? request.item_type ?? (await this.kindOfPlainId(ref.id));
-      if (kind !== 'tool') {
-        throw new RyeError('VALIDATION', `Executing ${kind} items is not available yet in this version`, {
-          hint: 'Only tools can be executed for now.',
+      if (kind === 'knowledge') return await executeKnowledge(executor, ref.id);
+      if (kind === 'directive') {
+        return await executeDirectiveInline(executor, ref.id, parameters, {
+          dryRun: mode.dryRun,
+          env: this.env,
         });
       }
-      const envelope: ToolEnvelope = await executor.executeTool(ref.id, request.parameters ?? {}, {
-        ...(request.dry_run ? { dryRun: true } : {}),
+      return await executor.executeTool(ref.id, parameters, {
+        ...(mode.dryRun ? { dryRun: true } : {}),
         ...(request.trace ? { trace: true } : {}),
         ...(request.signal ? { signal: request.signal } : {}),
       });
-      return envelope;
     } catch (error) {
-      return toErrorEnvelope(error, { item_id: echo });
+      return toErrorEnvelope(error, { item_id: itemId, metadata: { duration_ms: elapsedMs(start) } });
     }
   }
 
+  private async kindOf(prefix: string | undefined, itemType: string | undefined, id: string): Promise<Kind> {
+    if (itemType !== undefined && !(ITEM_KINDS as readonly string[]).includes(itemType)) {
+      throw new RyeError(
+        'VALIDATION',
+        `Unknown item_type '${itemType}'. Must be directive, tool or knowledge.`,
+        {
+          hint: 'Drop item_type and use a canonical ref such as "tool:acme/x".',
+        },
+      );
+    }
+    if (prefix === 'config') {
+      throw new RyeError('VALIDATION', 'Config files cannot be executed.', {
+        hint: 'Use load to read a config file.',
+      });
+    }
+    if (itemType && prefix && itemType !== prefix) {
+      throw new RyeError('VALIDATION', `item_type '${itemType}' contradicts the ref prefix '${prefix}:'`, {
+        hint: 'Drop item_type, or make it match the prefix.',
+      });
+    }
+    return (prefix ?? itemType ?? (await this.kindOfPlainId(id))) as Kind;
+  }
+
   /** A plain id must name exactly one kind of item (DECISIONS 1). */
-  private async kindOfPlainId(id: string): Promise<string> {
+  private async kindOfPlainId(id: string): Promise<Kind> {
     const kinds = await (await this.executor()).kindsOf(id);
     if (kinds.length === 1) return kinds[0]!;
     if (kinds.length === 0) {
@@ -134,6 +184,7 @@ export class Rye {
     const keyPair = await loadSigningKey(signingKeyDir(this.userSpace, this.env));
     return signItems(await this.executor(), ref, {
       keyPair,
+      readers: { directive: directiveFacts, knowledge: knowledgeFacts },
       ...(options.space ? { space: options.space } : {}),
     });
   }
@@ -160,6 +211,56 @@ export class Rye {
       .list('system')
       .map(({ fingerprint, owner, space, path }) => ({ fingerprint, owner, space, path }));
   }
+}
+
+/** `model` and `limit_overrides` are fork options; check their shape up front. */
+function checkForkOptions(request: ExecuteRequest): void {
+  const model = request.model ?? request.parameters?.model;
+  if (model !== undefined && typeof model !== 'string') {
+    throw new RyeError('VALIDATION', 'model must be a string, e.g. "claude-sonnet-4"', {
+      hint: 'Pass model as a string.',
+    });
+  }
+  const limits = request.limit_overrides ?? request.parameters?.limit_overrides;
+  if (limits === undefined) return;
+  if (!limits || typeof limits !== 'object' || Array.isArray(limits)) {
+    throw new RyeError('VALIDATION', 'limit_overrides must be an object, e.g. {"turns": 10}', {
+      hint: 'Pass an object.',
+    });
+  }
+  const known = ['turns', 'tokens', 'spend', 'spawns', 'duration_seconds', 'depth'];
+  const unknown = Object.keys(limits).filter((k) => !known.includes(k));
+  if (unknown.length) {
+    throw new RyeError(
+      'VALIDATION',
+      `Unknown limit_overrides: ${unknown.join(', ')}. Valid limits: ${known.join(', ')}`,
+      {
+        hint: 'Use only the listed limit names.',
+      },
+    );
+  }
+}
+
+function elapsedMs(start: number): number {
+  return Math.round((performance.now() - start) * 100) / 100;
+}
+
+/** Fork, remote and async paths arrive with their own layers; until then they say so. */
+function unavailable(kind: Kind, mode: ExecuteMode, itemId: string, start: number): Envelope {
+  const what = mode.target.remote
+    ? `Remote execution (target="${mode.target.name ? `remote:${mode.target.name}` : 'remote'}")`
+    : mode.thread === 'fork'
+      ? 'Managed threads (thread="fork")'
+      : `async ${kind} execution`;
+  return toErrorEnvelope(
+    new RyeError('UNAVAILABLE', `${what} is not available yet in this version of ryeos.`, {
+      hint:
+        kind === 'directive'
+          ? 'Execute the directive inline (drop thread/target/async) and follow its directions yourself.'
+          : 'Run it locally and synchronously (drop target/async).',
+    }),
+    { item_id: itemId, metadata: { duration_ms: elapsedMs(start) } },
+  );
 }
 
 export function createRye(options: RyeOptions = {}): Rye {

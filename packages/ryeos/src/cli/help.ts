@@ -6,12 +6,19 @@ export function helpText(): string {
 Usage: rye <command> [options]
 
 Commands:
-  execute <ref>      Run an item: rye execute tool:acme/hello --params '{"name":"x"}'
+  execute <ref>      Run a tool, follow a directive, or read knowledge:
+                       rye execute tool:acme/hello --params '{"name":"x"}'
+                       rye execute directive:acme/review --params '{"path":"src"}'
+                       rye execute knowledge:acme/style
                      (also: rye execute tool acme/hello; JSON params may come on stdin)
       --params JSON    parameters (or '-' to read them from stdin)
       --project DIR    project root (default: current directory)
       --dry-run        build and verify the chain without running anything
       --trace          add resolution, integrity and env steps to the result
+      --thread MODE    inline (default) | fork (directives: managed thread)
+      --target WHERE   local (default) | remote | remote:<name>
+      --async          return a handle at once (fork directives, tools)
+      --model M, --limit-overrides JSON   fork options
   sign <ref|glob>    Validate and sign items: rye sign 'tool:acme/*' [--space project|user]
   keys generate      Create your signing key pair and trust it (--force to replace)
   keys trust <pem>   Trust someone's public key [--owner NAME] [--space user|project]

@@ -1,4 +1,8 @@
-/** `rye execute <ref> [--params JSON | JSON on stdin] [--project DIR] [--dry-run] [--trace]` */
+/**
+ * `rye execute <ref> [--params JSON | JSON on stdin] [--project DIR] [--dry-run] [--trace]
+ *  [--thread inline|fork] [--target local|remote|remote:<name>] [--async] [--model M]
+ *  [--limit-overrides JSON]`
+ */
 
 import {
   callerPath,
@@ -20,6 +24,12 @@ export async function executeCommand(args: string[], io: CliIo): Promise<number>
     'project-path': { type: 'string' },
     'dry-run': { type: 'boolean' },
     trace: { type: 'boolean' },
+    thread: { type: 'string' },
+    target: { type: 'string' },
+    async: { type: 'boolean' },
+    model: { type: 'string' },
+    'limit-overrides': { type: 'string' },
+    'item-type': { type: 'string' },
   });
   const ref = refFromPositionals(positionals, 'execute');
   const raw = str(values, 'params') ?? str(values, 'parameters');
@@ -36,7 +46,19 @@ export async function executeCommand(args: string[], io: CliIo): Promise<number>
     parameters,
     ...(values['dry-run'] ? { dry_run: true } : {}),
     ...(values.trace ? { trace: true } : {}),
+    ...(values.async ? { async: true } : {}),
+    ...optional('thread', str(values, 'thread')),
+    ...optional('target', str(values, 'target')),
+    ...optional('model', str(values, 'model')),
+    ...optional('item_type', str(values, 'item-type')),
+    ...(str(values, 'limit-overrides')
+      ? { limit_overrides: parseJsonObject(str(values, 'limit-overrides')!, '--limit-overrides') }
+      : {}),
   });
   printJson(io, result);
   return result.status === 'error' ? 1 : 0;
+}
+
+function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, string>);
 }

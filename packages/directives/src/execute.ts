@@ -1,0 +1,105 @@
+/**
+ * Local inline execution of directives and knowledge (spec items §7.3, §7.5): the calling
+ * agent gets the interpolated instructions back and follows them itself.
+ */
+import type { Executor } from '@ryeos/executor';
+import { canonicalRef } from '@ryeos/executor';
+import { toErrorEnvelope } from '@ryeos/lillux';
+import type { ParsedDirective } from './directive.js';
+import type { Inputs } from './inputs.js';
+import { InputError, interpolate, interpolateActions, validateInputs } from './inputs.js';
+import { loadDirective, loadKnowledge } from './load.js';
+
+export const KNOWLEDGE_INSTRUCTIONS = 'Use this knowledge to inform your decisions.';
+
+export interface DirectiveRunOptions {
+  dryRun?: boolean;
+  env?: Record<string, string | undefined>;
+}
+
+export type Envelope = Record<string, unknown>;
+
+function since(start: number): { duration_ms: number } {
+  return { duration_ms: Math.round((performance.now() - start) * 100) / 100 };
+}
+
+/** Validates inputs and interpolates body, content, raw and actions of a parsed directive. */
+export function prepareDirective(
+  directive: ParsedDirective,
+  parameters: Inputs,
+  env: Record<string, string | undefined> = process.env,
+): { directive: ParsedDirective; inputs: Inputs } {
+  const inputs = validateInputs(directive.inputs, parameters);
+  const options = { env };
+  return {
+    inputs,
+    directive: {
+      ...directive,
+      body: interpolate(directive.body, inputs, options),
+      content: interpolate(directive.content, inputs, options),
+      raw: interpolate(directive.raw, inputs, options),
+      actions: interpolateActions(directive.actions, inputs),
+    },
+  };
+}
+
+function errorEnvelope(error: unknown, itemId: string, start: number): Envelope {
+  const extra: Envelope = { item_id: itemId, metadata: since(start) };
+  if (error instanceof InputError) extra.declared_inputs = error.declaredInputs;
+  return toErrorEnvelope(error, extra);
+}
+
+/** `{your_directions}` for inline runs, `validation_passed` for dry runs; never throws. */
+export async function executeDirectiveInline(
+  executor: Executor,
+  id: string,
+  parameters: Inputs,
+  options: DirectiveRunOptions = {},
+): Promise<Envelope> {
+  const start = performance.now();
+  const itemId = canonicalRef('directive', id);
+  try {
+    const loaded = await loadDirective(executor, id);
+    const { directive, inputs } = prepareDirective(loaded.parsed, parameters, options.env);
+    const warnings = [...loaded.verification.warnings, ...directive.warnings];
+    if (options.dryRun) {
+      const { raw: _raw, ...data } = directive;
+      return {
+        status: 'validation_passed',
+        type: 'directive',
+        item_id: itemId,
+        data,
+        inputs,
+        message: 'Directive validation passed (dry run)',
+        ...(warnings.length ? { warnings } : {}),
+      };
+    }
+    // Old directives keep their steps inside the fence: fall back to the interpolated content.
+    const directions = directive.body || directive.content;
+    return { your_directions: directions, metadata: since(start), ...(warnings.length ? { warnings } : {}) };
+  } catch (error) {
+    return errorEnvelope(error, itemId, start);
+  }
+}
+
+/** The knowledge response: metadata + body as data, with the instructions to use it. */
+export async function executeKnowledge(executor: Executor, id: string): Promise<Envelope> {
+  const start = performance.now();
+  const itemId = canonicalRef('knowledge', id);
+  try {
+    const loaded = await loadKnowledge(executor, id);
+    const { fields, body, raw, ...known } = loaded.parsed;
+    return {
+      status: 'success',
+      type: 'knowledge',
+      item_id: itemId,
+      data: { ...fields, ...known, body, raw },
+      instructions: KNOWLEDGE_INSTRUCTIONS,
+      your_directions: KNOWLEDGE_INSTRUCTIONS,
+      metadata: since(start),
+      ...(loaded.verification.warnings.length ? { warnings: loaded.verification.warnings } : {}),
+    };
+  } catch (error) {
+    return errorEnvelope(error, itemId, start);
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * Loading directives and knowledge through the executor: resolve in the spaces, verify the
+ * signature (integrity errors win over parse errors), then parse.
+ */
+import { readFileSync } from 'node:fs';
+import type { DeclaredIdentity, Executor, ItemVerification, ResolvedItem, SpaceName } from '@ryeos/executor';
+import { resolveItem } from '@ryeos/executor';
+import { isRyeError } from '@ryeos/lillux';
+import type { ParsedDirective } from './directive.js';
+import { parseDirective } from './directive.js';
+import type { ParsedKnowledge } from './knowledge.js';
+import { parseKnowledge } from './knowledge.js';
+
+export interface Loaded<T> {
+  id: string;
+  item: ResolvedItem;
+  parsed: T;
+  verification: ItemVerification;
+}
+
+export interface LoadOptions {
+  from?: SpaceName;
+  only?: SpaceName;
+}
+
+async function load<T>(
+  executor: Executor,
+  kind: 'directive' | 'knowledge',
+  id: string,
+  parse: (text: string, path: string) => T,
+  declaredOf: (parsed: T) => DeclaredIdentity,
+  options: LoadOptions,
+): Promise<Loaded<T>> {
+  // Parse first only to learn the declared name/category for the moved check; a parse
+  // failure is reported after integrity, which names the more fundamental problem.
+  const config = await executor.kinds.get(kind);
+  const located = await resolveItem(executor.spaces, kind, id, config.extensions, options);
+  let parsed: T | undefined;
+  let parseError: unknown;
+  if (located) {
+    try {
+      parsed = parse(readFileSync(located.path, 'utf8'), located.path);
+    } catch (error) {
+      parseError = error;
+    }
+  }
+  const declared = parsed ? declaredOf(parsed) : undefined;
+  const { item, verification } = await executor.verifyItemFile(kind, id, {
+    ...options,
+    ...(declared ? { declared } : {}),
+  });
+  if (!parsed)
+    throw isRyeError(parseError) ? parseError : (parseError ?? new Error(`Cannot parse ${item.path}`));
+  return { id: item.id, item, parsed, verification };
+}
+
+export function loadDirective(
+  executor: Executor,
+  id: string,
+  options: LoadOptions = {},
+): Promise<Loaded<ParsedDirective>> {
+  return load(
+    executor,
+    'directive',
+    id,
+    parseDirective,
+    (d) => ({ name: d.name, category: d.category }),
+    options,
+  );
+}
+
+export function loadKnowledge(
+  executor: Executor,
+  id: string,
+  options: LoadOptions = {},
+): Promise<Loaded<ParsedKnowledge>> {
+  // Only what the file declares is checked: a knowledge item without a name takes its stem.
+  const declared = (k: ParsedKnowledge) => ({
+    name: typeof k.fields.name === 'string' ? k.fields.name : undefined,
+    category: k.category,
+  });
+  return load(executor, 'knowledge', id, (text, path) => parseKnowledge(text, path, id), declared, options);
+}

@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import type { DirectiveInput } from '../src/index.js';
+import { InputError, interpolate, interpolateActions, validateInputs } from '../src/index.js';
+
+const declared: DirectiveInput[] = [
+  { name: 'since', type: 'string', required: true },
+  { name: 'style', type: 'string', required: false, default: 'bullets' },
+  { name: 'audience', type: 'string', required: false },
+];
+
+describe('validateInputs', () => {
+  it('applies declared defaults for absent keys only', () => {
+    expect(validateInputs(declared, { since: 'v1' })).toEqual({ since: 'v1', style: 'bullets' });
+    expect(validateInputs(declared, { since: 'v1', style: 'prose' })).toEqual({
+      since: 'v1',
+      style: 'prose',
+    });
+  });
+
+  it('lists missing required inputs and carries the declared inputs', () => {
+    try {
+      validateInputs([...declared, { name: 'repo', type: 'string', required: true }], { style: 'x' });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(InputError);
+      expect((error as Error).message).toBe('Missing required inputs: since, repo');
+      expect((error as InputError).declaredInputs.map((i) => i.name)).toEqual([
+        'since',
+        'style',
+        'audience',
+        'repo',
+      ]);
+    }
+  });
+
+  it('a null value counts as present', () => {
+    expect(validateInputs(declared, { since: null })).toEqual({ since: null, style: 'bullets' });
+  });
+
+  it('rejects unknown keys in request order, listing inputs in declaration order', () => {
+    expect(() => validateInputs(declared, { zeta: 1, since: 'a', alpha: 2 })).toThrow(
+      'Unknown parameters: zeta, alpha. Valid inputs: since, style, audience',
+    );
+  });
+
+  it('accepts anything when no inputs are declared', () => {
+    expect(validateInputs([], { anything: 1 })).toEqual({ anything: 1 });
+  });
+
+  it('model and limit_overrides inside parameters are execute options unless declared', () => {
+    expect(validateInputs(declared, { since: 'a', model: 'm', limit_overrides: { turns: 1 } })).toEqual({
+      since: 'a',
+      style: 'bullets',
+    });
+    const withModel = [...declared, { name: 'model', type: 'string', required: false }];
+    expect(validateInputs(withModel, { since: 'a', model: 'm' })).toMatchObject({ model: 'm' });
+  });
+});
+
+describe('interpolate', () => {
+  const inputs = {
+    name: 'Ada',
+    empty: '',
+    count: 3,
+    flag: false,
+    obj: { a: 1 },
+    nil: null,
+    braces: '{input:name}',
+  };
+  const env = { HOME: '/home/ada' };
+  const run = (text: string) => interpolate(text, inputs, { env });
+
+  it('{input:k}: present → value (even empty); missing → left verbatim', () => {
+    expect(run('hi {input:name}!')).toBe('hi Ada!');
+    expect(run('[{input:empty}]')).toBe('[]');
+    expect(run('{input:missing}')).toBe('{input:missing}');
+  });
+
+  it('{input:k?}: missing → empty', () => {
+    expect(run('a{input:missing?}b')).toBe('ab');
+    expect(run('{input:name?}')).toBe('Ada');
+  });
+
+  it('{input:k:default} and {input:k|default}: default only when missing; defaults may hold : and |', () => {
+    expect(run('{input:missing:fallback}')).toBe('fallback');
+    expect(run('{input:missing|fallback}')).toBe('fallback');
+    expect(run('{input:name:fallback}')).toBe('Ada');
+    expect(run('{input:empty|fallback}')).toBe('');
+    expect(run('{input:missing:http://x:8080|y}')).toBe('http://x:8080|y');
+    expect(run('{input:missing|a:b|c}')).toBe('a:b|c');
+    expect(run('[{input:missing:}]')).toBe('[]');
+  });
+
+  it('non-strings render as JSON', () => {
+    expect(run('{input:count} {input:flag} {input:obj} {input:nil}')).toBe('3 false {"a":1} null');
+  });
+
+  it('repeated keys all substitute', () => {
+    expect(run('{input:name}/{input:name}/{input:name?}')).toBe('Ada/Ada/Ada');
+  });
+
+  it('never re-interpolates a substituted value', () => {
+    expect(run('{input:braces}')).toBe('{input:name}');
+    expect(interpolate('{env:TRICK}', {}, { env: { TRICK: '{input:name}' } })).toBe('{input:name}');
+  });
+
+  it('values containing braces pass through', () => {
+    expect(interpolate('x={input:v}', { v: 'a}b{c' })).toBe('x=a}b{c');
+  });
+
+  it('keys with - or . never match; {input:k?x} does not match', () => {
+    expect(run('{input:my-key} {input:a.b} {input:name?x}')).toBe(
+      '{input:my-key} {input:a.b} {input:name?x}',
+    );
+  });
+
+  it('${inputs.k} and {env:VAR} / {env:VAR:default}', () => {
+    expect(run('${inputs.name} ${inputs.missing}')).toBe('Ada ${inputs.missing}');
+    expect(run('{env:HOME} {env:NOPE} {env:NOPE:dflt}')).toBe('/home/ada {env:NOPE} dflt');
+  });
+
+  it('actions get input refs only', () => {
+    const actions = interpolateActions(
+      [{ primary: 'execute', item_id: 'tool:{input:name}', params: { p: '{input:count} {env:HOME}' } }],
+      inputs,
+    );
+    expect(actions).toEqual([{ primary: 'execute', item_id: 'tool:Ada', params: { p: '3 {env:HOME}' } }]);
+  });
+});
