@@ -38,9 +38,12 @@ export interface DirectiveHook {
   id?: string;
   event?: string;
   condition?: HookCondition;
+  /** The first action, for hooks with a single `<action primary=…>`. */
   action?: DirectiveAction;
   actions: DirectiveAction[];
   inputs?: Record<string, string>;
+  /** Any other attribute (position, wrap, layer, …), coerced. */
+  [attribute: string]: unknown;
 }
 
 export interface DirectiveContext {
@@ -98,8 +101,8 @@ function limitValue(value: string): number | string {
 }
 
 function coerce(value: string): string | number | boolean {
-  if (value === 'true') return true;
-  if (value === 'false') return false;
+  if (/^true$/i.test(value)) return true;
+  if (/^false$/i.test(value)) return false;
   if (/^-?\d+$/.test(value)) return Number.parseInt(value, 10);
   if (/^-?\d*\.\d+$/.test(value)) return Number.parseFloat(value);
   return value;
@@ -168,7 +171,8 @@ class DirectiveBuilder {
     }
   }
 
-  action(element: XmlElement): DirectiveAction {
+  /** One action element; nested primary elements are returned after it, in document order. */
+  actions(element: XmlElement, primary = element.name): DirectiveAction[] {
     const params: Record<string, string> = {};
     const nested: DirectiveAction[] = [];
     for (const c of element.children) {
@@ -176,17 +180,17 @@ class DirectiveBuilder {
         const name = c.attributes.name;
         if (!name) this.fail(c, 'expected a name attribute on <param>');
         params[name] = c.attributes.value ?? textOf(c);
-      } else if (ACTION_TAGS.has(c.name)) nested.push(this.action(c));
+      } else if (ACTION_TAGS.has(c.name)) nested.push(...this.actions(c));
     }
-    const action: DirectiveAction = { primary: element.name, ...element.attributes, params };
-    if (nested.length) action.actions = nested;
-    return action;
+    const { primary: _primary, ...attributes } = element.attributes;
+    return [{ primary, ...attributes, params }, ...nested];
   }
 
   hook(element: XmlElement): DirectiveHook {
     const hook: DirectiveHook = { actions: [] };
-    if (element.attributes.id) hook.id = element.attributes.id;
-    if (element.attributes.event) hook.event = element.attributes.event;
+    for (const [name, value] of Object.entries(element.attributes)) {
+      hook[name] = name === 'id' || name === 'event' ? value : coerce(value);
+    }
     for (const c of element.children) {
       if (c.name === 'condition') {
         const { path, op, value } = c.attributes;
@@ -197,11 +201,17 @@ class DirectiveBuilder {
           );
         hook.condition = { path, op, value: coerce(value ?? '') };
       } else if (c.name === 'action') {
-        const primary = c.attributes.primary ?? 'execute';
-        const action = this.action(c);
-        action.primary = primary;
-        hook.action ??= action;
-        hook.actions.push(action);
+        const wrapsOnly =
+          c.attributes.primary === undefined &&
+          c.children.length > 0 &&
+          c.children.every((x) => ACTION_TAGS.has(x.name));
+        if (wrapsOnly) {
+          for (const inner of c.children) hook.actions.push(...this.actions(inner));
+        } else {
+          const [action, ...nested] = this.actions(c, c.attributes.primary ?? 'execute');
+          hook.action ??= action;
+          hook.actions.push(action!, ...nested);
+        }
       } else if (c.name === 'inputs') {
         hook.inputs = Object.fromEntries(
           c.children.map((i) => [i.attributes.name ?? i.name, i.attributes.value ?? textOf(i)]),
@@ -270,7 +280,7 @@ class DirectiveBuilder {
   collectActions(element: XmlElement, into: DirectiveAction[]): void {
     for (const c of element.children) {
       if (c.name === 'metadata' || c.name === 'inputs' || c.name === 'outputs') continue;
-      if (ACTION_TAGS.has(c.name)) into.push(this.action(c));
+      if (ACTION_TAGS.has(c.name)) into.push(...this.actions(c));
       else this.collectActions(c, into);
     }
   }

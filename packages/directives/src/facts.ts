@@ -28,3 +28,52 @@ export const knowledgeFacts: FactsReader = (text, path) => {
     category: k.category,
   };
 };
+
+/** Fields search indexes, read statically (never by running the item). */
+export interface SearchFields {
+  name?: string;
+  title?: string;
+  description?: string;
+  category?: string;
+  version?: string;
+  tags?: string[];
+  preview?: string;
+  metadata?: Record<string, unknown>;
+}
+
+const preview = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, 200);
+
+export function directiveSearchFields(text: string, path: string): SearchFields {
+  const d = parseDirective(text, path);
+  return {
+    name: d.name,
+    title: d.name,
+    ...(d.description ? { description: d.description } : {}),
+    ...(d.category !== undefined ? { category: d.category } : {}),
+    ...(d.version ? { version: d.version } : {}),
+    preview: preview(d.body || d.content),
+    metadata: {
+      ...(d.version ? { version: d.version } : {}),
+      ...(d.author ? { author: d.author } : {}),
+      ...(d.model ? { model: d.model } : {}),
+      inputs: d.inputs.map((i) => i.name),
+      ...(d.extends ? { extends: d.extends } : {}),
+      ...d.metadata,
+    },
+  };
+}
+
+export function knowledgeSearchFields(text: string, path: string, id: string): SearchFields {
+  const k = parseKnowledge(text, path, id);
+  const description = typeof k.fields.description === 'string' ? k.fields.description : undefined;
+  return {
+    name: k.name,
+    title: k.title ?? k.name,
+    ...(description ? { description } : {}),
+    ...(k.category !== undefined ? { category: k.category } : {}),
+    ...(k.version ? { version: k.version } : {}),
+    ...(k.tags ? { tags: k.tags } : {}),
+    preview: preview(k.body),
+    metadata: { ...k.fields },
+  };
+}

@@ -35,9 +35,11 @@ function parseYaml(text: string, path: string, lineOffset: number): Record<strin
     value = yaml.parse(text);
   } catch (error) {
     const line = ((error as { linePos?: [{ line: number }] }).linePos?.[0]?.line ?? 1) + lineOffset;
+    // The library's own "at line X, column Y" counts from the block, not the file: drop it.
+    const reason = (error as Error).message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
     throw new RyeError(
       'VALIDATION',
-      `Invalid knowledge ${path}:${line}: metadata is not valid YAML: ${(error as Error).message.split('\n')[0]}`,
+      `Invalid knowledge ${path}:${line}: metadata is not valid YAML: ${reason}`,
       {
         hint: 'Fix the YAML metadata block, then re-sign the item.',
         details: { path, line },

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { DeclaredIdentity, Executor, ItemVerification, ResolvedItem, SpaceName } from '@ryeos/executor';
 import { resolveItem } from '@ryeos/executor';
-import { isRyeError } from '@ryeos/lillux';
+import { isRyeError, normalizeNewlines } from '@ryeos/lillux';
 import type { ParsedDirective } from './directive.js';
 import { parseDirective } from './directive.js';
 import type { ParsedKnowledge } from './knowledge.js';
@@ -39,7 +39,7 @@ async function load<T>(
   let parseError: unknown;
   if (located) {
     try {
-      parsed = parse(readFileSync(located.path, 'utf8'), located.path);
+      parsed = parse(normalizeNewlines(readFileSync(located.path, 'utf8')), located.path);
     } catch (error) {
       parseError = error;
     }
