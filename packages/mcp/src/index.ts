@@ -1,2 +1,7 @@
-export type { ToolDefinition, ToolName } from './tools.js';
-export { TOOL_DEFINITIONS, TOOL_NAMES } from './tools.js';
+export type { OperationContext, OperationResult, ProgressUpdate, RyeOperations } from './operations.js';
+export type { ServerInfo } from './server.js';
+export { createRyeServer } from './server.js';
+export type { JsonSchema, ToolDefinition, ToolName } from './tools.js';
+export { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS, TOOL_NAMES } from './tools.js';
+export type { HttpServeOptions, HttpServerHandle, StdioServerHandle } from './transports.js';
+export { serveHttp, serveStdio } from './transports.js';

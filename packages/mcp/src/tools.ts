@@ -1,76 +1,255 @@
 /**
- * The four MCP tools ryeos serves (DECISIONS 11, 24). Names and descriptions live here as data
- * so the threads runner can offer the same tools to a model without importing this layer.
+ * The four MCP tools ryeos serves (DECISIONS 11, 24), as plain data: names, descriptions that teach
+ * an agent how to use them, and JSON Schemas (draft-07 keywords only) describing every parameter
+ * of interfaces §2. The threads runner offers the same definitions to a model as its `rye_*` tools,
+ * so this module imports nothing.
  */
 export const TOOL_NAMES = ['search', 'load', 'execute', 'sign'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
-export interface ToolDefinition {
-  name: ToolName;
-  description: string;
-  inputSchema: { type: 'object'; properties: Record<string, unknown>; required?: string[] };
+/** The subset of JSON Schema these definitions use. */
+export interface JsonSchema {
+  type?: 'object' | 'string' | 'integer' | 'number' | 'boolean' | 'array';
+  description?: string;
+  enum?: readonly string[];
+  default?: unknown;
+  minimum?: number;
+  properties?: Readonly<Record<string, JsonSchema>>;
+  required?: readonly string[];
+  additionalProperties?: boolean | JsonSchema;
+  items?: JsonSchema;
 }
 
-const projectPath = {
+export interface ToolDefinition {
+  readonly name: ToolName;
+  readonly description: string;
+  readonly inputSchema: {
+    readonly type: 'object';
+    readonly properties: Readonly<Record<string, JsonSchema>>;
+    readonly required: readonly string[];
+  };
+}
+
+const PROJECT_PATH: JsonSchema = {
   type: 'string',
-  description: 'Absolute path of the project whose .ai/ directory is the project space.',
+  description:
+    'Absolute path of the project root (the directory that holds .ai/). Required on every call; there is no default project.',
 };
 
-export const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
+const ITEM_TYPE: JsonSchema = {
+  type: 'string',
+  enum: ['directive', 'tool', 'knowledge'],
+  description: 'Kind of the item. Optional when item_id is a canonical ref such as "tool:rye/bash".',
+};
+
+const SEARCH_DESCRIPTION = `Find directives (workflows), tools (code) and knowledge (docs) by keyword in the project, user and system spaces. Use it to discover an item's id before load or execute, unless the user named the item ("rye execute X": execute X directly).
+scope = kind + optional namespace: "directive", "tool", "knowledge", "tool.rye.file-system.*" (namespace rye/file-system/) or the capability form "rye.search.directive.*".
+query: words are ANDed; AND, OR, NOT and (parentheses); "exact phrase"; wildcards (file*, *thread*); "*" or "" lists everything. fuzzy.enabled tolerates typos; proximity keeps terms near each other; fields/filters match single fields or metadata.
+Each result has id, title, description, source space, score and signed; pass the id to load or execute. System knowledge is the manual: search scope "knowledge" (e.g. query "rye") to learn how RYE works.`;
+
+const LOAD_DESCRIPTION = `Read an item's content and metadata without running it: inspect a directive's inputs, a tool's parameters or a knowledge entry. Looks in project, then user, then system space unless source is given; content is integrity-verified.
+To customise an item, copy it with destination ("project" or "user"); the reply gives destination_path. Edit that file, then call sign on it: a copy of a system item must be signed in its new space before it runs, and every edit must be re-signed. System items are never edited in place.
+source "registry" pulls from the registry (version selects a release).`;
+
+const EXECUTE_DESCRIPTION = `Run an item. When the user says "rye execute X", call this directly with item_id X: do not search first and never ask for confirmation. Extra words in the request are parameters (e.g. "rye execute web/fetch url https://x.dev" -> parameters {"url": "https://x.dev"}).
+directive: the reply's your_directions are your instructions; follow them immediately (render <render> blocks verbatim, act on <instruction> blocks silently). tool: runs and returns data. knowledge: returns its content.
+Unknown parameter keys come back as an error listing the valid inputs; fix and retry. dry_run validates without running. thread "fork" runs a directive in its own LLM thread (model, limit_overrides); async returns a thread_id at once; target "remote" or "remote:<name>" runs on a remote server.`;
+
+const SIGN_DESCRIPTION = `Validate an item and sign it with your Ed25519 key. Sign after every create, edit or copy: unsigned or modified items are refused by load and execute with an integrity error.
+item_id: an id, a canonical ref ("tool:acme/fetch", "config:agent") or a glob ("acme/*"; a pattern without "/" matches at any depth, "*" signs every item of item_type). source is the space to sign in: "project" (default) or "user". System items are immutable: copy them first with load(destination), then sign the copy.
+Validation failures list the issues to fix. Needs a signing key ("rye keys generate", then trust it).`;
+
+/** Usage guidance for the whole server, sent as the MCP `instructions` of the initialize reply. */
+export const SERVER_INSTRUCTIONS = `RYE OS holds signed, reusable directives (workflows for you to follow), tools (code that runs) and knowledge (reference docs) in three spaces: project (<project>/.ai/), user (~/.ai/) and system (shipped, read-only). Project shadows user, user shadows system.
+Tools: search finds ids; load inspects or copies an item; execute runs it; sign signs what you create, edit or copy.
+- Always pass project_path: the absolute root of the user's project.
+- "rye execute X" from the user means: call execute with item_id X right away, with the remaining words as parameters. Never search first or ask.
+- Otherwise search before guessing an id. When execute returns your_directions, follow them at once.
+- Replies are JSON. status "error" explains the fix (unknown inputs list the valid ones; integrity errors name the rye sign command).
+- To learn how RYE works, search knowledge: system knowledge is the manual.`;
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+export const TOOL_DEFINITIONS: readonly ToolDefinition[] = deepFreeze<ToolDefinition[]>([
   {
     name: 'search',
-    description: 'Find directives, tools and knowledge in the project, user and system spaces.',
+    description: SEARCH_DESCRIPTION,
     inputSchema: {
       type: 'object',
       properties: {
         scope: {
           type: 'string',
-          description: 'What to search, e.g. "tool", "directive", "knowledge" or "tool.rye.file-system.*".',
+          description:
+            'Kind and optional namespace: "directive", "tool", "knowledge", "tool.rye.core.*" (namespace rye/core/), or "rye.search.<kind>[.<namespace>].*".',
         },
         query: {
           type: 'string',
-          description: 'Keywords; supports AND, OR, NOT, "phrases", wildcards and fuzzy~.',
+          description:
+            'Keywords. Juxtaposed words = AND; also AND, OR, NOT, ( ), "exact phrase", wildcards (file*, *search). "*" or "" matches everything.',
         },
-        project_path: projectPath,
+        project_path: PROJECT_PATH,
+        space: {
+          type: 'string',
+          enum: ['project', 'user', 'system', 'local', 'registry', 'all'],
+          default: 'all',
+          description:
+            'Where to look: one space; "local" = project+user+system; "registry" = registry providers only; "all" = local + registry.',
+        },
+        limit: { type: 'integer', minimum: 1, default: 10, description: 'Maximum results to return.' },
+        offset: { type: 'integer', minimum: 0, default: 0, description: 'Results to skip (pagination).' },
+        sort_by: {
+          type: 'string',
+          enum: ['score', 'name', 'date'],
+          default: 'score',
+          description: 'score = best match first; name = alphabetical; date = newest first.',
+        },
+        fields: {
+          type: 'object',
+          additionalProperties: { type: 'string' },
+          description:
+            'Per-field sub-queries that must all match, e.g. {"category": "rye/file-system", "name": "read*"}.',
+        },
+        filters: {
+          type: 'object',
+          description:
+            'Metadata filters, e.g. {"tags": ["git"], "version": ">=1.0.0", "category": "!rye/core", "date_from": "2025-01-01"}.',
+        },
+        fuzzy: {
+          type: 'object',
+          properties: {
+            enabled: { type: 'boolean', default: false },
+            max_distance: { type: 'integer', minimum: 0, description: 'Maximum edit distance per word.' },
+          },
+          description: 'Typo tolerance: a term that is not found matches words within max_distance edits.',
+        },
+        proximity: {
+          type: 'object',
+          properties: {
+            enabled: { type: 'boolean', default: false },
+            max_distance: { type: 'integer', minimum: 0, default: 5, description: 'Maximum words apart.' },
+          },
+          description: 'Require the query terms to occur within max_distance words of each other.',
+        },
       },
       required: ['scope', 'query', 'project_path'],
     },
   },
   {
     name: 'load',
-    description: 'Read an item (verified) or copy it between spaces.',
+    description: LOAD_DESCRIPTION,
     inputSchema: {
       type: 'object',
       properties: {
-        item_id: { type: 'string', description: 'Canonical ref such as "tool:rye/bash" or a plain id.' },
-        project_path: projectPath,
+        item_id: {
+          type: 'string',
+          description: 'Canonical ref ("directive:init", "tool:rye/bash") or an id with item_type.',
+        },
+        item_type: ITEM_TYPE,
+        project_path: PROJECT_PATH,
+        source: {
+          type: 'string',
+          enum: ['project', 'user', 'system', 'registry'],
+          description: 'Load only from this space. Default: the first of project, user, system that has it.',
+        },
+        destination: {
+          type: 'string',
+          enum: ['project', 'user'],
+          description: 'Copy the item into this space (to customise it; sign the copy afterwards).',
+        },
+        version: { type: 'string', description: 'Registry only: the version to pull.' },
       },
       required: ['item_id', 'project_path'],
     },
   },
   {
     name: 'execute',
-    description: 'Run a tool, follow a directive, or read knowledge.',
+    description: EXECUTE_DESCRIPTION,
     inputSchema: {
       type: 'object',
       properties: {
-        item_id: { type: 'string', description: 'Canonical ref such as "tool:rye/bash" or a plain id.' },
-        project_path: projectPath,
-        parameters: { type: 'object', description: 'Tool parameters or directive inputs.' },
+        item_id: {
+          type: 'string',
+          description: 'What to run: canonical ref ("directive:init", "tool:rye/bash") or a bare id.',
+        },
+        item_type: ITEM_TYPE,
+        project_path: PROJECT_PATH,
+        parameters: {
+          type: 'object',
+          default: {},
+          description: 'Directive inputs or tool parameters, e.g. {"path": "README.md"}.',
+        },
+        dry_run: { type: 'boolean', default: false, description: 'Validate only; run nothing.' },
+        target: {
+          type: 'string',
+          default: 'local',
+          description:
+            '"local", "remote" or "remote:<name>". Remote tools run inline; remote directives fork.',
+        },
+        thread: {
+          type: 'string',
+          enum: ['inline', 'fork'],
+          default: 'inline',
+          description:
+            'inline: a directive returns your_directions for you. fork: a managed LLM thread runs the directive (directives only).',
+        },
+        async: {
+          type: 'boolean',
+          default: false,
+          description:
+            'Return a thread_id immediately and run in the background (not with dry_run or knowledge).',
+        },
+        model: { type: 'string', description: 'Forked directives: the model to use.' },
+        limit_overrides: {
+          type: 'object',
+          properties: {
+            turns: { type: 'integer', minimum: 0, description: 'Maximum LLM turns.' },
+            tokens: { type: 'integer', minimum: 0, description: 'Maximum tokens.' },
+            spend: { type: 'number', minimum: 0, description: 'Maximum spend in USD.' },
+            spawns: { type: 'integer', minimum: 0, description: 'Maximum child threads.' },
+            duration_seconds: { type: 'number', minimum: 0, description: 'Maximum wall-clock seconds.' },
+            depth: { type: 'integer', minimum: 0, description: 'Maximum thread nesting depth.' },
+          },
+          description: 'Forked directives: tighten the thread limits.',
+        },
+        trace: {
+          type: 'boolean',
+          default: false,
+          description: 'Tools only: include the execution chain trace in the reply.',
+        },
       },
       required: ['item_id', 'project_path'],
     },
   },
   {
     name: 'sign',
-    description: 'Validate and sign items after creating or editing them.',
+    description: SIGN_DESCRIPTION,
     inputSchema: {
       type: 'object',
       properties: {
-        item_id: { type: 'string', description: 'Canonical ref or glob, e.g. "tool:acme/*".' },
-        project_path: projectPath,
+        item_id: {
+          type: 'string',
+          description: 'Id, canonical ref ("tool:acme/fetch", "config:agent") or glob ("acme/*", "*").',
+        },
+        item_type: {
+          type: 'string',
+          enum: ['directive', 'tool', 'knowledge', 'config'],
+          description: 'Kind of the item(s). Optional when item_id is a canonical ref.',
+        },
+        project_path: PROJECT_PATH,
+        source: {
+          type: 'string',
+          enum: ['project', 'user'],
+          default: 'project',
+          description: 'The space whose items are signed. System items are immutable.',
+        },
       },
       required: ['item_id', 'project_path'],
     },
   },
-];
+]);

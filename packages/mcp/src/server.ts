@@ -1,0 +1,89 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+  type ListToolsResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { OperationContext, OperationResult, ProgressUpdate, RyeOperations } from './operations.js';
+import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS, TOOL_NAMES, type ToolName } from './tools.js';
+
+export interface ServerInfo {
+  /** Server name reported to clients; default `rye`. */
+  name?: string;
+  version: string;
+}
+
+const TOOLS = TOOL_DEFINITIONS.map((tool) => ({
+  name: tool.name,
+  description: tool.description,
+  inputSchema: tool.inputSchema,
+})) as unknown as ListToolsResult['tools'];
+
+function isToolName(name: string): name is ToolName {
+  return (TOOL_NAMES as readonly string[]).includes(name);
+}
+
+function reply(result: OperationResult): CallToolResult {
+  const content: CallToolResult['content'] = [{ type: 'text', text: JSON.stringify(result) }];
+  return result.status === 'error' ? { content, isError: true } : { content };
+}
+
+function internalError(tool: string, error: unknown): CallToolResult {
+  if (process.env['RYE_DEBUG']) {
+    // stderr only: in stdio mode stdout carries JSON-RPC and nothing else.
+    console.error(`[rye mcp] ${tool} failed:`, error instanceof Error ? (error.stack ?? error) : error);
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return reply({ status: 'error', error: message || 'Internal error', error_type: 'internal' });
+}
+
+/**
+ * A low-level MCP `Server` offering exactly `search`, `load`, `execute` and `sign`, each routed to
+ * `operations` with the client's raw arguments. Connect it to a transport (see `serveStdio`,
+ * `serveHttp`) or any SDK transport.
+ */
+export function createRyeServer(operations: RyeOperations, info: ServerInfo): Server {
+  const server = new Server(
+    { name: info.name ?? 'rye', version: info.version },
+    { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS },
+  );
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name } = request.params;
+    if (!isToolName(name)) return reply({ status: 'error', error: `Unknown tool: ${name}` });
+    const args = request.params.arguments ?? {};
+
+    let finished = false;
+    const progressToken = request.params._meta?.progressToken;
+    const context: OperationContext = { signal: extra.signal };
+    if (progressToken !== undefined) {
+      context.reportProgress = (update: ProgressUpdate) => {
+        // A notification after the reply (or after cancellation) would reach a client that no
+        // longer knows the token.
+        if (finished || extra.signal.aborted) return;
+        const params: { progressToken: string | number; progress: number; total?: number; message?: string } =
+          { progressToken, progress: update.progress };
+        if (update.total !== undefined) params.total = update.total;
+        if (update.message !== undefined) params.message = update.message;
+        extra.sendNotification({ method: 'notifications/progress', params }).catch(() => {});
+      };
+    }
+
+    try {
+      const result: unknown = await operations[name](args, context);
+      if (result === null || typeof result !== 'object' || Array.isArray(result)) {
+        throw new Error(`${name} returned no result object`);
+      }
+      return reply(result as OperationResult);
+    } catch (error) {
+      return internalError(name, error);
+    } finally {
+      finished = true;
+    }
+  });
+
+  return server;
+}
