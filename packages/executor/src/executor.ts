@@ -12,6 +12,7 @@ import { buildChain, ChainError, validateChain } from './chain.js';
 import { ContentCache } from './content-cache.js';
 import { verifyLooseFile } from './files.js';
 import { formatFor, KindRegistry } from './kinds.js';
+import { extractToolMetadata } from './metadata.js';
 import type { ItemKind, SignableKind } from './refs.js';
 import { canonicalRef, ITEM_KINDS } from './refs.js';
 import type { ResolvedItem } from './resolve.js';
@@ -130,6 +131,27 @@ export class Executor {
       if (await resolveItem(this.spaces, kind, id, config.extensions)) found.push(kind);
     }
     return found;
+  }
+
+  /** Finds an item file without verifying it. */
+  async locate(
+    kind: SignableKind,
+    id: string,
+    options: { from?: SpaceName; only?: SpaceName } = {},
+  ): Promise<ResolvedItem | undefined> {
+    const config = await this.kinds.get(kind);
+    return resolveItem(this.spaces, kind, id, config.extensions, options);
+  }
+
+  /** A tool's declared category (undefined when it declares none or cannot be parsed). */
+  toolCategory(text: string, path: string, extension: string): string | undefined {
+    const parser = this.kinds.peek('tool')?.parsers[extension];
+    if (!parser) return undefined;
+    try {
+      return extractToolMetadata(text, path, parser, this.cache).category;
+    } catch {
+      return undefined;
+    }
   }
 
   /**

@@ -13,6 +13,8 @@ export type { GeneratedKey } from './keys.js';
 export { generateSigningKey, loadSigningKey, NO_KEY_HINT, signingKeyDir, trustKey } from './keys.js';
 export type { KindConfig } from './kinds.js';
 export { formatFor, KindRegistry } from './kinds.js';
+export type { LoadRequest, LoadResponse } from './load.js';
+export { loadItem } from './load.js';
 export type { ToolMetadata } from './metadata.js';
 export { extractToolMetadata, parserFor } from './metadata.js';
 export type { ItemKind, ParsedRef, SignableKind } from './refs.js';
@@ -20,6 +22,14 @@ export { canonicalRef, ITEM_KINDS, normalizeId, parseRef, TYPE_DIRS } from './re
 export type { ResolvedItem, ResolveOptions } from './resolve.js';
 export { resolveItem, typeRootOf } from './resolve.js';
 export { normalizeProcessResult } from './run-chain.js';
+export type {
+  SearchableFields,
+  SearchReader,
+  SearchRequest,
+  SearchResponse,
+  SearchResult,
+} from './search/index.js';
+export { searchItems } from './search/index.js';
 export type { FactsReader, ItemFacts, SignOptions, SignResult } from './sign.js';
 export { signItems } from './sign.js';
 export type { Space, SpaceName, SpacesOptions, SystemBundle } from './spaces.js';

@@ -120,6 +120,11 @@ export class KindRegistry {
       .join('|');
   }
 
+  /** The last loaded config of a kind, without re-checking the extractor files. */
+  peek(kind: SignableKind): KindConfig | undefined {
+    return this.configs.get(kind)?.config;
+  }
+
   async get(kind: SignableKind): Promise<KindConfig> {
     const stamp = this.stampOf(kind);
     const cached = this.configs.get(kind);

@@ -2,7 +2,8 @@
  * Signing items (spec items §6.2, interfaces §4): resolve refs or globs in one space, validate
  * the metadata, then rewrite each file atomically with a fresh signature line.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { extname, join, relative } from 'node:path';
 import type { KeyPairPem } from '@ryeos/lillux';
 import { isRyeError, RyeError, signContent, writeFileAtomic } from '@ryeos/lillux';
@@ -110,27 +111,54 @@ const configReader: FactsReader = (text, path) => {
   return {};
 };
 
-async function listGlob(root: string, pattern: string, extensions: readonly string[]): Promise<string[]> {
-  const picomatch = (await import('picomatch')).default;
-  const matches = picomatch(pattern);
+/**
+ * fnmatch-style matching, as the original RYE does: `*` matches any run of characters (slashes
+ * included), `?` one character, `[…]` a class. A pattern without `/` matches an item's name at
+ * any depth; with `/` it is anchored at the type root (interfaces §2.4).
+ */
+export function globMatcher(pattern: string): (id: string) => boolean {
+  let source = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '*') source += '.*';
+    else if (c === '?') source += '.';
+    else if (c === '[') {
+      const end = pattern.indexOf(']', i + 1);
+      if (end === -1) source += '\\[';
+      else {
+        const body = pattern.slice(i + 1, end).replace(/\\/g, '\\\\');
+        source += body.startsWith('!') ? `[^${body.slice(1)}]` : `[${body}]`;
+        i = end;
+      }
+    } else source += c.replace(/[.+^${}()|\\]/g, '\\$&');
+  }
+  const regex = new RegExp(`^${source}$`);
+  return pattern.includes('/')
+    ? (id) => regex.test(id)
+    : (id) => regex.test(id.slice(id.lastIndexOf('/') + 1));
+}
+
+function listGlob(root: string, pattern: string, extensions: readonly string[]): string[] {
+  const matches = globMatcher(pattern);
   const ids = new Set<string>();
-  const walk = async (dir: string): Promise<void> => {
+  const walk = (dir: string): void => {
     let entries: import('node:fs').Dirent[];
     try {
-      entries = await readdir(dir, { withFileTypes: true });
+      entries = readdirSync(dir, { withFileTypes: true });
     } catch {
       return;
     }
     for (const entry of entries) {
+      if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
       const path = join(dir, entry.name);
-      if (entry.isDirectory()) await walk(path);
+      if (entry.isDirectory()) walk(path);
       else if (entry.isFile() && extensions.includes(extname(entry.name))) {
         const id = relative(root, path).slice(0, -extname(entry.name).length);
         if (matches(id)) ids.add(id);
       }
     }
   };
-  await walk(root);
+  walk(root);
   return [...ids].sort();
 }
 
@@ -159,7 +187,7 @@ export async function signItems(executor: Executor, ref: string, options: SignOp
   for (const kind of kinds) {
     const config = await executor.kinds.get(kind);
     if (isGlob(rawId)) {
-      for (const id of await listGlob(typeRootOf(space, kind), rawId, config.extensions)) {
+      for (const id of listGlob(typeRootOf(space, kind), rawId, config.extensions)) {
         const item = await resolveItem(executor.spaces, kind, id, config.extensions, { only: spaceName });
         if (item) targets.push({ kind, id, path: item.path, extension: item.extension });
       }

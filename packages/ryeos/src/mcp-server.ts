@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /**
- * `ryeos-mcp`: serves search, load, execute and sign over MCP. The server itself arrives with
- * the MCP issue; until then it says so on stderr (stdout is reserved for JSON-RPC) and exits 1.
+ * `ryeos-mcp`: serves search, load, execute and sign over MCP — stdio by default,
+ * Streamable HTTP with `--http [--port N] [--host H]` (127.0.0.1 unless told otherwise).
+ * In stdio mode stdout carries JSON-RPC only; everything else goes to stderr.
  */
-process.stderr.write('ryeos-mcp: the MCP server is not available in this version yet.\n');
-process.exitCode = 1;
+import { runMcpServer } from './mcp/run.js';
+
+process.exitCode = await runMcpServer(process.argv.slice(2));

@@ -4,15 +4,24 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { directiveFacts, executeDirectiveInline, executeKnowledge, knowledgeFacts } from '@ryeos/directives';
-import type { SignResult, SystemBundle } from '@ryeos/executor';
+import {
+  directiveFacts,
+  directiveSearchFields,
+  executeDirectiveInline,
+  executeKnowledge,
+  knowledgeFacts,
+  knowledgeSearchFields,
+} from '@ryeos/directives';
+import type { SearchRequest, SignResult, SpaceName, SystemBundle } from '@ryeos/executor';
 import {
   canonicalRef,
   Executor,
   generateSigningKey,
   ITEM_KINDS,
+  loadItem,
   loadSigningKey,
   parseRef,
+  searchItems,
   signItems,
   signingKeyDir,
   trustKey,
@@ -179,6 +188,50 @@ export class Rye {
     );
   }
 
+  /** Searches items (interfaces §2.1); returns an envelope, never throws. */
+  async search(request: SearchRequest): Promise<Envelope> {
+    try {
+      const executor = await this.executor();
+      return {
+        ...(await searchItems(executor, request, {
+          directive: directiveSearchFields,
+          knowledge: knowledgeSearchFields,
+        })),
+      };
+    } catch (error) {
+      return toErrorEnvelope(error, { scope: request.scope, query: request.query ?? '' });
+    }
+  }
+
+  /** Reads (and optionally copies) a verified item (interfaces §2.2); never throws. */
+  async load(request: {
+    item_id: string;
+    item_type?: string;
+    source?: string;
+    destination?: string;
+  }): Promise<Envelope> {
+    const echo = typeof request.item_id === 'string' ? request.item_id : '';
+    let itemId = echo;
+    try {
+      const ref = parseRef(echo);
+      const kind = await this.kindOf(ref.kind, request.item_type, ref.id);
+      itemId = canonicalRef(kind, ref.id);
+      const source = spaceOption(request.source, ['project', 'user', 'system', 'registry'], 'source');
+      const destination = spaceOption(request.destination, ['project', 'user'], 'destination');
+      return {
+        ...(await loadItem(await this.executor(), {
+          kind,
+          id: ref.id,
+          ...(source ? { source: source as SpaceName } : {}),
+          ...(destination ? { destination: destination as 'project' | 'user' } : {}),
+          readers: { directive: directiveFacts, knowledge: knowledgeFacts },
+        })),
+      };
+    } catch (error) {
+      return toErrorEnvelope(error, { item_id: itemId });
+    }
+  }
+
   /** Signs items in project (default) or user space with the user's signing key. */
   async sign(ref: string, options: { space?: 'project' | 'user' } = {}): Promise<SignResult> {
     const keyPair = await loadSigningKey(signingKeyDir(this.userSpace, this.env));
@@ -239,6 +292,20 @@ function checkForkOptions(request: ExecuteRequest): void {
       },
     );
   }
+}
+
+function spaceOption(value: unknown, allowed: string[], name: string): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string' || !allowed.includes(value)) {
+    throw new RyeError(
+      'VALIDATION',
+      `Unknown ${name} '${String(value)}'. Must be one of: ${allowed.join(', ')}`,
+      {
+        hint: `Drop ${name} or use one of the listed spaces.`,
+      },
+    );
+  }
+  return value;
 }
 
 function elapsedMs(start: number): number {

@@ -19,6 +19,11 @@ Commands:
       --target WHERE   local (default) | remote | remote:<name>
       --async          return a handle at once (fork directives, tools)
       --model M, --limit-overrides JSON   fork options
+  search <scope> <query>   Find items: rye search tool 'read file' [--space all|local|project|user|system]
+                     [--limit 10] [--offset 0] [--sort-by score|name|date] [--fuzzy]
+                     scopes: tool, directive, knowledge, tool.rye.file-system.*, rye.search.directive.*
+  load <ref>         Read a verified item: rye load tool:rye/bash [--from SPACE] [--to project|user]
+                     (--to copies it byte-for-byte; sign the copy before it runs)
   sign <ref|glob>    Validate and sign items: rye sign 'tool:acme/*' [--space project|user]
   keys generate      Create your signing key pair and trust it (--force to replace)
   keys trust <pem>   Trust someone's public key [--owner NAME] [--space user|project]

@@ -18,6 +18,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   demo: async () => (await import('../commands/demo.js')).demoCommand,
   execute: async () => (await import('../commands/execute.js')).executeCommand,
   sign: async () => (await import('../commands/sign.js')).signCommand,
+  search: async () => (await import('../commands/search.js')).searchCommand,
+  load: async () => (await import('../commands/load.js')).loadCommand,
   keys: async () => (await import('../commands/keys.js')).keysCommand,
 };
 

@@ -2,6 +2,7 @@
 import { RyeError } from '@ryeos/lillux';
 import { callerPath, parse, printJson, refFromPositionals, str } from '../cli/args.js';
 import type { CliIo } from '../cli/run.js';
+import { signEnvelope } from '../operations.js';
 import { createRye } from '../rye.js';
 
 export async function signCommand(args: string[], io: CliIo): Promise<number> {
@@ -22,6 +23,7 @@ export async function signCommand(args: string[], io: CliIo): Promise<number> {
   const projectPath = str(values, 'project') ?? str(values, 'project-path');
   const rye = createRye({ projectPath: callerPath(projectPath ?? '.') });
   const result = await rye.sign(refFromPositionals(positionals, 'sign'), { space });
-  printJson(io, { status: result.failed.length ? 'error' : 'success', ...result });
+  const envelope = signEnvelope(result);
+  printJson(io, envelope);
   return result.failed.length ? 1 : 0;
 }

@@ -1,0 +1,133 @@
+// MCP figures (issue 5): cold start of `ryeos-mcp` (spawn → initialize → tools/list, median of
+// ≥ 20) and warm `execute` of a trivial tool over MCP vs the tool's own process time.
+// Run after `pnpm build`: node bench/mcp.mjs
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const repo = join(import.meta.dirname, '..');
+const SERVER = join(repo, 'packages', 'ryeos', 'dist', 'mcp-server.js');
+const CLI = join(repo, 'packages', 'ryeos', 'dist', 'cli.js');
+const TOOL = `export const __version__ = "1.0.0";
+export const __executor_id__ = "rye/core/runtimes/node/node";
+export const __category__ = "bench";
+let raw = '';
+for await (const chunk of process.stdin) raw += chunk;
+console.log(JSON.stringify({ success: true, echo: JSON.parse(raw || '{}') }));
+`;
+
+const median = (v) => {
+  const s = [...v].sort((a, b) => a - b);
+  return s[s.length >> 1];
+};
+const round = (v) => Number(v.toFixed(2));
+
+/** A tiny newline-delimited JSON-RPC client over a child's stdio. */
+function connect(env) {
+  const child = spawn(process.execPath, [SERVER], { env, stdio: ['pipe', 'pipe', 'ignore'] });
+  let buffer = '';
+  const waiting = new Map();
+  child.stdout.on('data', (chunk) => {
+    buffer += chunk;
+    let nl = buffer.indexOf('\n');
+    while (nl !== -1) {
+      const message = JSON.parse(buffer.slice(0, nl));
+      buffer = buffer.slice(nl + 1);
+      waiting.get(message.id)?.(message);
+      waiting.delete(message.id);
+      nl = buffer.indexOf('\n');
+    }
+  });
+  let id = 0;
+  const request = (method, params) =>
+    new Promise((resolve) => {
+      const n = ++id;
+      waiting.set(n, resolve);
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: n, method, params })}\n`);
+    });
+  const notify = (method) => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method })}\n`);
+  const close = () =>
+    new Promise((resolve) => {
+      child.on('close', resolve);
+      child.stdin.end();
+    });
+  return { request, notify, close };
+}
+
+const INIT = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } };
+
+export async function run({ runs = Number(process.env.BENCH_RUNS) || 20 } = {}) {
+  const root = await mkdtemp(join(tmpdir(), 'rye-bench-mcp-'));
+  const project = join(root, 'project');
+  const user = join(root, 'user');
+  await mkdir(join(project, '.ai', 'tools', 'bench'), { recursive: true });
+  const toolPath = join(project, '.ai', 'tools', 'bench', 'noop.js');
+  await writeFile(toolPath, TOOL);
+  const env = { PATH: process.env.PATH, USER_SPACE: user };
+  for (const args of [
+    ['keys', 'generate'],
+    ['sign', 'tool:bench/noop', '--project', project],
+  ]) {
+    const r = spawnSync(process.execPath, [CLI, ...args], { env, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(r.stdout + r.stderr);
+  }
+
+  const cold = [];
+  for (let i = 0; i < runs + 2; i++) {
+    const start = performance.now();
+    const client = connect(env);
+    await client.request('initialize', INIT);
+    client.notify('notifications/initialized');
+    const list = await client.request('tools/list', {});
+    if (list.result.tools.length !== 4) throw new Error('expected four tools');
+    const elapsed = performance.now() - start;
+    await client.close();
+    if (i >= 2) cold.push(elapsed);
+  }
+
+  const client = connect(env);
+  await client.request('initialize', INIT);
+  client.notify('notifications/initialized');
+  const call = {
+    name: 'execute',
+    arguments: { project_path: project, item_id: 'tool:bench/noop', parameters: { n: 1 } },
+  };
+  const direct = () =>
+    new Promise((resolve) => {
+      const start = performance.now();
+      const child = spawn(process.execPath, [toolPath, '--project-path', project], {
+        env,
+        stdio: ['pipe', 'ignore', 'ignore'],
+      });
+      child.on('close', () => resolve(performance.now() - start));
+      child.stdin.end('{"n":1}');
+    });
+  for (let i = 0; i < 5; i++) await client.request('tools/call', call);
+  const viaMcp = [];
+  const own = [];
+  for (let i = 0; i < runs * 2; i++) {
+    const start = performance.now();
+    const reply = await client.request('tools/call', call);
+    if (reply.result.isError) throw new Error(reply.result.content[0].text);
+    viaMcp.push(performance.now() - start);
+    own.push(await direct());
+  }
+  await client.close();
+  return [
+    { bench: 'mcp_cold_start', runs, median_ms: round(median(cold)), goal_ms: 300 },
+    {
+      bench: 'mcp_warm_execute',
+      runs: runs * 2,
+      median_ms: round(median(viaMcp)),
+      tool_process_median_ms: round(median(own)),
+      overhead_ms: round(median(viaMcp) - median(own)),
+      goal_overhead_ms: 5,
+    },
+  ];
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  for (const line of await run()) console.log(JSON.stringify(line));
+}

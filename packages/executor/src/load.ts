@@ -1,0 +1,112 @@
+/**
+ * The `load` operation (interfaces spec §2.2): read a verified item from the cascade or a named
+ * space, and optionally copy it byte-for-byte into project or user space.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RyeError, writeFileAtomic } from '@ryeos/lillux';
+import type { Executor } from './executor.js';
+import type { ItemKind } from './refs.js';
+import { canonicalRef, TYPE_DIRS } from './refs.js';
+import type { FactsReader } from './sign.js';
+import type { SpaceName } from './spaces.js';
+
+export interface LoadRequest {
+  kind: ItemKind;
+  id: string;
+  /** Look only in this space (default: project → user → system). */
+  source?: SpaceName;
+  /** Copy the item here when it differs from where it was found. */
+  destination?: Exclude<SpaceName, 'system'>;
+  /** Readers that give a directive's or knowledge item's declared name and category. */
+  readers?: Partial<Record<ItemKind, FactsReader>>;
+}
+
+export interface LoadResponse {
+  status: 'success';
+  item_id: string;
+  type: ItemKind;
+  content: string;
+  metadata: { name: string; path: string; extension: string; version?: string };
+  path: string;
+  source: SpaceName;
+  copied_to?: SpaceName;
+  destination_path?: string;
+  warnings?: string[];
+  hint?: string;
+}
+
+const VERSION = /(?:__version__\s*=\s*|version\s*[:=]\s*)["']([^"']+)["']/;
+
+export async function loadItem(executor: Executor, request: LoadRequest): Promise<LoadResponse> {
+  const { kind, id } = request;
+  const ref = canonicalRef(kind, id);
+  if ((request.source as string) === 'registry') {
+    throw new RyeError(
+      'UNAVAILABLE',
+      'Loading from the registry is not available yet in this version of ryeos.',
+      {
+        hint: 'Load from project, user or system space.',
+      },
+    );
+  }
+  const reader = request.readers?.[kind];
+  const located = await executor.locate(kind, id, request.source ? { only: request.source } : {});
+  if (!located) {
+    throw new RyeError(
+      'NOT_FOUND',
+      `Item not found: ${ref}${request.source ? ` in ${request.source} space` : ''}`,
+      {
+        hint: request.source ? 'Drop source to search every space.' : 'Check the id, or search for it first.',
+        details: { item_type: kind, item_id: ref },
+      },
+    );
+  }
+  const bytes = readFileSync(located.path);
+  const text = bytes.toString('utf8');
+  let declared: { name?: string; category?: string } | undefined;
+  if (reader) {
+    try {
+      const facts = reader(text, located.path, located.extension);
+      declared = {
+        ...(facts.name ? { name: String(facts.name) } : {}),
+        ...(facts.category ? { category: String(facts.category) } : {}),
+      };
+    } catch {
+      declared = undefined; // unreadable metadata: integrity is still checked below
+    }
+  }
+  if (kind === 'tool') declared = { category: executor.toolCategory(text, located.path, located.extension) };
+  const { verification } = await executor.verifyItemFile(kind, id, {
+    only: located.space.name,
+    ...(declared ? { declared } : {}),
+  });
+  const version = VERSION.exec(text)?.[1];
+  const response: LoadResponse = {
+    status: 'success',
+    item_id: ref,
+    type: kind,
+    content: text,
+    metadata: {
+      name: id.split('/').pop() ?? id,
+      path: located.path,
+      extension: located.extension,
+      ...(version ? { version } : {}),
+    },
+    path: located.path,
+    source: located.space.name,
+    ...(verification.warnings.length ? { warnings: verification.warnings } : {}),
+  };
+  if (request.destination && request.destination !== located.space.name) {
+    const target = executor.spaces.byName(request.destination);
+    if (!target) throw new RyeError('VALIDATION', `No ${request.destination} space: pass a project path`);
+    const destination = join(target.base, '.ai', TYPE_DIRS[kind], `${id}${located.extension}`);
+    await writeFileAtomic(destination, bytes, { mkdirs: true });
+    response.copied_to = request.destination;
+    response.destination_path = destination;
+    if (located.space.name === 'system') {
+      response.hint = `The bundle key vouches only for system items: sign the copy before it runs — rye sign ${ref}${request.destination === 'user' ? ' --space user' : ''}`;
+    }
+  }
+  return response;
+}

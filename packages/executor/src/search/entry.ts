@@ -1,0 +1,312 @@
+/**
+ * One indexed item: what its kind's metadata reader says about it, its signature status and
+ * the lower-cased text prepared for matching. Items are read as text only, never run.
+ */
+import { ContentCache } from '../content-cache.js';
+import type { Executor } from '../executor.js';
+import type { KindConfig } from '../kinds.js';
+import { formatFor } from '../kinds.js';
+import { extractToolMetadata } from '../metadata.js';
+import type { ItemKind } from '../refs.js';
+import { canonicalRef } from '../refs.js';
+import type { Space, SpaceName } from '../spaces.js';
+import type { DeclaredIdentity, VerifyEnv } from '../verify.js';
+import { pathIdentity, verifyItem } from '../verify.js';
+import type { TextDoc } from './match.js';
+import { EMPTY_DOC, makeDoc } from './match.js';
+
+/** What a kind's metadata reader returns for one file. */
+export interface SearchableFields {
+  name?: string;
+  title?: string;
+  description?: string;
+  category?: string;
+  version?: string;
+  tags?: string[];
+  created_at?: string;
+  updated_at?: string;
+  preview?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export type SearchReader = (text: string, path: string, id: string) => SearchableFields;
+
+export interface IndexEntry {
+  kind: ItemKind;
+  id: string;
+  ref: string;
+  extension: string;
+  /** Position of the extension in the kind's resolution order (same-space tie-break). */
+  extensionRank: number;
+  name: string;
+  title: string;
+  description: string;
+  category: string;
+  preview: string;
+  source: SpaceName;
+  path: string;
+  metadata: Record<string, unknown>;
+  signed: boolean;
+  integrity?: string;
+  error?: string;
+  /** `created_at` (else `updated_at`) as epoch ms, for sort by date. */
+  date: number | undefined;
+  nameLower: string;
+  /** `title name description category preview`, prepared. */
+  doc: TextDoc;
+  /** Per-field prepared text, filled on first use. */
+  fieldDocs: Map<string, TextDoc>;
+  /** Trust-store state the signature status was computed against. */
+  trustStamp: string;
+}
+
+const PREVIEW_LENGTH = 200;
+
+/**
+ * The index itself caches what was parsed (by file stamp), so tool metadata is parsed without
+ * the executor's content cache: hashing every file and writing thousands of small JSON files on
+ * a first search cost more than the parse they would save.
+ */
+class UncachedContent extends ContentCache {
+  override derive<T>(_namespace: string, _path: string, _text: string, compute: () => T): T {
+    return compute();
+  }
+}
+let uncached: ContentCache | undefined;
+const SIGNATURE_LINE = /^[^\n]*rye:signed:[^\n]*(?:\n|$)/gm;
+
+/** The text without signature lines (they are not content), first 200 characters. */
+export function previewOf(text: string): string {
+  const head = text.length > 4096 ? text.slice(0, 4096) : text;
+  return head.replace(SIGNATURE_LINE, '').slice(0, PREVIEW_LENGTH);
+}
+
+function str(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (value instanceof Date) return value.toISOString();
+  return undefined;
+}
+
+function stringList(value: unknown): string[] | undefined {
+  if (Array.isArray(value)) return value.map((v) => str(v)).filter((v): v is string => v !== undefined);
+  if (typeof value === 'string') return [value];
+  return undefined;
+}
+
+function isPlain(value: unknown): boolean {
+  if (value === null) return true;
+  if (['string', 'number', 'boolean'].includes(typeof value)) return true;
+  return Array.isArray(value) && value.every((v) => ['string', 'number', 'boolean'].includes(typeof v));
+}
+
+interface ReadOutcome {
+  fields: SearchableFields;
+  declared?: DeclaredIdentity;
+}
+
+function readTool(text: string, path: string, id: string, ext: string, config: KindConfig): ReadOutcome {
+  const stem = id.slice(id.lastIndexOf('/') + 1);
+  const parser = config.parsers[ext];
+  if (!parser) return { fields: { name: stem, title: stem, preview: previewOf(text) } };
+  uncached ??= new UncachedContent();
+  const md = extractToolMetadata(text, path, parser, uncached);
+  const metadata: Record<string, unknown> = {};
+  // Plain lower-case fields as written (author, tags, …), then the normalised ones on top.
+  for (const [key, value] of Object.entries(md.fields)) {
+    if (key.startsWith('_') || key !== key.toLowerCase() || !isPlain(value)) continue;
+    metadata[key] = value;
+  }
+  if (md.version !== undefined) metadata.version = md.version;
+  if (md.category !== undefined) metadata.category = md.category;
+  if (md.toolType !== undefined) metadata.tool_type = md.toolType;
+  if (md.executorId !== undefined) metadata.executor_id = md.executorId;
+  const tags = stringList(md.fields.tags ?? md.fields.__tags__);
+  metadata.tags = tags ?? [];
+  const fields: SearchableFields = {
+    name: stem,
+    title: stem,
+    description: md.description ?? '',
+    category: md.category ?? '',
+    preview: previewOf(text),
+    metadata,
+  };
+  const created = str(md.fields.created_at);
+  const updated = str(md.fields.updated_at);
+  if (created) fields.created_at = created;
+  if (updated) fields.updated_at = updated;
+  return { fields, declared: { category: md.category } };
+}
+
+function readWith(reader: SearchReader, text: string, path: string, id: string): ReadOutcome {
+  const raw = reader(text, path, id) ?? {};
+  const stem = id.slice(id.lastIndexOf('/') + 1);
+  const name = str(raw.name) ?? stem;
+  const fields: SearchableFields = {
+    name,
+    title: str(raw.title) ?? name,
+    description: str(raw.description) ?? '',
+    category: str(raw.category) ?? '',
+    preview: (str(raw.preview) ?? previewOf(text)).slice(0, PREVIEW_LENGTH),
+    metadata: { ...(raw.metadata ?? {}) },
+  };
+  const metadata = fields.metadata!;
+  const version = str(raw.version);
+  if (version !== undefined) metadata.version = version;
+  if (raw.category !== undefined) metadata.category = fields.category;
+  const tags = stringList(raw.tags);
+  if (tags) metadata.tags = tags;
+  else metadata.tags ??= [];
+  const created = str(raw.created_at);
+  const updated = str(raw.updated_at);
+  if (created) fields.created_at = created;
+  if (updated) fields.updated_at = updated;
+  const declared: DeclaredIdentity = {};
+  if (raw.name !== undefined) declared.name = str(raw.name);
+  if (raw.category !== undefined) declared.category = str(raw.category);
+  return { fields, declared };
+}
+
+export interface BuildInput {
+  executor: Executor;
+  config: KindConfig;
+  kind: ItemKind;
+  reader: SearchReader | undefined;
+  space: Space;
+  path: string;
+  id: string;
+  extension: string;
+  text: string;
+  trustStamp: string;
+}
+
+export interface Verification {
+  signed: boolean;
+  integrity?: string;
+}
+
+export function verifyQuietly(input: BuildInput, declared: DeclaredIdentity | undefined): Verification {
+  try {
+    const result = verifyItem(
+      {
+        path: input.path,
+        kind: input.kind,
+        id: input.id,
+        space: input.space,
+        text: input.text,
+        format: formatFor(input.config, input.extension),
+        legacyRecipe: input.config.legacyRecipe,
+        ...(declared ? { declared } : {}),
+      },
+      input.executor.trust,
+      input.executor.env as VerifyEnv,
+    );
+    return result.verified ? { signed: true, integrity: result.hash } : { signed: false };
+  } catch {
+    return { signed: false };
+  }
+}
+
+/** `created_at`, else `updated_at` (from the reader or the item's metadata), as epoch ms. */
+function dateOf(metadata: Record<string, unknown>): number | undefined {
+  for (const value of [metadata.created_at, metadata.updated_at]) {
+    const text = str(value);
+    if (!text) continue;
+    const time = Date.parse(text);
+    if (!Number.isNaN(time)) return time;
+  }
+  return undefined;
+}
+
+/** Reads one file's metadata (never failing: a malformed item carries `error`). */
+export function buildEntry(input: BuildInput): IndexEntry {
+  const { id, kind, text, path } = input;
+  const stem = id.slice(id.lastIndexOf('/') + 1);
+  let outcome: ReadOutcome;
+  let error: string | undefined;
+  try {
+    if (kind === 'tool') outcome = readTool(text, path, id, input.extension, input.config);
+    else if (input.reader) outcome = readWith(input.reader, text, path, id);
+    else
+      outcome = {
+        fields: { name: stem, title: stem, category: pathIdentity(id).category, preview: previewOf(text) },
+      };
+  } catch (caught) {
+    error = caught instanceof Error ? caught.message : String(caught);
+    outcome = { fields: { name: stem, title: stem, category: pathIdentity(id).category } };
+  }
+  const { fields } = outcome;
+  const verification = verifyQuietly(input, outcome.declared);
+  const metadata: Record<string, unknown> = { ...(fields.metadata ?? {}) };
+  if (fields.created_at !== undefined) metadata.created_at = fields.created_at;
+  if (fields.updated_at !== undefined) metadata.updated_at = fields.updated_at;
+  const entry: IndexEntry = {
+    kind,
+    id,
+    ref: canonicalRef(kind, id),
+    extension: input.extension,
+    extensionRank: input.config.extensions.indexOf(input.extension),
+    name: fields.name ?? stem,
+    title: fields.title ?? fields.name ?? stem,
+    description: fields.description ?? '',
+    category: fields.category ?? '',
+    preview: fields.preview ?? '',
+    source: input.space.name,
+    path,
+    metadata,
+    signed: verification.signed,
+    date: dateOf(metadata),
+    nameLower: (fields.name ?? stem).toLowerCase(),
+    doc: EMPTY_DOC,
+    fieldDocs: new Map(),
+    trustStamp: input.trustStamp,
+  };
+  if (verification.integrity) entry.integrity = verification.integrity;
+  if (error !== undefined) entry.error = error;
+  entry.doc = makeDoc(
+    [entry.title, entry.name, entry.description, entry.category, entry.preview].filter(Boolean).join(' '),
+  );
+  return entry;
+}
+
+const TOP_LEVEL = new Set([
+  'id',
+  'ref',
+  'type',
+  'name',
+  'title',
+  'description',
+  'category',
+  'preview',
+  'source',
+  'path',
+  'signed',
+  'integrity',
+  'error',
+]);
+
+/** An item's field for filters and `fields`: top-level first (when non-empty), then metadata. */
+export function lookupField(entry: IndexEntry, key: string): unknown {
+  if (TOP_LEVEL.has(key)) {
+    const value = key === 'type' ? entry.kind : (entry as unknown as Record<string, unknown>)[key];
+    if (value !== undefined && value !== null && value !== '') return value;
+  }
+  return entry.metadata[key];
+}
+
+function textOf(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (Array.isArray(value)) return value.map(textOf).join(' ');
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** Prepared text of one field (`content` = the preview), cached on the entry. */
+export function fieldDoc(entry: IndexEntry, field: string): TextDoc {
+  let doc = entry.fieldDocs.get(field);
+  if (!doc) {
+    doc = makeDoc(textOf(field === 'content' ? entry.preview : lookupField(entry, field)));
+    entry.fieldDocs.set(field, doc);
+  }
+  return doc;
+}

@@ -1,0 +1,375 @@
+/**
+ * The search index: per executor, per kind, per space, each directory's listing and, for each
+ * item file in it, {stat stamp, entry}. Every search stats the directories it walks (a changed
+ * directory is listed again, so new and deleted files are seen) and stats every candidate file:
+ * an entry whose size, mtime and ctime are unchanged is reused, a changed file is re-read.
+ * Sync fs on purpose: thousands of tiny calls are much cheaper without a threadpool round trip
+ * per call. Per file and search, the work is one `statSync` and three number compares.
+ *
+ * Timestamps can be coarse (a clock tick): a file changed twice within one tick can keep its
+ * stamp. As in git's "racy" check, a file or directory whose mtime is within RACY_MS of when it
+ * was read is checked again (by content / by listing) on the next search.
+ */
+import type { Dirent } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { join, sep } from 'node:path';
+import type { Executor } from '../executor.js';
+import type { KindConfig } from '../kinds.js';
+import { parseYamlDocument } from '../parsers/yaml.js';
+import type { ItemKind } from '../refs.js';
+import { typeRootOf } from '../resolve.js';
+import type { Space } from '../spaces.js';
+import { trustedDir } from '../trust.js';
+import type { IndexEntry, SearchReader } from './entry.js';
+import { buildEntry } from './entry.js';
+import { dirInNamespace, inNamespace } from './scope.js';
+
+const RACY_MS = 50;
+
+/** Built-in collection excludes; a bundler `collect.yaml` adds to them. */
+const DEFAULT_EXCLUDE_DIRS = ['node_modules', '__pycache__'];
+const DEFAULT_EXCLUDE_FILES = ['package.json', 'package-lock.json', 'yarn.lock', 'pnpm-lock.yaml'];
+const COLLECT_PATH = ['tools', 'rye', 'core', 'bundler', 'collect.yaml'];
+
+interface Stamp {
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+interface FileRecord extends Stamp {
+  entry: IndexEntry;
+  /** Set while the record is racy: the text it was built from. */
+  racyText?: string;
+}
+
+/** One candidate item file of a directory listing. */
+interface FileSlot {
+  name: string;
+  path: string;
+  id: string;
+  stem: string;
+  extension: string;
+  record?: FileRecord;
+}
+
+interface DirNode {
+  mtimeMs: number;
+  ctimeMs: number;
+  racy: boolean;
+  /** Epoch of the last search that walked this directory. */
+  seen: number;
+  subdirs: { rel: string; abs: string }[];
+  files: FileSlot[];
+}
+
+interface RootIndex {
+  space: Space;
+  typeRoot: string;
+  /** Relative directory ('' = the type root, `a/b`) → node. */
+  dirs: Map<string, DirNode>;
+}
+
+interface KindIndex {
+  config: KindConfig;
+  reader: SearchReader | undefined;
+  excludes: Excludes;
+  extensions: Set<string>;
+  roots: Map<string, RootIndex>;
+}
+
+interface Excludes {
+  stamp: string;
+  dirs: Set<string>;
+  files: Set<string>;
+}
+
+export interface RootSnapshot {
+  space: Space;
+  /** Entries of this space inside the requested namespace, in walk order. */
+  entries: IndexEntry[];
+  /** The entries of this space with exactly this id (extension order), for shadow annotations. */
+  lookup(id: string): IndexEntry[];
+}
+
+function stampOf(info: Stamp): string {
+  return `${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+}
+
+function sameStamp(a: Stamp, b: Stamp): boolean {
+  return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
+}
+
+function isRacy(mtimeMs: number, readAt: number): boolean {
+  return readAt - mtimeMs < RACY_MS;
+}
+
+interface WalkContext {
+  kind: ItemKind;
+  index: KindIndex;
+  root: RootIndex;
+  namespace: string | undefined;
+  trustStamp: string;
+  epoch: number;
+  entries: IndexEntry[];
+}
+
+export class SearchIndex {
+  private readonly kinds = new Map<ItemKind, KindIndex>();
+  private epoch = 0;
+
+  constructor(private readonly executor: Executor) {}
+
+  /** Refreshes and returns the given spaces' entries (inside `namespace`) for one kind. */
+  refresh(
+    kind: ItemKind,
+    config: KindConfig,
+    spaces: Space[],
+    namespace: string | undefined,
+    reader: SearchReader | undefined,
+  ): RootSnapshot[] {
+    const excludes = this.loadExcludes(this.kinds.get(kind)?.excludes);
+    let index = this.kinds.get(kind);
+    // A re-read extractor (extensions, parsers, formats), other excludes or a reader appearing
+    // or going away invalidates the kind's entries. Readers are assumed pure and stable.
+    if (
+      !index ||
+      index.config !== config ||
+      index.excludes !== excludes ||
+      Boolean(index.reader) !== Boolean(reader)
+    ) {
+      index = { config, reader, excludes, extensions: new Set(config.extensions), roots: new Map() };
+      this.kinds.set(kind, index);
+    }
+    index.reader = reader;
+    const epoch = ++this.epoch;
+    const trustStamp = this.trustStamp();
+    return spaces.map((space) => {
+      const typeRoot = typeRootOf(space, kind);
+      let root = index.roots.get(typeRoot);
+      if (!root) {
+        root = { space, typeRoot, dirs: new Map() };
+        index.roots.set(typeRoot, root);
+      }
+      const entries: IndexEntry[] = [];
+      this.walk({ kind, index, root, namespace, trustStamp, epoch, entries }, '', typeRoot);
+      // Forget directories that are gone (only a full walk knows).
+      if (!namespace) for (const [rel, node] of root.dirs) if (node.seen !== epoch) root.dirs.delete(rel);
+      const current = root;
+      return { space, entries, lookup: (id: string) => lookupIn(current, id, epoch) };
+    });
+  }
+
+  private walk(ctx: WalkContext, rel: string, abs: string): void {
+    const node = this.node(ctx, rel, abs);
+    if (!node) return;
+    node.seen = ctx.epoch;
+    const { namespace } = ctx;
+    for (const sub of node.subdirs) {
+      if (namespace && !dirInNamespace(sub.rel, namespace)) continue;
+      this.walk(ctx, sub.rel, sub.abs);
+    }
+    for (const slot of node.files) {
+      if (namespace && !inNamespace(slot.id, namespace)) continue;
+      this.visit(ctx, slot);
+    }
+  }
+
+  /** A directory's node, listed again when its stat changed; undefined when it is gone. */
+  private node(ctx: WalkContext, rel: string, abs: string): DirNode | undefined {
+    const { dirs } = ctx.root;
+    const info = statSync(abs, { throwIfNoEntry: false });
+    const cached = dirs.get(rel);
+    if (!info?.isDirectory()) {
+      if (cached) dirs.delete(rel);
+      return undefined;
+    }
+    if (cached && !cached.racy && cached.mtimeMs === info.mtimeMs && cached.ctimeMs === info.ctimeMs) {
+      return cached;
+    }
+    let dirents: Dirent[];
+    try {
+      dirents = readdirSync(abs, { withFileTypes: true });
+    } catch {
+      return undefined;
+    }
+    const node: DirNode = {
+      mtimeMs: info.mtimeMs,
+      ctimeMs: info.ctimeMs,
+      racy: isRacy(info.mtimeMs, Date.now()),
+      seen: ctx.epoch,
+      subdirs: [],
+      files: [],
+    };
+    const previous = new Map(cached?.files.map((slot) => [slot.name, slot]));
+    const { excludes, extensions } = ctx.index;
+    let realRoot: string | undefined;
+    for (const dirent of dirents) {
+      const { name } = dirent;
+      if (name.startsWith('.') || name.startsWith('_')) continue;
+      if (dirent.isDirectory()) {
+        if (excludes.dirs.has(name)) continue;
+        node.subdirs.push({ rel: rel ? `${rel}/${name}` : name, abs: join(abs, name) });
+        continue;
+      }
+      const link = dirent.isSymbolicLink();
+      if (!dirent.isFile() && !link) continue;
+      if (excludes.files.has(name)) continue;
+      const dot = name.lastIndexOf('.');
+      if (dot <= 0) continue;
+      const extension = name.slice(dot);
+      if (!extensions.has(extension)) continue;
+      const path = join(abs, name);
+      if (link) {
+        // A link is followed only when it stays inside the type directory (as resolution does).
+        try {
+          realRoot ??= realpathSync(ctx.root.typeRoot);
+          if (!realpathSync(path).startsWith(realRoot + sep)) continue;
+        } catch {
+          continue;
+        }
+      }
+      const stem = name.slice(0, dot);
+      const slot: FileSlot = { name, path, id: rel ? `${rel}/${stem}` : stem, stem, extension };
+      const old = previous.get(name);
+      if (old?.record) slot.record = old.record;
+      node.files.push(slot);
+    }
+    dirs.set(rel, node);
+    return node;
+  }
+
+  private visit(ctx: WalkContext, slot: FileSlot): void {
+    const info = statSync(slot.path, { throwIfNoEntry: false });
+    if (!info?.isFile()) {
+      delete slot.record;
+      return;
+    }
+    let record = slot.record;
+    if (record && record.racyText === undefined && sameStamp(record, info)) {
+      if (record.entry.trustStamp !== ctx.trustStamp) {
+        // The trust store changed: signature status is recomputed.
+        const text = this.read(slot.path);
+        if (text === undefined) return;
+        record.entry = this.build(ctx, slot, text);
+      }
+    } else {
+      const text = this.read(slot.path);
+      if (text === undefined) return;
+      const readAt = Date.now();
+      if (
+        !record ||
+        record.racyText !== text ||
+        !sameStamp(record, info) ||
+        record.entry.trustStamp !== ctx.trustStamp
+      ) {
+        record = {
+          size: info.size,
+          mtimeMs: info.mtimeMs,
+          ctimeMs: info.ctimeMs,
+          entry: this.build(ctx, slot, text),
+        };
+        slot.record = record;
+      }
+      if (isRacy(info.mtimeMs, readAt)) record.racyText = text;
+      else delete record.racyText;
+    }
+    ctx.entries.push(record.entry);
+  }
+
+  private read(path: string): string | undefined {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+
+  private build(ctx: WalkContext, slot: FileSlot, text: string): IndexEntry {
+    return buildEntry({
+      executor: this.executor,
+      config: ctx.index.config,
+      kind: ctx.kind,
+      reader: ctx.index.reader,
+      space: ctx.root.space,
+      path: slot.path,
+      id: slot.id,
+      extension: slot.extension,
+      text,
+      trustStamp: ctx.trustStamp,
+    });
+  }
+
+  /** Stamp of every trust-store key file: a change re-verifies entries. */
+  private trustStamp(): string {
+    const parts: string[] = [];
+    for (const space of this.executor.spaces.ordered()) {
+      const dir = trustedDir(space);
+      let names: string[];
+      try {
+        names = readdirSync(dir);
+      } catch {
+        continue;
+      }
+      for (const name of names.sort()) {
+        const info = statSync(join(dir, name), { throwIfNoEntry: false });
+        if (info) parts.push(`${dir}/${name}:${stampOf(info)}`);
+      }
+    }
+    return parts.join('|');
+  }
+
+  /** Built-in excludes plus the first `collect.yaml` (project → user → system) found. */
+  private loadExcludes(current: Excludes | undefined): Excludes {
+    let found: { path: string; stamp: string } | undefined;
+    for (const space of this.executor.spaces.ordered()) {
+      const path = join(space.base, '.ai', ...COLLECT_PATH);
+      const info = statSync(path, { throwIfNoEntry: false });
+      if (info?.isFile()) {
+        found = { path, stamp: `${path}:${stampOf(info)}` };
+        break;
+      }
+    }
+    const stamp = found?.stamp ?? '';
+    if (current?.stamp === stamp) return current;
+    const dirs = new Set(DEFAULT_EXCLUDE_DIRS);
+    const files = new Set(DEFAULT_EXCLUDE_FILES);
+    if (found) {
+      try {
+        const data = parseYamlDocument(readFileSync(found.path, 'utf8'), found.path);
+        for (const name of asList(data.exclude_dirs)) dirs.add(name);
+        for (const name of asList(data.exclude_files)) files.add(name);
+      } catch {
+        // a broken collect.yaml leaves the built-in excludes
+      }
+    }
+    return { stamp, dirs, files };
+  }
+}
+
+function asList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/** Entries with this id in a root, as of the walk of `epoch`. */
+function lookupIn(root: RootIndex, id: string, epoch: number): IndexEntry[] {
+  const slash = id.lastIndexOf('/');
+  const node = root.dirs.get(slash === -1 ? '' : id.slice(0, slash));
+  if (!node || node.seen !== epoch) return [];
+  const stem = id.slice(slash + 1);
+  const found: IndexEntry[] = [];
+  for (const slot of node.files) if (slot.stem === stem && slot.record) found.push(slot.record.entry);
+  return found.sort((a, b) => a.extensionRank - b.extensionRank);
+}
+
+const indexes = new WeakMap<Executor, SearchIndex>();
+
+/** The executor's search index (created on first search). */
+export function searchIndexOf(executor: Executor): SearchIndex {
+  let index = indexes.get(executor);
+  if (!index) {
+    index = new SearchIndex(executor);
+    indexes.set(executor, index);
+  }
+  return index;
+}

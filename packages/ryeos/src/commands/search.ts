@@ -1,0 +1,48 @@
+/** `rye search <scope> <query> [--space S] [--limit N] [--offset N] [--sort-by score|name|date] [--fuzzy] [--project DIR]` */
+import { RyeError } from '@ryeos/lillux';
+import { callerPath, parse, printJson, str } from '../cli/args.js';
+import type { CliIo } from '../cli/run.js';
+import { createRye } from '../rye.js';
+
+function integer(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0)
+    throw new RyeError('VALIDATION', `--${name} must be a whole number ≥ 0, got '${value}'`, {
+      hint: `e.g. --${name} 10`,
+    });
+  return n;
+}
+
+export async function searchCommand(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, {
+    space: { type: 'string' },
+    limit: { type: 'string' },
+    offset: { type: 'string' },
+    'sort-by': { type: 'string' },
+    fuzzy: { type: 'boolean' },
+    project: { type: 'string' },
+    'project-path': { type: 'string' },
+  });
+  const [scope, ...words] = positionals;
+  if (!scope)
+    throw new RyeError('VALIDATION', 'rye search needs a scope', {
+      hint: "e.g. rye search tool 'read file'",
+    });
+  const rye = createRye({
+    projectPath: callerPath(str(values, 'project') ?? str(values, 'project-path') ?? '.'),
+  });
+  const limit = integer(str(values, 'limit'), 'limit');
+  const offset = integer(str(values, 'offset'), 'offset');
+  const result = await rye.search({
+    scope,
+    query: words.join(' '),
+    ...(str(values, 'space') ? { space: str(values, 'space') as never } : {}),
+    ...(limit !== undefined ? { limit } : {}),
+    ...(offset !== undefined ? { offset } : {}),
+    ...(str(values, 'sort-by') ? { sort_by: str(values, 'sort-by') as never } : {}),
+    ...(values.fuzzy ? { fuzzy: { enabled: true } } : {}),
+  });
+  printJson(io, result);
+  return result.status === 'error' ? 1 : 0;
+}

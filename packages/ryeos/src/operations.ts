@@ -1,0 +1,129 @@
+/**
+ * The four operations as `@ryeos/mcp` serves them: every call names its project, so one `Rye`
+ * per project path is kept (each with its own caches).
+ */
+import { isAbsolute } from 'node:path';
+import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
+import type { OperationContext, OperationResult, RyeOperations } from '@ryeos/mcp';
+import { Rye } from './rye.js';
+
+export interface OperationsOptions {
+  userSpace?: string;
+  env?: Record<string, string | undefined>;
+}
+
+type Args = Record<string, unknown>;
+
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const obj = (value: unknown): Record<string, unknown> | undefined =>
+  value && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+
+/** Copies only the keys that are set, so optional fields stay absent. */
+function pick<T extends Record<string, unknown>>(entries: T): Partial<T> {
+  return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+export function createOperations(options: OperationsOptions = {}): RyeOperations {
+  const ryes = new Map<string, Rye>();
+  const ryeFor = (args: Args): Rye => {
+    const projectPath = str(args.project_path);
+    if (!projectPath || !isAbsolute(projectPath)) {
+      throw new RyeError(
+        'VALIDATION',
+        'project_path is required: the absolute path of the project root (the parent of .ai/)',
+        {
+          hint: 'Pass project_path, e.g. "/home/me/my-project".',
+        },
+      );
+    }
+    let rye = ryes.get(projectPath);
+    if (!rye) {
+      rye = new Rye({ projectPath, ...pick({ userSpace: options.userSpace, env: options.env }) });
+      ryes.set(projectPath, rye);
+    }
+    return rye;
+  };
+  const guard =
+    (run: (rye: Rye, args: Args, context: OperationContext) => Promise<OperationResult>) =>
+    async (args: Args, context: OperationContext): Promise<OperationResult> => {
+      try {
+        return await run(ryeFor(args), args, context);
+      } catch (error) {
+        return toErrorEnvelope(error, pick({ item_id: str(args.item_id) }));
+      }
+    };
+
+  return {
+    search: guard((rye, args) =>
+      rye.search({
+        scope: str(args.scope) ?? '',
+        ...pick({
+          query: str(args.query),
+          space: str(args.space) as never,
+          limit: typeof args.limit === 'number' ? args.limit : undefined,
+          offset: typeof args.offset === 'number' ? args.offset : undefined,
+          sort_by: str(args.sort_by) as never,
+          fields: obj(args.fields) as Record<string, string> | undefined,
+          filters: obj(args.filters),
+          fuzzy: obj(args.fuzzy),
+          proximity: obj(args.proximity),
+        }),
+      }),
+    ),
+    load: guard((rye, args) =>
+      rye.load({
+        item_id: str(args.item_id) ?? '',
+        ...pick({
+          item_type: str(args.item_type),
+          source: str(args.source),
+          destination: str(args.destination),
+        }),
+      }),
+    ),
+    execute: guard((rye, args, context) =>
+      rye.execute({
+        item_id: str(args.item_id) ?? '',
+        signal: context.signal,
+        ...pick({
+          item_type: str(args.item_type),
+          parameters: obj(args.parameters),
+          dry_run: args.dry_run === true ? true : undefined,
+          trace: args.trace === true ? true : undefined,
+          thread: str(args.thread),
+          target: str(args.target),
+          async: args.async === true ? true : undefined,
+          model: args.model as string | undefined,
+          limit_overrides: args.limit_overrides as Record<string, unknown> | undefined,
+        }),
+      }),
+    ),
+    sign: guard(async (rye, args) => {
+      const id = str(args.item_id) ?? '';
+      const type = str(args.item_type);
+      const ref = type && !/^(tool|directive|knowledge|config):/.test(id) ? `${type}:${id}` : id;
+      const space = str(args.source);
+      if (space !== undefined && space !== 'project' && space !== 'user') {
+        throw new RyeError('PERMISSION', `Cannot sign in '${space}' space`, {
+          hint:
+            space === 'system'
+              ? 'System items are immutable: copy the item with load (destination "project") and sign the copy.'
+              : 'Use source "project" or "user".',
+        });
+      }
+      return signEnvelope(await rye.sign(ref, space ? { space } : {}));
+    }),
+  };
+}
+
+/** A batch result as an envelope: an error only when nothing could be signed. */
+export function signEnvelope(result: Awaited<ReturnType<Rye['sign']>>): OperationResult {
+  const status = result.failed.length === 0 ? 'success' : result.signed.length ? 'partial' : 'error';
+  const envelope: OperationResult = { status, ...result, total: result.signed.length + result.failed.length };
+  if (status === 'error') {
+    envelope.error = result.failed.map((f) => `${f.item_id}: ${f.error}`).join('\n');
+    envelope.error_type = 'validation';
+  }
+  return envelope;
+}
