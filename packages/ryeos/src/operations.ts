@@ -83,21 +83,24 @@ export function createOperations(options: OperationsOptions = {}): RyeOperations
       }),
     ),
     execute: guard((rye, args, context) =>
-      rye.execute({
-        item_id: str(args.item_id) ?? '',
-        signal: context.signal,
-        ...pick({
-          item_type: str(args.item_type),
-          parameters: obj(args.parameters),
-          dry_run: args.dry_run === true ? true : undefined,
-          trace: args.trace === true ? true : undefined,
-          thread: str(args.thread),
-          target: str(args.target),
-          async: args.async === true ? true : undefined,
-          model: args.model as string | undefined,
-          limit_overrides: args.limit_overrides as Record<string, unknown> | undefined,
+      withProgress(context, (onOutput) =>
+        rye.execute({
+          item_id: str(args.item_id) ?? '',
+          signal: context.signal,
+          ...(onOutput ? { onOutput } : {}),
+          ...pick({
+            item_type: str(args.item_type),
+            parameters: obj(args.parameters),
+            dry_run: args.dry_run === true ? true : undefined,
+            trace: args.trace === true ? true : undefined,
+            thread: str(args.thread),
+            target: str(args.target),
+            async: args.async === true ? true : undefined,
+            model: args.model as string | undefined,
+            limit_overrides: args.limit_overrides as Record<string, unknown> | undefined,
+          }),
         }),
-      }),
+      ),
     ),
     sign: guard(async (rye, args) => {
       const id = str(args.item_id) ?? '';
@@ -115,6 +118,35 @@ export function createOperations(options: OperationsOptions = {}): RyeOperations
       return signEnvelope(await rye.sign(ref, space ? { space } : {}));
     }),
   };
+}
+
+const HEARTBEAT_MS = 2_000;
+
+/**
+ * When the client asked for progress, report each burst of tool output (its last line as the
+ * message) and a heartbeat while the tool is quiet, so long runs visibly make progress.
+ */
+async function withProgress(
+  context: OperationContext,
+  run: (onOutput?: (chunk: string) => void) => Promise<OperationResult>,
+): Promise<OperationResult> {
+  const report = context.reportProgress;
+  if (!report) return run();
+  const started = Date.now();
+  let progress = 0;
+  const tick = (message: string) => report({ progress: ++progress, message });
+  const heartbeat = setInterval(
+    () => tick(`running (${Math.round((Date.now() - started) / 1000)} s)`),
+    HEARTBEAT_MS,
+  );
+  try {
+    return await run((chunk) => {
+      const line = chunk.trimEnd().split('\n').pop()?.slice(0, 200);
+      if (line) tick(line);
+    });
+  } finally {
+    clearInterval(heartbeat);
+  }
 }
 
 /** A batch result as an envelope: an error only when nothing could be signed. */

@@ -54,6 +54,8 @@ export interface ExecuteRequest {
   /** Fork only: limit overrides (also accepted inside parameters; top-level wins). */
   limit_overrides?: Record<string, unknown>;
   signal?: AbortSignal;
+  /** Tool output as it arrives (used for MCP progress notifications). */
+  onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
 }
 
 /** An operation result: `status` is absent only in inline directive replies (`{your_directions}`). */
@@ -144,6 +146,7 @@ export class Rye {
         ...(mode.dryRun ? { dryRun: true } : {}),
         ...(request.trace ? { trace: true } : {}),
         ...(request.signal ? { signal: request.signal } : {}),
+        ...(request.onOutput ? { onOutput: request.onOutput } : {}),
       });
     } catch (error) {
       return toErrorEnvelope(error, { item_id: itemId, metadata: { duration_ms: elapsedMs(start) } });

@@ -1,0 +1,125 @@
+/**
+ * Long tool runs over MCP: progress notifications when the client asks, and a client's
+ * cancellation ends the running tool's whole process tree.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TempProject } from './helpers.js';
+import { rye, tempProject } from './helpers.js';
+
+const SERVER = join(import.meta.dirname, '..', 'dist', 'mcp-server.js');
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  // A killed child of a reaper-less init lingers as a zombie: that counts as dead.
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
+describe('MCP progress and cancellation', () => {
+  let t: TempProject;
+  let client: Client;
+  const pidFile = (name = 'progress') => join(t.root, `${name}.pid`);
+
+  beforeAll(async () => {
+    t = await tempProject();
+    await t.write(
+      'tools/slow/ticker.js',
+      `export const __version__ = "1.0.0";
+export const __executor_id__ = "rye/core/runtimes/node/node";
+export const __category__ = "slow";
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+let raw = '';
+for await (const c of process.stdin) raw += c;
+const { pidFile, ticks } = JSON.parse(raw);
+const sleeper = spawn('sleep', ['60'], { stdio: 'ignore' });
+sleeper.unref();
+writeFileSync(pidFile, String(sleeper.pid));
+for (let i = 1; i <= ticks; i++) {
+  console.error('tick ' + i);
+  await new Promise((r) => setTimeout(r, 100));
+}
+console.log(JSON.stringify({ success: true, ticks }));
+`,
+    );
+    expect((await rye(['keys', 'generate'], { env: t.env })).code).toBe(0);
+    expect((await rye(['sign', 'tool:slow/ticker', '--project', t.project], { env: t.env })).code).toBe(0);
+    client = new Client({ name: 'progress', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [SERVER],
+        env: { PATH: process.env.PATH ?? '', USER_SPACE: t.user },
+      }),
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    await client?.close();
+  });
+
+  it('reports progress from the tool’s output when asked', async () => {
+    const updates: { progress: number; message?: string }[] = [];
+    const result = await client.callTool(
+      {
+        name: 'execute',
+        arguments: {
+          project_path: t.project,
+          item_id: 'tool:slow/ticker',
+          parameters: { pidFile: pidFile(), ticks: 5 },
+        },
+      },
+      undefined,
+      { onprogress: (p) => updates.push(p) },
+    );
+    expect(result.isError).toBeFalsy();
+    expect(updates.length).toBeGreaterThanOrEqual(3);
+    expect(updates.map((u) => u.message)).toContain('tick 3');
+    expect(updates.map((u) => u.progress)).toEqual([...updates.map((u) => u.progress)].sort((a, b) => a - b));
+    process.kill(Number(await readFile(pidFile(), 'utf8')), 'SIGKILL');
+  });
+
+  it('cancelling the request kills the tool and its children', async () => {
+    const controller = new AbortController();
+    const call = client.callTool(
+      {
+        name: 'execute',
+        arguments: {
+          project_path: t.project,
+          item_id: 'tool:slow/ticker',
+          parameters: { pidFile: pidFile('cancel'), ticks: 600 },
+        },
+      },
+      undefined,
+      { signal: controller.signal, onprogress: () => {}, timeout: 120_000 },
+    );
+    call.catch(() => {});
+    expect(await until(() => existsSync(pidFile('cancel')))).toBe(true);
+    const grandchild = Number(await readFile(pidFile('cancel'), 'utf8'));
+    expect(alive(grandchild)).toBe(true);
+    controller.abort('user cancelled');
+    await expect(call).rejects.toThrow();
+    expect(await until(() => !alive(grandchild))).toBe(true);
+  }, 60_000);
+});
