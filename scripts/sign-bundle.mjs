@@ -4,7 +4,7 @@
 // trust-store entry. Run after `pnpm build`: node scripts/sign-bundle.mjs [--check]
 // With --check it signs nothing and exits 1 if any item would change (CI-friendly).
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, extname, join, relative } from 'node:path';
+import { basename, dirname, extname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { trustFileText } from '../packages/executor/dist/index.js';
@@ -63,6 +63,8 @@ for (const [kind, dir] of Object.entries(kinds)) {
   const { formats, legacyRecipe } = formatsOf(kind);
   for (const path of files(join(bundle, dir))) {
     if (kind === 'config' && path.includes(`${join('config', 'keys')}`)) continue;
+    // package.json marks a node tool folder (anchor + verify_deps); it is data, not an item.
+    if (basename(path) === 'package.json') continue;
     const format = formats[extname(path)];
     if (!format) continue; // data files next to tools (e.g. README) are not items
     total += 1;

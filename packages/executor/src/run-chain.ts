@@ -68,6 +68,10 @@ async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, cont
   }
   applyEnvPaths(env, anchor.envPaths);
   env.RYE_KERNEL_NODE ??= process.execPath;
+  // Where the host is, so tools (and copies of system tools in other spaces) can reach it.
+  env.RYE_SYSTEM_SPACE = context.systemSpace;
+  env.RYE_PROJECT_PATH = context.projectPath;
+  env.USER_SPACE = context.userSpace;
   return { env, contributions };
 }
 

@@ -63,7 +63,9 @@ function validateFacts(facts: ItemFacts, schema: Record<string, Rule> | undefine
   const implied = pathIdentity(id);
   for (const [field, rule] of Object.entries(schema ?? {})) {
     const value = facts[field];
-    if (value === undefined || value === '') {
+    // A top-level item's category is legitimately empty: it matches its (empty) folder.
+    const emptyButMatching = value === '' && rule.match_path === true && implied.category === '';
+    if (value === undefined || (value === '' && !emptyButMatching)) {
       if (rule.required) problems.push(`${field} is required`);
       else if (rule.match_path && implied.category) {
         warnings.push(

@@ -32,7 +32,7 @@ describe('rye CLI', () => {
 
   it('runs the primitive demo end to end', async () => {
     const { io, out } = capture();
-    expect(await runCli(['demo', '--json'], io)).toBe(0);
+    expect(await runCli(['demo', 'primitives', '--json'], io)).toBe(0);
     const result = JSON.parse(out.join(''));
     expect(result.status).toBe('success');
     expect(result.steps.map((s: { primitive: string }) => s.primitive)).toEqual([
@@ -41,6 +41,16 @@ describe('rye CLI', () => {
       'http',
     ]);
   });
+
+  it('rye demo plays a first session end to end', async () => {
+    const { io, out } = capture();
+    expect(await runCli(['demo'], io)).toBe(0);
+    const text = out.join('');
+    expect(text).toContain('✔ rye init');
+    expect(text).toContain('✔ edit, refuse, re-sign, run');
+    expect(text).toMatch(/All steps passed\.\n$/);
+    expect(text).not.toContain('✘');
+  }, 60_000);
 
   it('the built bin runs as a real process', async () => {
     const { stdout } = await run(process.execPath, [distCli, '--help']);

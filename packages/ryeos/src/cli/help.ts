@@ -6,6 +6,8 @@ export function helpText(): string {
 Usage: rye <command> [options]
 
 Commands:
+  init               Set up your user space (signing key, trusted) and an example project .ai/
+                     [--project DIR] [--user-only]; safe to run again, never overwrites
   execute <ref>      Run a tool, follow a directive, or read knowledge:
                        rye execute tool:acme/hello --params '{"name":"x"}'
                        rye execute directive:acme/review --params '{"path":"src"}'
@@ -28,8 +30,8 @@ Commands:
   keys generate      Create your signing key pair and trust it (--force to replace)
   keys trust <pem>   Trust someone's public key [--owner NAME] [--space user|project]
   keys list          List trusted keys
-  demo               Run each lillux primitive once and print what it did
-                     (subprocess, signing and verification, HTTP with SSE streaming)
+  demo               A first session in a throw-away project: init, search, tools (file system,
+                     shell), an inline directive and a signed edit. 'demo primitives' checks the primitives
 
 Options:
   -h, --help         Show this help

@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   sign: async () => (await import('../commands/sign.js')).signCommand,
   search: async () => (await import('../commands/search.js')).searchCommand,
   load: async () => (await import('../commands/load.js')).loadCommand,
+  init: async () => (await import('../commands/init.js')).initCommand,
   keys: async () => (await import('../commands/keys.js')).keysCommand,
 };
 

@@ -1,94 +1,111 @@
 /**
- * `rye demo`: runs each lillux primitive once against local resources and prints what happened.
- * A smoke test a person can read: nothing leaves the machine (the HTTP server is on 127.0.0.1).
+ * `rye demo`: a real first session in a throw-away project and user space — init, search, tools
+ * through their chains (file system and shell included), an inline directive, and a signed edit,
+ * each step printed readably. `rye demo primitives` checks the primitives alone.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import {
-  fingerprint,
-  generateKeyPair,
-  httpRequest,
-  httpStream,
-  runSubprocess,
-  signContent,
-  verifyContent,
-} from '@ryeos/lillux';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { CliIo } from '../cli/run.js';
+import { initWorkspace } from '../init.js';
+import type { Envelope } from '../rye.js';
+import { createRye } from '../rye.js';
 
-interface Step {
-  primitive: string;
-  ok: boolean;
-  summary: string;
-}
+type Step = { title: string; ok: boolean; lines: string[] };
 
-async function subprocessStep(): Promise<Step> {
-  const result = await runSubprocess({
-    command: process.execPath,
-    args: ['-e', 'process.stdin.pipe(process.stdout)'],
-    input: 'hello from stdin',
-    timeoutMs: 10_000,
-  });
-  const timedOut = await runSubprocess({
-    command: process.execPath,
-    args: ['-e', 'setTimeout(() => {}, 60000)'],
-    timeoutMs: 200,
-  });
-  return {
-    primitive: 'subprocess',
-    ok: result.success && result.stdout === 'hello from stdin' && timedOut.timed_out,
-    summary: `echoed ${JSON.stringify(result.stdout)} in ${result.duration_ms} ms; a 200 ms timeout killed its child (timed_out: ${timedOut.timed_out})`,
-  };
-}
-
-function signingStep(): Step {
-  const keyPair = generateKeyPair();
-  const format = { prefix: '#', afterShebang: true };
-  const signed = signContent('print("hi")\n', { format, keyPair });
-  const resolveKey = (fp: string) => (fp === fingerprint(keyPair.publicKeyPem) ? keyPair : undefined);
-  const good = verifyContent(signed, { format, legacyRecipe: 'tool', resolveKey });
-  const tampered = verifyContent(signed.replace('hi', 'ho'), { format, legacyRecipe: 'tool', resolveKey });
-  return {
-    primitive: 'signing',
-    ok: good.status === 'ok' && tampered.status === 'modified',
-    summary: `signed with key ${fingerprint(keyPair.publicKeyPem)}: verify → ${good.status}; after a one-byte edit → ${tampered.status}`,
-  };
-}
-
-async function httpStep(): Promise<Step> {
-  const server = createServer((req, res) => {
-    if (req.url === '/json') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"hello":"world"}');
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.write('event: delta\ndata: {"text":"Hel');
-    res.write('lo"}\n\nevent: delta\ndata: {"text":" world"}\n\n');
-    res.end('event: done\ndata: [DONE]\n\n');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  try {
-    const json = await httpRequest({ url: `${base}/json` });
-    const stream = await httpStream({ url: `${base}/sse` });
-    return {
-      primitive: 'http',
-      ok: json.success && stream.success && stream.events.length === 3,
-      summary: `GET /json → ${json.status} ${JSON.stringify(json.json)}; SSE → ${stream.events.length} events (${stream.events.map((e) => e.event).join(', ')})`,
-    };
-  } finally {
-    server.close();
-  }
-}
+const data = (result: Envelope) => (result.data ?? {}) as Record<string, unknown>;
 
 export async function demoCommand(args: string[], io: CliIo): Promise<number> {
-  const steps = [await subprocessStep(), signingStep(), await httpStep()];
-  if (args.includes('--json')) {
-    io.stdout(
-      `${JSON.stringify({ status: steps.every((s) => s.ok) ? 'success' : 'error', steps }, null, 2)}\n`,
+  if (args[0] === 'primitives')
+    return (await import('./demo-primitives.js')).primitivesDemo(args.slice(1), io);
+  const root = await mkdtemp(join(tmpdir(), 'rye-demo-'));
+  const project = join(root, 'project');
+  const user = join(root, 'user');
+  const env = { ...process.env, USER_SPACE: user };
+  const rye = createRye({ projectPath: project, userSpace: user, env });
+  const steps: Step[] = [];
+  const step = (title: string, ok: boolean, ...lines: string[]) => {
+    steps.push({ title, ok, lines });
+    io.stdout(`${ok ? '✔' : '✘'} ${title}\n${lines.map((l) => `    ${l}\n`).join('')}`);
+  };
+  try {
+    io.stdout(`RYE demo in ${project} (user space ${user})\n\n`);
+    const init = await initWorkspace(rye);
+    step(
+      'rye init',
+      init.signed.length === 3,
+      `signing key ${init.key.fingerprint} created and trusted`,
+      `example items signed: ${init.signed.join(', ')}`,
     );
-  } else {
-    for (const step of steps)
-      io.stdout(`${step.ok ? '✔' : '✘'} ${step.primitive.padEnd(10)} ${step.summary}\n`);
+
+    const found = await rye.search({ scope: 'tool', query: 'file', limit: 6 });
+    const ids = ((found.results ?? []) as { id: string; source: string }[]).map(
+      (r) => `${r.id} (${r.source})`,
+    );
+    step(`search tool "file" → ${String(found.total)} matches`, ids.length > 0, ...ids);
+
+    const hello = await rye.execute({ item_id: 'tool:example/hello', parameters: { name: 'RYE' } });
+    step(
+      'execute tool:example/hello',
+      hello.status === 'success',
+      `chain: ${(hello.chain as string[] | undefined)?.join(' → ')}`,
+      `result: ${JSON.stringify(hello.data)}`,
+    );
+
+    const write = await rye.execute({
+      item_id: 'tool:rye/file-system/write',
+      parameters: { path: 'notes/todo.md', content: 'one\ntwo\nthree\n' },
+    });
+    const read = await rye.execute({
+      item_id: 'tool:rye/file-system/read',
+      parameters: { path: 'notes/todo.md', limit: 2 },
+    });
+    step(
+      'file-system write + read',
+      write.status === 'success' && read.status === 'success',
+      ...String(data(read).output ?? JSON.stringify(read))
+        .split('\n')
+        .filter(Boolean),
+      String(data(read).note ?? ''),
+    );
+
+    const shell = await rye.execute({
+      item_id: 'tool:rye/bash',
+      parameters: { command: 'echo "hello from bash" && ls .ai' },
+    });
+    step(
+      'execute tool:rye/bash',
+      shell.status === 'success',
+      ...String(data(shell).stdout ?? JSON.stringify(shell))
+        .trim()
+        .split('\n'),
+    );
+
+    const directive = await rye.execute({ item_id: 'directive:example/greet', parameters: { name: 'Ada' } });
+    step(
+      'execute directive:example/greet (inline)',
+      typeof directive.your_directions === 'string',
+      ...String(directive.your_directions).split('\n').slice(0, 4),
+    );
+
+    await rye.execute({
+      item_id: 'tool:rye/file-system/edit',
+      parameters: { path: '.ai/tools/example/hello.js', old_string: 'Hello, ', new_string: 'Welcome, ' },
+    });
+    const refused = await rye.execute({ item_id: 'tool:example/hello', parameters: { name: 'RYE' } });
+    const signed = await rye.sign('tool:example/hello');
+    const rerun = await rye.execute({ item_id: 'tool:example/hello', parameters: { name: 'RYE' } });
+    step(
+      'edit, refuse, re-sign, run',
+      refused.status === 'error' && signed.failed.length === 0 && rerun.status === 'success',
+      `after the edit: ${String(refused.error).split('\n')[0]}`,
+      `rye sign tool:example/hello → ${signed.summary}`,
+      `then: ${JSON.stringify(rerun.data)}`,
+    );
+  } finally {
+    await rm(root, { recursive: true, force: true });
   }
-  return steps.every((s) => s.ok) ? 0 : 1;
+  const ok = steps.every((s) => s.ok);
+  io.stdout(`\n${ok ? 'All steps passed.' : 'Some steps failed.'}\n`);
+  return ok ? 0 : 1;
 }

@@ -1,0 +1,48 @@
+// rye:signed:2026-11-22T02:20:09Z:0a93fb46477d82ab8cd987451b10d51d30e7f5e4813bd5c04d9557e5b413358d:ibMU6gziJfp3WXlm2fL34Ia-4k6H22BnG2ynunlyBIfP234Zq4TF5hXZC1bM7iwnshxqb_FqIUnMaVpR-LyZDg==:007af625371e6e71
+export const __version__ = '1.0.0';
+export const __tool_type__ = 'javascript';
+export const __executor_id__ = 'rye/core/runtimes/node/node';
+export const __category__ = 'rye/file-system';
+export const __tool_description__ =
+  'List a directory inside the project: name, type and size, directories first';
+export const CONFIG_SCHEMA = {
+  type: 'object',
+  properties: {
+    path: {
+      type: 'string',
+      description: 'Directory to list, relative to the project root (default: the root)',
+    },
+  },
+};
+
+import { lstat, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { statOrUndefined } from './_lib/files.mjs';
+import { projectRoot, resolveInside } from './_lib/paths.mjs';
+import { optionalString, runTool, ToolError } from './_lib/tool.mjs';
+
+const ORDER = { dir: 0, file: 1, symlink: 1, other: 1 };
+
+function typeOf(entry) {
+  if (entry.isDirectory()) return 'dir';
+  if (entry.isFile()) return 'file';
+  return entry.isSymbolicLink() ? 'symlink' : 'other';
+}
+
+await runTool(async (params, projectPath) => {
+  const root = await projectRoot(projectPath);
+  const { real, shown } = await resolveInside(root, optionalString(params, 'path', ['file_path']) ?? '.');
+  const info = await statOrUndefined(real);
+  if (!info) throw new ToolError(`Directory not found: ${shown}`);
+  if (!info.isDirectory()) throw new ToolError(`${shown} is not a directory (use rye/file-system/read)`);
+
+  const entries = [];
+  for (const dirent of await readdir(real, { withFileTypes: true })) {
+    // lstat: a symlink is reported as such, never followed (its target may be outside the root).
+    const entry = await lstat(join(real, dirent.name)).catch(() => undefined);
+    if (!entry) continue; // removed while listing
+    entries.push({ name: dirent.name, type: typeOf(entry), size: entry.size });
+  }
+  entries.sort((a, b) => ORDER[a.type] - ORDER[b.type] || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { path: shown, entries, count: entries.length };
+});

@@ -1,0 +1,18 @@
+/** `rye init [--project DIR] [--user-only]`: user space + key, and an example project `.ai/`. */
+import { callerPath, parse, printJson, str } from '../cli/args.js';
+import type { CliIo } from '../cli/run.js';
+import { initWorkspace } from '../init.js';
+import { createRye } from '../rye.js';
+
+export async function initCommand(args: string[], io: CliIo): Promise<number> {
+  const { values } = parse(args, {
+    project: { type: 'string' },
+    'project-path': { type: 'string' },
+    'user-only': { type: 'boolean' },
+  });
+  const rye = createRye({
+    projectPath: callerPath(str(values, 'project') ?? str(values, 'project-path') ?? '.'),
+  });
+  printJson(io, await initWorkspace(rye, { userOnly: values['user-only'] === true }));
+  return 0;
+}
