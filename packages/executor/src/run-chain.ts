@@ -28,6 +28,12 @@ export interface RunOutcome {
   envContributions: { contributed_by: string; keys: string[] }[];
 }
 
+/**
+ * Config keys that say *what* runs. A caller may tune how it runs (timeout, cwd, url, …, spec
+ * §4.5) but never swap the program, or the server and tool an MCP item is bound to.
+ */
+const IDENTITY_KEYS = new Set(['command', 'args', 'server', 'server_config_path', 'tool_name']);
+
 /** Parameters that configure the run and never reach the tool (spec §4.5 step 4). */
 const NOT_FOR_TOOL = new Set([
   'env',
@@ -123,7 +129,7 @@ export async function prepareRun(
   const callerConfig: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(params)) {
     if (key.startsWith('__')) passthrough[key] = value;
-    else if (key !== 'command' && key !== 'args') callerConfig[key] = value;
+    else if (!IDENTITY_KEYS.has(key)) callerConfig[key] = value;
   }
   // Reserved parameter names (timeout, cwd, url, …) override the runtime's config (spec §4.5).
   const toolParams = paramsForTool(params, { ...config, ...callerConfig });

@@ -149,6 +149,21 @@ describe('tool execution through the chain', () => {
     expect(result).toMatchObject({ status: 'success', data: { v: process.version } });
   });
 
+  it('a caller cannot swap what runs: command, args, server and tool_name stay the item’s', async () => {
+    await ws.write(
+      'project',
+      'tools/demo/bound.yaml',
+      `version: "1.0.0"\nexecutor_id: rye/core/primitives/subprocess\ncategory: demo\nconfig:\n  tool_name: fixed\n  command: "\${RYE_KERNEL_NODE}"\n  args: ["-e", "console.log(JSON.stringify({argv: process.argv.slice(1)}))", "{tool_name}"]\n`,
+    );
+    const result = await (await ws.executor()).executeTool('demo/bound', {
+      tool_name: 'evil',
+      command: '/bin/sh',
+      args: ['-c', 'echo pwned'],
+      server: 'other',
+    });
+    expect(result).toMatchObject({ status: 'success', data: { argv: ['fixed'] } });
+  });
+
   it('passes parameters verbatim: no template expansion inside values', async () => {
     const result = await (await ws.executor()).executeTool('demo/greet', { name: '{tool_path} ${HOME}' });
     expect(result.data).toMatchObject({ greeting: 'hello {tool_path} ${HOME}' });

@@ -41,6 +41,10 @@ describe('serveStdio', () => {
         tool: 'load',
         args: { item_id: 'tool:rye/bash' },
       });
+      // stderr is its own pipe: the log line may trail the response a little.
+      for (let i = 0; i < 200 && !stderr.includes('[fake] load called'); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
       expect(stderr).toContain('[fake] load called');
     } finally {
       await client.close();

@@ -1,9 +1,12 @@
-/** `rye sign <ref | glob> [--space project|user] [--project DIR]` */
+/** `rye sign <ref | glob>... [--space project|user] [--project DIR]` (also `rye sign <type> <id>`) */
+import type { SignResult } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
 import { callerPath, parse, printJson, refFromPositionals, str } from '../cli/args.js';
 import type { CliIo } from '../cli/run.js';
 import { signEnvelope } from '../operations.js';
 import { createRye } from '../rye.js';
+
+const KIND_WORDS = new Set(['tool', 'directive', 'knowledge', 'config']);
 
 export async function signCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, {
@@ -22,7 +25,16 @@ export async function signCommand(args: string[], io: CliIo): Promise<number> {
   }
   const projectPath = str(values, 'project') ?? str(values, 'project-path');
   const rye = createRye({ projectPath: callerPath(projectPath ?? '.') });
-  const result = await rye.sign(refFromPositionals(positionals, 'sign'), { space });
+  // One `<type> <id>` pair, or any number of refs/globs signed as one batch.
+  const refs = KIND_WORDS.has(positionals[0] ?? '') ? [refFromPositionals(positionals, 'sign')] : positionals;
+  if (refs.length === 0) refFromPositionals(refs, 'sign');
+  const result: SignResult = { signed: [], failed: [], summary: '' };
+  for (const ref of refs) {
+    const one = await rye.sign(ref, { space });
+    result.signed.push(...one.signed);
+    result.failed.push(...one.failed);
+  }
+  result.summary = `${result.signed.length} signed, ${result.failed.length} failed`;
   const envelope = signEnvelope(result);
   printJson(io, envelope);
   return result.failed.length ? 1 : 0;
