@@ -11,6 +11,7 @@ import { extractToolMetadata } from '@ryeos/executor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Rye } from '../src/index.js';
 import { createRye, systemSpaceRoot } from '../src/index.js';
+import { isAlive, until } from './helpers.js';
 
 let rye: Rye;
 let project: string;
@@ -21,20 +22,6 @@ type Data = Record<string, unknown>;
 
 function bash(parameters: Record<string, unknown>) {
   return rye.execute({ item_id: 'tool:rye/bash', parameters });
-}
-
-/** A process that exists and is not a zombie (killed children may wait for a reaper). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
 }
 
 beforeAll(async () => {
@@ -122,8 +109,7 @@ describe('rye/bash', () => {
     });
     const pid = Number(await readFile(join(project, 'sleeper.pid'), 'utf8'));
     leftovers.push(pid);
-    for (let i = 0; i < 20 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
-    expect(alive(pid)).toBe(false);
+    expect(await until(() => !isAlive(pid), 2_000)).toBe(true);
   });
 
   it('returns soon after bash exits even when a background job keeps the pipes open', async () => {

@@ -2,39 +2,16 @@
  * Long tool runs over MCP: progress notifications when the client asks, and a client's
  * cancellation ends the running tool's whole process tree.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TempProject } from './helpers.js';
-import { rye, tempProject } from './helpers.js';
+import { isAlive, rye, tempProject, until } from './helpers.js';
 
 const SERVER = join(import.meta.dirname, '..', 'dist', 'mcp-server.js');
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // A killed child of a reaper-less init lingers as a zombie: that counts as dead.
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return false;
-}
 
 describe('MCP progress and cancellation', () => {
   let t: TempProject;
@@ -117,9 +94,9 @@ console.log(JSON.stringify({ success: true, ticks }));
     call.catch(() => {});
     expect(await until(() => existsSync(pidFile('cancel')))).toBe(true);
     const grandchild = Number(await readFile(pidFile('cancel'), 'utf8'));
-    expect(alive(grandchild)).toBe(true);
+    expect(isAlive(grandchild)).toBe(true);
     controller.abort('user cancelled');
     await expect(call).rejects.toThrow();
-    expect(await until(() => !alive(grandchild))).toBe(true);
+    expect(await until(() => !isAlive(grandchild))).toBe(true);
   }, 60_000);
 });
