@@ -224,7 +224,7 @@ class DirectiveBuilder {
   context(element: XmlElement, directive: ParsedDirective): DirectiveContext {
     const context: DirectiveContext = { system: [], before: [], after: [], suppress: [] };
     for (const c of element.children) {
-      if (c.name in context) {
+      if (Object.hasOwn(context, c.name)) {
         const id = textOf(c);
         if (!id) this.fail(c, 'expected a knowledge id');
         context[c.name as keyof DirectiveContext].push(id);

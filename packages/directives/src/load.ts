@@ -3,9 +3,16 @@
  * signature (integrity errors win over parse errors), then parse.
  */
 import { readFileSync } from 'node:fs';
-import type { DeclaredIdentity, Executor, ItemVerification, ResolvedItem, SpaceName } from '@ryeos/executor';
-import { resolveItem } from '@ryeos/executor';
-import { isRyeError, normalizeNewlines } from '@ryeos/lillux';
+import type {
+  DeclaredIdentity,
+  Executor,
+  ItemVerification,
+  ResolvedItem,
+  SpaceName,
+  VerifyEnv,
+} from '@ryeos/executor';
+import { formatFor, resolveItem, verifyItem } from '@ryeos/executor';
+import { isRyeError, normalizeNewlines, RyeError } from '@ryeos/lillux';
 import type { ParsedDirective } from './directive.js';
 import { parseDirective } from './directive.js';
 import type { ParsedKnowledge } from './knowledge.js';
@@ -31,26 +38,39 @@ async function load<T>(
   declaredOf: (parsed: T) => DeclaredIdentity,
   options: LoadOptions,
 ): Promise<Loaded<T>> {
-  // Parse first only to learn the declared name/category for the moved check; a parse
-  // failure is reported after integrity, which names the more fundamental problem.
+  // One read: the text that is parsed is the text that is verified (no swap in between).
+  // Parsing first only tells the moved check what the item declares; a parse failure is
+  // reported after integrity, which names the more fundamental problem.
   const config = await executor.kinds.get(kind);
-  const located = await resolveItem(executor.spaces, kind, id, config.extensions, options);
+  const item = await resolveItem(executor.spaces, kind, id, config.extensions, options);
+  if (!item) {
+    throw new RyeError('NOT_FOUND', `Item not found: ${kind}:${id}`, { hint: 'Check the id and its kind.' });
+  }
+  const text = readFileSync(item.path, 'utf8');
   let parsed: T | undefined;
   let parseError: unknown;
-  if (located) {
-    try {
-      parsed = parse(normalizeNewlines(readFileSync(located.path, 'utf8')), located.path);
-    } catch (error) {
-      parseError = error;
-    }
+  try {
+    parsed = parse(normalizeNewlines(text), item.path);
+  } catch (error) {
+    parseError = error;
   }
   const declared = parsed ? declaredOf(parsed) : undefined;
-  const { item, verification } = await executor.verifyItemFile(kind, id, {
-    ...options,
-    ...(declared ? { declared } : {}),
-  });
+  const verification = verifyItem(
+    {
+      path: item.path,
+      kind,
+      id: item.id,
+      space: item.space,
+      text,
+      format: formatFor(config, item.extension),
+      legacyRecipe: config.legacyRecipe,
+      ...(declared ? { declared } : {}),
+    },
+    executor.trust,
+    executor.env as VerifyEnv,
+  );
   if (!parsed)
-    throw isRyeError(parseError) ? parseError : (parseError ?? new Error(`Cannot parse ${item.path}`));
+    throw isRyeError(parseError) ? parseError : new RyeError('VALIDATION', `Cannot parse ${item.path}`);
   return { id: item.id, item, parsed, verification };
 }
 

@@ -102,7 +102,14 @@ export async function dependencyFiles(anchor: AnchorState): Promise<string[]> {
   const recursive = scope !== 'tool_siblings' && config.recursive !== false;
   const extensions = new Set(config.extensions ?? []);
   const excluded = new Set(config.exclude_dirs ?? []);
-  const realBase = await realpath(base);
+  let realBase: string;
+  try {
+    realBase = await realpath(base);
+  } catch {
+    throw new RyeError('CHAIN', `The anchor directory ${base} does not exist`, {
+      hint: "Check the runtime's anchor.root setting.",
+    });
+  }
   const files: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     for (const entry of await readdir(dir, { withFileTypes: true })) {
@@ -111,18 +118,20 @@ export async function dependencyFiles(anchor: AnchorState): Promise<string[]> {
         if (recursive && !excluded.has(entry.name)) await walk(path);
         continue;
       }
-      if (!extensions.has(extname(entry.name))) continue;
-      const info = await lstat(path);
-      if (info.isSymbolicLink()) {
+      if (entry.isSymbolicLink()) {
+        // Links are never followed; one that leaves the base (file or directory) could bring
+        // unverified code in, so it is refused outright.
         const real = await realpath(path).catch(() => path);
         if (real !== realBase && !real.startsWith(realBase + sep)) {
           throw new RyeError('INTEGRITY', `Symlink escape: ${path} resolves to ${real}`, {
             hint: `Replace the symlink with a real file inside ${relative(process.cwd(), base) || base}.`,
           });
         }
-        if (!(await lstat(real)).isFile()) continue;
+        if (!extensions.has(extname(entry.name)) || !(await lstat(real)).isFile()) continue;
+        files.push(path);
+        continue;
       }
-      files.push(path);
+      if (extensions.has(extname(entry.name))) files.push(path);
     }
   };
   await walk(base);

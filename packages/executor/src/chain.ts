@@ -116,7 +116,7 @@ export async function buildChain(rootId: string, context: ChainContext): Promise
           `Chain too deep (max ${MAX_CHAIN_DEPTH}): ${rootId}. Possible circular dependency or excessive nesting.`,
         );
       }
-      currentId = PRIMITIVE_ALIASES[currentId] ?? currentId;
+      if (Object.hasOwn(PRIMITIVE_ALIASES, currentId)) currentId = PRIMITIVE_ALIASES[currentId]!;
       if (visited.has(currentId)) {
         throw new RyeError('CHAIN', `Circular dependency detected: ${currentId}`, {
           hint: `Break the cycle in the executor_id links: ${[...visited, currentId].join(' -> ')}`,

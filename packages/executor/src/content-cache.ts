@@ -2,9 +2,11 @@
  * A cache of values derived from file contents (parsed metadata), keyed by a hash of the bytes
  * and the parser. Identical bytes always parse the same, so an entry can never be stale; that
  * is what lets a cold `rye execute` skip loading the YAML and JavaScript parsers entirely.
- * Memory first, then an optional directory (`<user>/.ai/state/cache/metadata`). Disk problems
- * are ignored: the cache is only ever an optimisation.
+ * Memory first, then an optional directory (`<user>/.ai/state/cache/metadata`) whose entries are
+ * authenticated with an HMAC keyed by the user's signing key: whoever could forge an entry could
+ * already sign items. Disk problems are ignored: the cache is only ever an optimisation.
  */
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256Hex } from '@ryeos/lillux';
@@ -16,7 +18,16 @@ const MEMORY_LIMIT = 2_000;
 export class ContentCache {
   private readonly memory = new Map<string, unknown>();
 
-  constructor(private readonly dir?: string) {}
+  /**
+   * @param dir where entries persist (none: memory only)
+   * @param secret authenticates disk entries: an entry is only believed when its HMAC matches,
+   *   so a file planted in the cache directory can never feed metadata to the executor. Without
+   *   a secret nothing is read from or written to disk.
+   */
+  constructor(
+    private readonly dir?: string,
+    private readonly secret?: Buffer,
+  ) {}
 
   keyOf(namespace: string, path: string, text: string): string {
     return sha256Hex(`${FORMAT_VERSION}\u0000${namespace}\u0000${path}\u0000${text}`);
@@ -43,14 +54,23 @@ export class ContentCache {
   }
 
   private fileOf(key: string): string | undefined {
-    return this.dir ? join(this.dir, key.slice(0, 2), `${key}.json`) : undefined;
+    return this.dir && this.secret ? join(this.dir, key.slice(0, 2), `${key}.json`) : undefined;
+  }
+
+  private mac(key: string, json: string): string {
+    return createHmac('sha256', this.secret!).update(key).update('\u0000').update(json).digest('hex');
   }
 
   private read(key: string): unknown {
     const file = this.fileOf(key);
     if (!file) return undefined;
     try {
-      return JSON.parse(readFileSync(file, 'utf8'));
+      const entry = JSON.parse(readFileSync(file, 'utf8')) as { mac?: unknown; json?: unknown };
+      if (typeof entry.json !== 'string' || typeof entry.mac !== 'string') return undefined;
+      const expected = Buffer.from(this.mac(key, entry.json), 'hex');
+      const given = Buffer.from(entry.mac, 'hex');
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+      return JSON.parse(entry.json);
     } catch {
       return undefined;
     }
@@ -62,7 +82,8 @@ export class ContentCache {
     try {
       mkdirSync(join(file, '..'), { recursive: true });
       const temp = `${file}.${process.pid}.tmp`;
-      writeFileSync(temp, JSON.stringify(value));
+      const json = JSON.stringify(value);
+      writeFileSync(temp, JSON.stringify({ mac: this.mac(key, json), json }));
       renameSync(temp, file);
     } catch {
       // a read-only or full disk only costs speed

@@ -3,14 +3,18 @@
  * and runs tools. Caches (trust files, extractor configs) live on the instance and are keyed by
  * file stats, so a changed file is always re-read.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import { computeAnchor, dependencyFiles } from './anchor.js';
 import type { ChainElement } from './chain.js';
 import { buildChain, ChainError, validateChain } from './chain.js';
+import { resolveToolConfig } from './config-resolve.js';
 import { ContentCache } from './content-cache.js';
 import { verifyLooseFile } from './files.js';
+import { signingKeyDir } from './keys.js';
 import { formatFor, KindRegistry } from './kinds.js';
 import { extractToolMetadata } from './metadata.js';
 import type { ItemKind, SignableKind } from './refs.js';
@@ -53,6 +57,19 @@ export interface ChainDetail {
 export type TraceEvent = Record<string, unknown> & { step: string };
 
 export type ToolEnvelope = Record<string, unknown> & { status: 'success' | 'error' | 'validation_passed' };
+
+/**
+ * The disk cache's HMAC key, derived from the user's private signing key (none → memory only).
+ * Anyone able to read that key can sign items anyway, so the cache adds no new way in.
+ */
+function cacheSecret(userSpace: string, env: Record<string, string | undefined>): Buffer | undefined {
+  try {
+    const pem = readFileSync(join(signingKeyDir(userSpace, env), 'private_key.pem'));
+    return createHash('sha256').update('ryeos metadata cache v1\u0000').update(pem).digest();
+  } catch {
+    return undefined;
+  }
+}
 
 function detail(element: ChainElement): ChainDetail {
   return {
@@ -104,7 +121,7 @@ export class Executor {
       options.metadataCacheDir === false
         ? undefined
         : (options.metadataCacheDir ?? join(spaces.user.base, '.ai', 'state', 'cache', 'metadata'));
-    this.cache = new ContentCache(cacheDir);
+    this.cache = new ContentCache(cacheDir, cacheDir ? cacheSecret(spaces.user.base, this.env) : undefined);
     this.kinds = new KindRegistry(spaces, trust, this.env as VerifyEnv, this.cache);
   }
 
@@ -131,6 +148,20 @@ export class Executor {
       if (await resolveItem(this.spaces, kind, id, config.extensions)) found.push(kind);
     }
     return found;
+  }
+
+  /**
+   * Verifies a file inside some space's `.ai/tools/` as a tool (its space decides trust and dev
+   * mode). Throws INTEGRITY when it fails or lies outside every tools directory.
+   */
+  async verifyToolFile(path: string): Promise<ItemVerification> {
+    const verification = await verifyLooseFile(path, this.spaces.user, this, true);
+    if (!verification) {
+      throw new RyeError('INTEGRITY', `Refusing ${path}: not a file inside a space's .ai/tools directory`, {
+        hint: 'Keep runtime files and server configs under .ai/tools/ of a space, signed.',
+      });
+    }
+    return verification;
   }
 
   /** Finds an item file without verifying it. */
@@ -216,6 +247,22 @@ export class Executor {
       for (const file of await dependencyFiles(anchor)) {
         await verifyLooseFile(file, chain[0]!.space, this);
       }
+      const context: RunContext = {
+        projectPath,
+        userSpace: this.spaces.user.base,
+        systemSpace: this.spaces.systemSpace ?? '',
+        hostEnv: this.env,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+      };
+      const configResolve = chain[0]!.metadata.configResolve;
+      const runParams =
+        configResolve === undefined
+          ? params
+          : { ...params, resolved_config: await resolveToolConfig(this, configResolve) };
+      const prepared = await prepareRun(chain, runParams, anchor, context);
+      // Everything the interpreter is handed from a tools directory verifies — in a dry run too.
+      await verifyInterpreterFiles(prepared.config.args, this);
       if (options.dryRun) {
         return {
           status: 'validation_passed',
@@ -228,16 +275,6 @@ export class Executor {
           ...(options.trace ? { trace } : {}),
         };
       }
-      const context: RunContext = {
-        projectPath,
-        userSpace: this.spaces.user.base,
-        systemSpace: this.spaces.systemSpace ?? '',
-        hostEnv: this.env,
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.onOutput ? { onOutput: options.onOutput } : {}),
-      };
-      const prepared = await prepareRun(chain, params, anchor, context);
-      await verifyInterpreterFiles(prepared.config.args, this, chain[0]!.space);
       if (options.trace) trace.push(...prepared.contributions.map((c) => ({ step: 'resolve_env', ...c })));
       const outcome = await runPrimitive(prepared, context);
       const common = {
@@ -252,7 +289,11 @@ export class Executor {
         status: 'error',
         type: 'tool',
         error: outcome.error || 'Tool failed',
-        error_type: outcome.timedOut ? 'timeout' : 'execution',
+        // A tool that reports its own timeout (e.g. rye/bash) is a timeout too.
+        error_type:
+          outcome.timedOut || (outcome.data as { timed_out?: unknown })?.timed_out === true
+            ? 'timeout'
+            : 'execution',
         ...common,
         data: outcome.data,
       };
@@ -271,14 +312,10 @@ export class Executor {
 }
 
 /** Files an interpreter is handed from inside a tools directory (e.g. a runtime's launcher) verify too. */
-async function verifyInterpreterFiles(
-  args: unknown,
-  executor: Executor,
-  toolSpace: ChainElement['space'],
-): Promise<void> {
+async function verifyInterpreterFiles(args: unknown, executor: Executor): Promise<void> {
   if (!Array.isArray(args)) return;
   for (const arg of args) {
-    if (typeof arg === 'string' && arg.includes(`${'/.ai/tools/'}`))
-      await verifyLooseFile(arg, toolSpace, executor, true);
+    if (typeof arg === 'string' && arg.includes(`${sep}.ai${sep}tools${sep}`))
+      await executor.verifyToolFile(arg);
   }
 }

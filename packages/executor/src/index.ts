@@ -37,5 +37,11 @@ export { SPACE_PRECEDENCE, Spaces, spaceNameOf, userSpaceBase } from './spaces.j
 export { renderPlaceholders } from './template.js';
 export type { TrustEntry } from './trust.js';
 export { TrustStore, trustedDir, trustFileText } from './trust.js';
-export type { DeclaredIdentity, IntegrityOutcome, ItemVerification, VerifyItemInput } from './verify.js';
+export type {
+  DeclaredIdentity,
+  IntegrityOutcome,
+  ItemVerification,
+  VerifyEnv,
+  VerifyItemInput,
+} from './verify.js';
 export { pathIdentity, signFix, verifyItem } from './verify.js';

@@ -2,10 +2,18 @@
  * The signing key pair and the trust store on disk (spec items §6.3–§6.4). Keys are created only
  * on request (`rye keys generate`, the keys tool, `rye init`), never implicitly (DECISIONS 20).
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KeyPairPem } from '@ryeos/lillux';
-import { fingerprint, generateKeyPair, publicKeyFromPrivate, RyeError, writeFileAtomic } from '@ryeos/lillux';
+import {
+  fingerprint,
+  generateKeyPair,
+  publicKeyFromPrivate,
+  RyeError,
+  signContent,
+  writeFileAtomic,
+} from '@ryeos/lillux';
 import type { Space } from './spaces.js';
 import { trustedDir, trustFileText } from './trust.js';
 
@@ -48,13 +56,21 @@ export async function generateSigningKey(
   dir: string,
   options: { force?: boolean } = {},
 ): Promise<GeneratedKey & KeyPairPem> {
-  if (!options.force) {
+  // Only a missing key is created: a key that exists but cannot be read is the user's to fix,
+  // never something to overwrite (DECISIONS 27).
+  if (!options.force && existsSync(join(dir, 'private_key.pem'))) {
+    let existing: KeyPairPem;
     try {
-      const existing = await loadSigningKey(dir);
-      return { ...existing, fingerprint: fingerprint(existing.publicKeyPem), dir, created: false };
-    } catch {
-      // none yet: create below
+      existing = await loadSigningKey(dir);
+      publicKeyFromPrivate(existing.privateKeyPem);
+    } catch (cause) {
+      throw new RyeError('CONFIG', `The signing key in ${dir} exists but cannot be read`, {
+        cause,
+        hint: 'Restore private_key.pem from a backup, or replace it on purpose with rye keys generate --force.',
+        details: { dir },
+      });
     }
+    return { ...existing, fingerprint: fingerprint(existing.publicKeyPem), dir, created: false };
   }
   const pair = generateKeyPair();
   await writeFileAtomic(join(dir, 'private_key.pem'), pair.privateKeyPem, {
@@ -66,8 +82,16 @@ export async function generateSigningKey(
   return { ...pair, fingerprint: fingerprint(pair.publicKeyPem), dir, created: true };
 }
 
-/** Writes `<fp>.toml` into a space's trust store (atomically); returns its path. */
-export async function trustKey(space: Space, publicKeyPem: string, owner = 'local'): Promise<string> {
+/**
+ * Writes `<fp>.toml` into a space's trust store (atomically); returns its path. A project entry
+ * is only honoured when signed by a key the user trusts, so pass the user's key pair for it.
+ */
+export async function trustKey(
+  space: Space,
+  publicKeyPem: string,
+  owner = 'local',
+  signer?: KeyPairPem,
+): Promise<string> {
   if (space.name === 'system') {
     throw new RyeError('PERMISSION', 'The system space is immutable: trust keys in user or project space', {
       hint: 'Use --space user (default) or --space project.',
@@ -75,6 +99,16 @@ export async function trustKey(space: Space, publicKeyPem: string, owner = 'loca
   }
   const fp = fingerprint(publicKeyPem.trim() + '\n');
   const path = join(trustedDir(space), `${fp}.toml`);
-  await writeFileAtomic(path, trustFileText(publicKeyPem, owner), { mkdirs: true });
+  if (space.name === 'project' && !signer) {
+    throw new RyeError('CONFIG', 'Trusting a key in project space needs your signing key to sign the entry', {
+      hint: NO_KEY_HINT,
+    });
+  }
+  const text = trustFileText(publicKeyPem, owner);
+  await writeFileAtomic(
+    path,
+    signer ? signContent(text, { format: { prefix: '#' }, keyPair: signer }) : text,
+    { mkdirs: true },
+  );
   return path;
 }

@@ -111,13 +111,14 @@ export class KindRegistry {
       .map((space) => ({ space, path: join(space.base, '.ai', 'tools', relative) }));
   }
 
+  /** Extractor files' stats plus the trust store's: a revoked key must stop vouching for them. */
   private stampOf(kind: SignableKind): string {
-    return this.candidates(kind)
+    return `${this.trust.stamp()}#${this.candidates(kind)
       .map(({ path }) => {
         const info = statSync(path, { throwIfNoEntry: false });
         return info ? `${path}:${info.size}:${info.mtimeMs}:${info.ctimeMs}` : '';
       })
-      .join('|');
+      .join('|')}`;
   }
 
   /** The last loaded config of a kind, without re-checking the extractor files. */

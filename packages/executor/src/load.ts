@@ -4,28 +4,29 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RyeError, writeFileAtomic } from '@ryeos/lillux';
+import { isRyeError, RyeError, writeFileAtomic } from '@ryeos/lillux';
 import type { Executor } from './executor.js';
-import type { ItemKind } from './refs.js';
+import type { SignableKind } from './refs.js';
 import { canonicalRef, TYPE_DIRS } from './refs.js';
 import type { FactsReader } from './sign.js';
 import type { SpaceName } from './spaces.js';
+import type { ItemVerification } from './verify.js';
 
 export interface LoadRequest {
-  kind: ItemKind;
+  kind: SignableKind;
   id: string;
   /** Look only in this space (default: project → user → system). */
   source?: SpaceName;
   /** Copy the item here when it differs from where it was found. */
   destination?: Exclude<SpaceName, 'system'>;
   /** Readers that give a directive's or knowledge item's declared name and category. */
-  readers?: Partial<Record<ItemKind, FactsReader>>;
+  readers?: Partial<Record<SignableKind, FactsReader>>;
 }
 
 export interface LoadResponse {
   status: 'success';
   item_id: string;
-  type: ItemKind;
+  type: SignableKind;
   content: string;
   metadata: { name: string; path: string; extension: string; version?: string };
   path: string;
@@ -77,10 +78,22 @@ export async function loadItem(executor: Executor, request: LoadRequest): Promis
     }
   }
   if (kind === 'tool') declared = { category: executor.toolCategory(text, located.path, located.extension) };
-  const { verification } = await executor.verifyItemFile(kind, id, {
-    only: located.space.name,
-    ...(declared ? { declared } : {}),
-  });
+  let verification: ItemVerification;
+  try {
+    ({ verification } = await executor.verifyItemFile(kind, id, {
+      only: located.space.name,
+      ...(declared ? { declared } : {}),
+    }));
+  } catch (error) {
+    // Config files may be unsigned (spec items §6.5); anything else about them is still refused.
+    if (!(kind === 'config' && isRyeError(error) && error.details.outcome === 'unsigned')) throw error;
+    verification = {
+      outcome: 'unsigned',
+      verified: false,
+      hash: '',
+      warnings: [`Unsigned config file: ${located.path}`],
+    };
+  }
   const version = VERSION.exec(text)?.[1];
   const response: LoadResponse = {
     status: 'success',

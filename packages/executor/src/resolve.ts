@@ -36,8 +36,8 @@ function isFile(path: string): boolean {
   return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
 }
 
-/** Refuses a match whose real path (after symlinks) leaves its space's type directory. */
-function assertInside(path: string, typeRoot: string, id: string): void {
+/** Returns the real path of a match, refusing one that leaves its space's type directory. */
+function realInside(path: string, typeRoot: string, id: string): string {
   const real = realpathSync(path);
   const realRoot = realpathSync(typeRoot);
   if (real !== realRoot && !real.startsWith(realRoot + sep)) {
@@ -46,6 +46,7 @@ function assertInside(path: string, typeRoot: string, id: string): void {
       details: { id, path, real },
     });
   }
+  return real;
 }
 
 export function typeRootOf(space: Space, kind: SignableKind): string {
@@ -57,8 +58,8 @@ function findIn(space: Space, kind: SignableKind, id: string, extensions: readon
   for (const extension of extensions) {
     const path = join(typeRoot, id + extension);
     if (isFile(path)) {
-      assertInside(path, typeRoot, id);
-      return { path, extension };
+      // The real path is what gets verified and run, so re-pointing a link in between changes nothing.
+      return { path: realInside(path, typeRoot, id), extension };
     }
   }
   return undefined;

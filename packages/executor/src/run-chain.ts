@@ -29,10 +29,41 @@ export interface RunOutcome {
 }
 
 /**
- * Config keys that say *what* runs. A caller may tune how it runs (timeout, cwd, url, …, spec
- * §4.5) but never swap the program, or the server and tool an MCP item is bound to.
+ * Config keys that say *what* runs and where it goes. A caller may tune how it runs (timeout, cwd,
+ * method, mode, retry — spec §4.5) but never swap the program, its environment or stdin, the
+ * server and tool an MCP item is bound to, or an HTTP tool's destination and credentials.
  */
-const IDENTITY_KEYS = new Set(['command', 'args', 'server', 'server_config_path', 'tool_name']);
+const IDENTITY_KEYS = new Set([
+  'command',
+  'args',
+  'env',
+  'input_data',
+  'server',
+  'server_config_path',
+  'tool_name',
+  // Where an HTTP tool sends its request and which credentials go along: overriding the url
+  // while keeping the item's auth would hand its token to any host.
+  'url',
+  'headers',
+  'auth',
+  // The item's fixed parameters must stay fixed.
+  'fixed_params',
+  'params_key',
+]);
+
+/** Reserved names that configure an HTTP call and so are not part of its JSON body (spec §4.8). */
+const HTTP_RESERVED = new Set([
+  'timeout',
+  'cwd',
+  'input_data',
+  'url',
+  'method',
+  'headers',
+  'body',
+  'mode',
+  'retry',
+  'auth',
+]);
 
 /** Parameters that configure the run and never reach the tool (spec §4.5 step 4). */
 const NOT_FOR_TOOL = new Set([
@@ -50,14 +81,24 @@ const NOT_FOR_TOOL = new Set([
   'server',
   'tool_name',
   'server_config_path',
-  'resolved_config',
   'fixed_params',
   'params_key',
 ]);
 
-/** Builds the child environment: host + .env, then each env_config from primitive to tool (tool wins). */
+/**
+ * Builds the child environment: host (+ the project's `.env`), then each env_config from
+ * primitive to tool (tool wins). The project's `.env` and its interpreters (`.venv`,
+ * node_modules/.bin) only serve project tools: otherwise an unsigned project file such as
+ * `.env` with NODE_OPTIONS, or a `.venv/bin/python`, would run code inside signed user and
+ * system tools (DECISIONS 4: system items always verify).
+ */
 async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, context: RunContext) {
-  let env = await resolveEnvConfig(undefined, { baseEnv: context.hostEnv, projectPath: context.projectPath });
+  const projectTool = chain[0]!.space.name === 'project';
+  const projectPath = projectTool ? context.projectPath : undefined;
+  let env = await resolveEnvConfig(undefined, {
+    baseEnv: context.hostEnv,
+    ...(projectPath ? { projectPath } : {}),
+  });
   const contributions: RunOutcome['envContributions'] = [];
   for (const element of [...chain].reverse()) {
     const envConfig = element.metadata.envConfig as EnvConfig | undefined;
@@ -66,7 +107,7 @@ async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, cont
     const searchRoots = interpreter?.search_roots?.map((root) => fillTemplate(root, anchor.vars));
     env = await resolveEnvConfig(envConfig, {
       baseEnv: env,
-      projectPath: context.projectPath,
+      ...(projectPath ? { projectPath } : {}),
       loadDotenv: false,
       ...(searchRoots ? { searchRoots } : {}),
     });
@@ -134,8 +175,21 @@ export async function prepareRun(
   // Reserved parameter names (timeout, cwd, url, …) override the runtime's config (spec §4.5).
   const toolParams = paramsForTool(params, { ...config, ...callerConfig });
   const cwd = anchor.cwd ?? confinedCwd(params.cwd, context.projectPath);
+  // A `{name}` in the item's url that nothing fills is the caller's missing parameter. Checked on
+  // the template itself: braces inside substituted values are data, not placeholders.
+  if (typeof config.url === 'string') {
+    for (const [, name] of config.url.matchAll(/\{(\w+)\}/g)) {
+      const known = [anchor.vars, callerConfig, config].some((source) => Object.hasOwn(source, name!));
+      if (!known && name !== 'params' && name !== 'params_json') {
+        throw new RyeError('VALIDATION', `Missing URL parameter '${name}' for ${config.url}`, {
+          hint: `Pass '${name}' in parameters.`,
+        });
+      }
+    }
+  }
+  const bodyParams = Object.fromEntries(Object.entries(toolParams).filter(([k]) => !HTTP_RESERVED.has(k)));
   config = renderPlaceholders(config, {
-    fixed: { ...anchor.vars, params: toolParams, params_json: JSON.stringify(toolParams) },
+    fixed: { ...anchor.vars, params: bodyParams, params_json: JSON.stringify(toolParams) },
     params: callerConfig,
   });
   config = { ...config, ...callerConfig, cwd, env };
@@ -173,7 +227,7 @@ export function normalizeProcessResult(stdout: string, stderr: string, exitCode:
     let error: string | undefined;
     if (exitCode !== 0 && stderr.trim()) error = stderr.trim();
     else if (!success)
-      error = String(data.error ?? data.stderr ?? (exitCode !== 0 ? `exit code ${exitCode}` : ''));
+      error = String(data.error || data.stderr || (exitCode !== 0 ? `exit code ${exitCode}` : ''));
     return { success, data: parsed, ...(error !== undefined ? { error } : {}) };
   }
   if (isJson) {
@@ -242,24 +296,22 @@ interface AuthConfig {
 
 async function runHttp(prepared: PreparedRun, context: RunContext): Promise<RunOutcome> {
   const { config } = prepared;
-  const expand = (text: string) => expandEnvInConfig(text, context.hostEnv as Record<string, string>);
-  const url = typeof config.url === 'string' ? expand(config.url) : '';
-  const missing = /\{(\w+)\}/.exec(url);
-  if (missing) {
-    throw new RyeError('VALIDATION', `Missing URL parameter '${missing[1]}' for ${url}`, {
-      hint: `Pass '${missing[1]}' in parameters.`,
-    });
-  }
+  // `${VAR}` in the item's own config was expanded in prepareRun; caller values are never expanded.
+  const url = typeof config.url === 'string' ? config.url : '';
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries((config.headers as Record<string, unknown>) ?? {}))
-    headers[k] = expand(String(v));
+    headers[k] = String(v);
   const auth = config.auth as AuthConfig | undefined;
-  if (auth?.type === 'bearer' && auth.token) headers.Authorization = `Bearer ${expand(auth.token)}`;
-  if (auth?.type === 'api_key' && auth.key) headers[auth.header ?? 'X-API-Key'] = expand(auth.key);
+  if (auth?.type === 'bearer' && auth.token) headers.Authorization = `Bearer ${auth.token}`;
+  if (auth?.type === 'api_key' && auth.key) headers[auth.header ?? 'X-API-Key'] = auth.key;
   const method = (typeof config.method === 'string' ? config.method.toUpperCase() : 'GET') as HttpMethod;
   const retry = (config.retry as { max_attempts?: number; backoff?: 'exponential' | 'linear' }) ?? {};
+  const body = config.body;
+  const emptyObject =
+    body !== null && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0;
+  // A body is sent only for POST/PUT/PATCH and only when it has something in it (spec §5.2).
   const hasBody =
-    ['POST', 'PUT', 'PATCH'].includes(method) && config.body !== undefined && config.body !== '';
+    ['POST', 'PUT', 'PATCH'].includes(method) && body !== undefined && body !== '' && !emptyObject;
   const request = {
     url,
     method,

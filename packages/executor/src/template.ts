@@ -45,11 +45,11 @@ export function renderPlaceholders(
 ): Record<string, unknown> {
   const memo = new Map<string, unknown>();
   const lookup = (name: string, depth: number): { found: boolean; value?: unknown } => {
-    if (name in sources.fixed && sources.fixed[name] !== undefined)
+    if (Object.hasOwn(sources.fixed, name) && sources.fixed[name] !== undefined)
       return { found: true, value: sources.fixed[name] };
-    if (name in sources.params && sources.params[name] !== undefined)
+    if (Object.hasOwn(sources.params, name) && sources.params[name] !== undefined)
       return { found: true, value: sources.params[name] };
-    if (!(name in config) || config[name] === undefined) return { found: false };
+    if (!Object.hasOwn(config, name) || config[name] === undefined) return { found: false };
     if (depth >= MAX_DEPTH) return { found: true, value: config[name] };
     if (!memo.has(name)) memo.set(name, render(config[name], depth + 1));
     return { found: true, value: memo.get(name) };

@@ -49,6 +49,25 @@ export class TrustStore {
     return new TrustStore(spaces, await loadToml());
   }
 
+  /** Changes whenever a trust-store directory changes, so results derived from trust can be re-checked. */
+  stamp(): string {
+    return this.spaces
+      .ordered()
+      .map((space) => {
+        const dir = trustedDir(space);
+        const info = statSync(dir, { throwIfNoEntry: false });
+        if (!info) return '-';
+        const files = readdirSync(dir)
+          .filter((name) => name.endsWith('.toml'))
+          .map((name) => {
+            const file = statSync(join(dir, name), { throwIfNoEntry: false });
+            return file ? `${name}:${file.size}:${file.mtimeMs}` : name;
+          });
+        return `${info.mtimeMs}:${files.join(',')}`;
+      })
+      .join('|');
+  }
+
   /** Spaces whose trust store may vouch for an item from `itemSpace`. */
   private trustSpaces(itemSpace: SpaceName): Space[] {
     const all = this.spaces.ordered();
@@ -128,15 +147,22 @@ export class TrustStore {
     if (fingerprint(pem) !== fp) return undefined;
     const owner = typeof data.owner === 'string' ? data.owner : 'unknown';
     const entry: TrustEntry = { fingerprint: fp, owner, publicKeyPem: pem, path, space: space.label };
-    if (!SIGNED_LINE.test(text)) return entry; // unsigned key files are accepted
+    // A project's own trust files would let any cloned repository vouch for itself. They count
+    // only when signed by a key the user trusts in user space; user and system stores are the
+    // user's and the package's own, and may hold unsigned files (upstream behaviour).
+    const project = space.name === 'project';
+    if (!SIGNED_LINE.test(text)) return project ? undefined : entry;
     const key = `${space.label}:${fp}`;
-    if (visiting.has(key)) return entry; // a signing cycle is accepted, as upstream does
+    if (visiting.has(key)) return project ? undefined : entry; // a signing cycle is accepted, as upstream does
     visiting.add(key);
+    const signerSpaces = project
+      ? this.spaces.ordered().filter((s) => s.name === 'user')
+      : this.trustSpaces(space.name);
     const result = verifyContent(text, {
       format: KEY_FORMAT,
       legacyRecipe: 'tool',
       resolveKey: (signer) =>
-        signer === fp ? entry : this.lookupIn(signer, this.trustSpaces(space.name), visiting),
+        signer === fp && !project ? entry : this.lookupIn(signer, signerSpaces, visiting),
     });
     return result.status === 'ok' ? entry : undefined;
   }

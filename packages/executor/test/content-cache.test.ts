@@ -1,4 +1,4 @@
-import { mkdtemp, readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,13 +9,35 @@ describe('ContentCache', () => {
     const dir = await mkdtemp(join(tmpdir(), 'rye-cache-'));
     let calls = 0;
     const compute = () => ({ n: ++calls });
-    const first = new ContentCache(dir);
+    const secret = Buffer.from('k'.repeat(32));
+    const first = new ContentCache(dir, secret);
     expect(first.derive('ns', '/a.py', 'x = 1', compute)).toEqual({ n: 1 });
     expect(first.derive('ns', '/a.py', 'x = 1', compute)).toEqual({ n: 1 });
-    const second = new ContentCache(dir);
+    const second = new ContentCache(dir, secret);
     expect(second.derive('ns', '/a.py', 'x = 1', compute)).toEqual({ n: 1 });
     expect(calls).toBe(1);
     expect((await readdir(dir)).length).toBe(1);
+  });
+
+  it('believes a disk entry only when its HMAC matches (a planted entry is ignored)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rye-cache-'));
+    const secret = Buffer.from('s'.repeat(32));
+    new ContentCache(dir, secret).derive('ns', '/a.py', 'x', () => ({ command: 'node' }));
+    const [shard] = await readdir(dir);
+    const [file] = await readdir(join(dir, shard!));
+    const path = join(dir, shard!, file!);
+    const entry = JSON.parse(await readFile(path, 'utf8')) as { mac: string; json: string };
+    await writeFile(path, JSON.stringify({ mac: entry.mac, json: '{"command":"/bin/sh"}' }));
+    expect(new ContentCache(dir, secret).derive('ns', '/a.py', 'x', () => ({ command: 'node' }))).toEqual({
+      command: 'node',
+    });
+    await writeFile(path, JSON.stringify(entry));
+    const otherKey = new ContentCache(dir, Buffer.from('o'.repeat(32)));
+    expect(otherKey.derive('ns', '/a.py', 'x', () => ({ fresh: true }))).toEqual({ fresh: true });
+    // Without a secret nothing touches the disk.
+    const bare = await mkdtemp(join(tmpdir(), 'rye-cache-'));
+    new ContentCache(bare).derive('ns', '/a.py', 'x', () => 1);
+    expect(await readdir(bare)).toEqual([]);
   });
 
   it('can never serve stale metadata: changed bytes are a different key', async () => {

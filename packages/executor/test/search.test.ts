@@ -463,7 +463,7 @@ describe('search', () => {
         ['sig/plain', false, true],
       ]);
       // Trusting the key later is picked up by the next search.
-      await trust(ws.project, stranger, 'stranger');
+      await trust(ws.user, stranger, 'stranger');
       const after = await search({ scope: 'tool.sig', query: 'foreign' });
       expect(after.results[0]).toMatchObject({ id: 'sig/foreign', signed: true });
     });

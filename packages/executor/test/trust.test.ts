@@ -12,32 +12,36 @@ async function writeKeyFile(base: string, name: string, text: string): Promise<v
 }
 
 describe('trust store', () => {
-  it('accepts unsigned key files and key files signed by another trusted key (or self-signed)', async () => {
+  it('project entries count only when a user-trusted key signed them', async () => {
     const ws = await createWorkspace();
     const peer = generateKeyPair();
     const selfSigned = generateKeyPair();
-    const fp = fingerprint(peer.publicKeyPem);
-    const signedByUser = signContent(trustFileText(peer.publicKeyPem, 'peer'), {
-      format: { prefix: '#' },
-      keyPair: ws.userKey,
-    });
-    await writeKeyFile(ws.project, `${fp}.toml`, signedByUser);
-    const selfFp = fingerprint(selfSigned.publicKeyPem);
-    await writeKeyFile(
-      ws.project,
-      `${selfFp}.toml`,
-      signContent(trustFileText(selfSigned.publicKeyPem, 'me'), {
-        format: { prefix: '#' },
-        keyPair: selfSigned,
-      }),
-    );
+    const unsigned = generateKeyPair();
+    const [fp, selfFp, unsignedFp] = [peer, selfSigned, unsigned].map((k) => fingerprint(k.publicKeyPem)) as [
+      string,
+      string,
+      string,
+    ];
+    const signed = (pem: string, owner: string, keyPair: typeof peer) =>
+      signContent(trustFileText(pem, owner), { format: { prefix: '#' }, keyPair });
+    await writeKeyFile(ws.project, `${fp}.toml`, signed(peer.publicKeyPem, 'peer', ws.userKey));
+    await writeKeyFile(ws.project, `${selfFp}.toml`, signed(selfSigned.publicKeyPem, 'me', selfSigned));
+    await writeKeyFile(ws.project, `${unsignedFp}.toml`, trustFileText(unsigned.publicKeyPem, 'cloned'));
     const executor = await ws.executor();
     expect(executor.trust.lookup(fp, 'project')).toMatchObject({
       fingerprint: fp,
       owner: 'peer',
       space: 'project',
     });
+    // A project cannot vouch for itself: self-signed or unsigned project entries count for nothing…
+    expect(executor.trust.lookup(selfFp, 'project')).toBeUndefined();
+    expect(executor.trust.lookup(unsignedFp, 'project')).toBeUndefined();
+    // …while the user's own store may hold self-signed and unsigned entries (upstream behaviour).
+    await writeKeyFile(ws.user, `${selfFp}.toml`, signed(selfSigned.publicKeyPem, 'me', selfSigned));
+    await writeKeyFile(ws.user, `${unsignedFp}.toml`, trustFileText(unsigned.publicKeyPem, 'mine'));
+    // (Now that the user trusts that key, its project entry is signed by a user-trusted key too.)
     expect(executor.trust.lookup(selfFp, 'project')).toMatchObject({ owner: 'me' });
+    expect(executor.trust.lookup(unsignedFp, 'project')).toMatchObject({ owner: 'mine', space: 'user' });
   });
 
   it('skips a key file that was edited after signing, or whose PEM does not match its name', async () => {

@@ -74,12 +74,22 @@ export function parseDotenv(text: string): Env {
 
 // Sync fs: these are a handful of stat calls on the way to spawning a process; a threadpool
 // round trip each cost more than the calls themselves.
+/**
+ * Variables a project's unsigned `.env` may not set: they decide which interpreter runs or inject
+ * code into it (NODE_OPTIONS=--import, BASH_ENV, LD_PRELOAD, …), which would let an unsigned file
+ * run code inside signed tools. The host environment can still set them.
+ */
+const DOTENV_DENIED =
+  /^(PATH|NODE_OPTIONS|NODE_PATH|NODE_REPL_EXTERNAL_MODULE|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|LD_.+|DYLD_.+|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|PYTHONUSERBASE|PERL5OPT|PERL5LIB|RUBYOPT|RYE_.+)$/;
+
 function readDotenv(projectPath: string): Env {
+  let parsed: Env;
   try {
-    return parseDotenv(readFileSync(join(projectPath, '.env'), 'utf8'));
+    parsed = parseDotenv(readFileSync(join(projectPath, '.env'), 'utf8'));
   } catch {
     return {};
   }
+  return Object.fromEntries(Object.entries(parsed).filter(([key]) => !DOTENV_DENIED.test(key)));
 }
 
 function isFile(path: string): boolean {

@@ -2,7 +2,7 @@
  * The four operations as `@ryeos/mcp` serves them: every call names its project, so one `Rye`
  * per project path is kept (each with its own caches).
  */
-import { isAbsolute } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import type { OperationContext, OperationResult, RyeOperations } from '@ryeos/mcp';
 import { Rye } from './rye.js';
@@ -25,6 +25,56 @@ function pick<T extends Record<string, unknown>>(entries: T): Partial<T> {
   return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
+const EXPECTED_TYPES: Record<string, 'object' | 'boolean' | 'integer' | 'string'> = {
+  item_id: 'string',
+  item_type: 'string',
+  scope: 'string',
+  query: 'string',
+  space: 'string',
+  source: 'string',
+  destination: 'string',
+  target: 'string',
+  thread: 'string',
+  sort_by: 'string',
+  parameters: 'object',
+  fields: 'object',
+  filters: 'object',
+  fuzzy: 'object',
+  proximity: 'object',
+  limit_overrides: 'object',
+  dry_run: 'boolean',
+  trace: 'boolean',
+  async: 'boolean',
+  limit: 'integer',
+  offset: 'integer',
+};
+
+/** A mistyped argument is an error an agent can fix, never something silently ignored. */
+function checkArgumentTypes(args: Args): void {
+  for (const [name, expected] of Object.entries(EXPECTED_TYPES)) {
+    const value = args[name];
+    if (value === undefined || value === null) continue;
+    const ok =
+      expected === 'object'
+        ? typeof value === 'object' && !Array.isArray(value)
+        : expected === 'integer'
+          ? Number.isInteger(value)
+          : typeof value === expected;
+    if (!ok) {
+      throw new RyeError(
+        'VALIDATION',
+        `${name} must be ${expected === 'integer' ? 'an integer' : `a ${expected}`}, got ${JSON.stringify(value)}`,
+        {
+          hint:
+            expected === 'object'
+              ? `Pass ${name} as a JSON object, not a string.`
+              : `Pass ${name} as a ${expected}.`,
+        },
+      );
+    }
+  }
+}
+
 export function createOperations(options: OperationsOptions = {}): RyeOperations {
   const ryes = new Map<string, Rye>();
   const ryeFor = (args: Args): Rye => {
@@ -38,10 +88,11 @@ export function createOperations(options: OperationsOptions = {}): RyeOperations
         },
       );
     }
-    let rye = ryes.get(projectPath);
+    const key = resolve(projectPath);
+    let rye = ryes.get(key);
     if (!rye) {
-      rye = new Rye({ projectPath, ...pick({ userSpace: options.userSpace, env: options.env }) });
-      ryes.set(projectPath, rye);
+      rye = new Rye({ projectPath: key, ...pick({ userSpace: options.userSpace, env: options.env }) });
+      ryes.set(key, rye);
     }
     return rye;
   };
@@ -49,6 +100,7 @@ export function createOperations(options: OperationsOptions = {}): RyeOperations
     (run: (rye: Rye, args: Args, context: OperationContext) => Promise<OperationResult>) =>
     async (args: Args, context: OperationContext): Promise<OperationResult> => {
       try {
+        checkArgumentTypes(args);
         return await run(ryeFor(args), args, context);
       } catch (error) {
         return toErrorEnvelope(error, pick({ item_id: str(args.item_id) }));

@@ -71,7 +71,16 @@ async function systemBundles(userSpace: string): Promise<SystemBundle[]> {
     return bundles;
   }
   const { parse } = await import('yaml');
-  const data = parse(text) as { bundles?: { id?: unknown; path?: unknown }[] } | null;
+  let data: { bundles?: { id?: unknown; path?: unknown }[] } | null;
+  try {
+    data = parse(text) as typeof data;
+  } catch (error) {
+    const path = join(userSpace, '.ai', 'config', 'bundles.yaml');
+    throw new RyeError('CONFIG', `Invalid ${path}: ${(error as Error).message.split('\n')[0]}`, {
+      hint: 'Fix the YAML (bundles: [{id: my-bundle, path: /abs/path}]) or remove the file.',
+      details: { path },
+    });
+  }
   const extra = (data?.bundles ?? [])
     .filter(
       (b): b is { id: string; path: string } => typeof b?.id === 'string' && typeof b?.path === 'string',
@@ -102,6 +111,10 @@ export class Rye {
         systemBundles: await systemBundles(this.userSpace),
         env: this.env,
       }))();
+    // A failed start (e.g. a broken bundles.yaml) is not remembered: the next call tries again.
+    this.executorPromise.catch(() => {
+      this.executorPromise = undefined;
+    });
     return this.executorPromise;
   }
 
@@ -153,7 +166,12 @@ export class Rye {
     }
   }
 
-  private async kindOf(prefix: string | undefined, itemType: string | undefined, id: string): Promise<Kind> {
+  private async kindOf(
+    prefix: string | undefined,
+    itemType: string | undefined,
+    id: string,
+    allowConfig = false,
+  ): Promise<Kind> {
     if (itemType !== undefined && !(ITEM_KINDS as readonly string[]).includes(itemType)) {
       throw new RyeError(
         'VALIDATION',
@@ -163,6 +181,7 @@ export class Rye {
         },
       );
     }
+    if (prefix === 'config' && allowConfig) return 'config' as Kind;
     if (prefix === 'config') {
       throw new RyeError('VALIDATION', 'Config files cannot be executed.', {
         hint: 'Use load to read a config file.',
@@ -217,7 +236,7 @@ export class Rye {
     let itemId = echo;
     try {
       const ref = parseRef(echo);
-      const kind = await this.kindOf(ref.kind, request.item_type, ref.id);
+      const kind = await this.kindOf(ref.kind, request.item_type, ref.id, true);
       itemId = canonicalRef(kind, ref.id);
       const source = spaceOption(request.source, ['project', 'user', 'system', 'registry'], 'source');
       const destination = spaceOption(request.destination, ['project', 'user'], 'destination');
@@ -258,7 +277,10 @@ export class Rye {
     const executor = await this.executor();
     const space = options.space === 'project' ? executor.spaces.project : executor.spaces.user;
     if (!space) throw new RyeError('VALIDATION', 'No project space: pass --project DIR');
-    return { trusted_at: await trustKey(space, publicKeyPem, options.owner ?? 'peer') };
+    // A project trust entry counts only when the user's key signs it (see TrustStore).
+    const signer =
+      space.name === 'project' ? await loadSigningKey(signingKeyDir(this.userSpace, this.env)) : undefined;
+    return { trusted_at: await trustKey(space, publicKeyPem, options.owner ?? 'peer', signer) };
   }
 
   async listKeys() {

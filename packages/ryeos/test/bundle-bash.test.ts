@@ -112,12 +112,14 @@ describe('rye/bash', () => {
     expect(await until(() => !isAlive(pid), 2_000)).toBe(true);
   });
 
-  it('returns soon after bash exits even when a background job keeps the pipes open', async () => {
+  it('returns soon after bash exits, and a background job ends with the command (its tree)', async () => {
     const started = performance.now();
     const envelope = await bash({ command: 'sleep 30 & echo $!' });
     expect(performance.now() - started).toBeLessThan(10_000);
     expect(envelope).toMatchObject({ status: 'success', data: { exit_code: 0, timed_out: false } });
-    leftovers.push(Number((envelope.data as Data).stdout));
+    const pid = Number((envelope.data as Data).stdout);
+    leftovers.push(pid);
+    expect(await until(() => !isAlive(pid), 2_000)).toBe(true);
   });
 
   it('keeps the start and end of long output and says how many bytes were dropped', async () => {

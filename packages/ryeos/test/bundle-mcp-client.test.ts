@@ -71,11 +71,11 @@ function closedPort(): Promise<number> {
   });
 }
 
-function facade(t: TempProject): Rye {
+function facade(t: TempProject, env: Record<string, string> = {}): Rye {
   return createRye({
     projectPath: t.project,
     userSpace: t.user,
-    env: { PATH: process.env.PATH, RYE_KERNEL_NODE: process.execPath },
+    env: { PATH: process.env.PATH, RYE_KERNEL_NODE: process.execPath, ...env },
   });
 }
 
@@ -369,7 +369,14 @@ describe('MCP client: runtimes, connect and discover', () => {
         'tools/acme/servers/local.yaml',
         serverConfig('acme/servers', { transport: 'stdio', command: NODE, args: [FIXTURE] }),
       );
-      const result = await facade(bare).execute({
+      // With no key nothing can sign the server config either: refused, unless in dev mode.
+      const refused = await facade(bare).execute({
+        item_id: 'tool:rye/mcp/discover',
+        parameters: { server_id: 'acme/servers/local' },
+      });
+      expect(refused).toMatchObject({ status: 'error', data: { success: false } });
+      expect(refused.error).toMatch(/^Unsigned item: .*local\.yaml/);
+      const result = await facade(bare, { RYE_DEV_MODE: '1' }).execute({
         item_id: 'tool:rye/mcp/discover',
         parameters: { server_id: 'acme/servers/local' },
       });

@@ -141,7 +141,7 @@ describe('rye CLI: keys, sign, execute', () => {
 
   it('a relative --project is taken from the caller’s directory', async () => {
     const run = await rye(['execute', 'tool:demo/plain', '--project', 'project', '--params', '{"n": 2}'], {
-      env: { ...t.env, INIT_CWD: t.root },
+      env: { ...t.env, INIT_CWD: t.root, npm_lifecycle_event: 'rye' },
     });
     expect(run.json).toMatchObject({ status: 'success', data: { n: 2 } });
   });

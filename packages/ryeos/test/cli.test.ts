@@ -32,9 +32,10 @@ describe('rye CLI', () => {
 
   it('runs the primitive demo end to end', async () => {
     const { io, out } = capture();
-    expect(await runCli(['demo', 'primitives', '--json'], io)).toBe(0);
+    const code = await runCli(['demo', 'primitives', '--json'], io);
+    expect(code, out.join('')).toBe(0);
     const result = JSON.parse(out.join(''));
-    expect(result.status).toBe('success');
+    expect(result.status, out.join('')).toBe('success');
     expect(result.steps.map((s: { primitive: string }) => s.primitive)).toEqual([
       'subprocess',
       'signing',

@@ -149,6 +149,44 @@ export function prepareRequest(options: HttpRequestOptions): PreparedRequest {
   };
 }
 
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_REDIRECTS = 5;
+/** Headers that may follow a redirect to another origin; credentials never do. */
+const CROSS_ORIGIN_SAFE = new Set(['accept', 'accept-language', 'content-type', 'user-agent']);
+
+/**
+ * fetch with redirects followed by hand: like a browser, a hop to another origin drops every
+ * header but a few harmless ones, so an API key or bearer token never reaches a host it was not
+ * meant for (fetch itself only strips `Authorization`). 303, and 301/302 after a POST, turn
+ * into a GET without a body.
+ */
+async function fetchFollowingRedirects(url: string, init: RequestInit): Promise<Response> {
+  let current = new URL(url);
+  let hop: RequestInit = init;
+  for (let redirects = 0; ; redirects++) {
+    const res = await fetch(current, hop);
+    const location = res.headers.get('location');
+    if (
+      res.status < 300 ||
+      res.status >= 400 ||
+      res.status === 304 ||
+      !location ||
+      redirects >= MAX_REDIRECTS
+    )
+      return res;
+    await res.body?.cancel().catch(() => undefined);
+    const next = new URL(location, current);
+    const headers = new Headers(hop.headers);
+    if (next.origin !== current.origin) {
+      for (const name of [...headers.keys()]) if (!CROSS_ORIGIN_SAFE.has(name)) headers.delete(name);
+    }
+    const toGet = res.status === 303 || ((res.status === 301 || res.status === 302) && hop.method === 'POST');
+    hop = { ...hop, headers, ...(toGet ? { method: 'GET', body: undefined } : {}) };
+    if (toGet) headers.delete('content-type');
+    current = next;
+  }
+}
+
 /**
  * The deadline of one attempt, combined with the caller's signal. `refresh()` restarts it (the
  * stream uses that as an idle timeout); `clear()` must be called when the attempt ends.
@@ -163,10 +201,14 @@ export class AttemptTimer {
     readonly timeoutMs: number,
     caller: AbortSignal | undefined,
   ) {
-    this.timer = setTimeout(() => {
-      this.timedOut = true;
-      this.controller.abort(new DOMException(`Timed out after ${timeoutMs} ms`, 'TimeoutError'));
-    }, timeoutMs);
+    // setTimeout overflows above 2^31-1 ms and would fire at once: cap it (≈ 24.8 days).
+    this.timer = setTimeout(
+      () => {
+        this.timedOut = true;
+        this.controller.abort(new DOMException(`Timed out after ${timeoutMs} ms`, 'TimeoutError'));
+      },
+      Math.min(timeoutMs, MAX_TIMER_MS),
+    );
     this.signal = caller ? AbortSignal.any([this.controller.signal, caller]) : this.controller.signal;
   }
 
@@ -253,7 +295,7 @@ export async function withRetries<T>(
   handle: (res: Response, timer: AttemptTimer) => Promise<T>,
 ): Promise<AttemptOutcome<T>> {
   const caller = req.signal;
-  const init: RequestInit = { method: req.method, headers: req.headers, redirect: 'follow' };
+  const init: RequestInit = { method: req.method, headers: req.headers, redirect: 'manual' };
   if (req.body !== undefined) init.body = req.body;
   let attempt = 0;
   for (;;) {
@@ -263,7 +305,7 @@ export async function withRetries<T>(
     let retryAfter: string | null = null;
     try {
       init.signal = timer.signal;
-      const res = await fetch(req.url, init);
+      const res = await fetchFollowingRedirects(req.url, init);
       if (isRetryableStatus(res.status) && attempt <= req.retries) {
         retryAfter = res.headers.get('retry-after');
         await res.body?.cancel().catch(() => undefined);

@@ -194,10 +194,14 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
   };
   if (child.pid !== undefined) {
     if (Number.isFinite(timeoutMs)) {
-      timer = setTimeout(() => {
-        timedOut = true;
-        terminate();
-      }, timeoutMs);
+      // setTimeout overflows above 2^31-1 ms and would fire at once: cap it (≈ 24.8 days).
+      timer = setTimeout(
+        () => {
+          timedOut = true;
+          terminate();
+        },
+        Math.min(timeoutMs, 2 ** 31 - 1),
+      );
     }
     signal?.addEventListener('abort', onAbort, { once: true });
   }

@@ -74,5 +74,7 @@ export function str(values: ParsedArgs['values'], name: string): string | undefi
  * so relative paths are taken from the directory the user was in (INIT_CWD).
  */
 export function callerPath(path: string): string {
-  return resolve(process.env.INIT_CWD ?? process.cwd(), path);
+  // INIT_CWD is inherited by every child of npm/pnpm: believe it only under the `rye` script.
+  const underRyeScript = process.env.npm_lifecycle_event === 'rye' && process.env.INIT_CWD;
+  return resolve(underRyeScript ? process.env.INIT_CWD! : process.cwd(), path);
 }

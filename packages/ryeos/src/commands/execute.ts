@@ -18,10 +18,10 @@ import { createRye } from '../rye.js';
 
 export async function executeCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, {
-    params: { type: 'string', short: 'p' },
+    params: { type: 'string' },
     parameters: { type: 'string' },
     project: { type: 'string' },
-    'project-path': { type: 'string' },
+    'project-path': { type: 'string', short: 'p' },
     'dry-run': { type: 'boolean' },
     trace: { type: 'boolean' },
     thread: { type: 'string' },

@@ -7,7 +7,7 @@ import { createRye } from '../rye.js';
 export async function initCommand(args: string[], io: CliIo): Promise<number> {
   const { values } = parse(args, {
     project: { type: 'string' },
-    'project-path': { type: 'string' },
+    'project-path': { type: 'string', short: 'p' },
     'user-only': { type: 'boolean' },
   });
   const rye = createRye({

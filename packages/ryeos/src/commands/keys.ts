@@ -11,8 +11,9 @@ export async function keysCommand(args: string[], io: CliIo): Promise<number> {
     owner: { type: 'string' },
     space: { type: 'string' },
     project: { type: 'string' },
+    'project-path': { type: 'string', short: 'p' },
   });
-  const project = str(values, 'project');
+  const project = str(values, 'project') ?? str(values, 'project-path');
   const rye = createRye({ projectPath: callerPath(project ?? '.') });
   const [action, file] = positionals;
   if (action === 'generate') {

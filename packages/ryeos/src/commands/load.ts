@@ -10,7 +10,7 @@ export async function loadCommand(args: string[], io: CliIo): Promise<number> {
     to: { type: 'string' },
     destination: { type: 'string' },
     project: { type: 'string' },
-    'project-path': { type: 'string' },
+    'project-path': { type: 'string', short: 'p' },
   });
   const rye = createRye({
     projectPath: callerPath(str(values, 'project') ?? str(values, 'project-path') ?? '.'),

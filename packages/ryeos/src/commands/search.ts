@@ -22,7 +22,7 @@ export async function searchCommand(args: string[], io: CliIo): Promise<number> 
     'sort-by': { type: 'string' },
     fuzzy: { type: 'boolean' },
     project: { type: 'string' },
-    'project-path': { type: 'string' },
+    'project-path': { type: 'string', short: 'p' },
   });
   const [scope, ...words] = positionals;
   if (!scope)

@@ -12,7 +12,7 @@ export async function signCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, {
     space: { type: 'string' },
     project: { type: 'string' },
-    'project-path': { type: 'string' },
+    'project-path': { type: 'string', short: 'p' },
   });
   const space = str(values, 'space') ?? 'project';
   if (space !== 'project' && space !== 'user') {

@@ -8,16 +8,19 @@ Serves the RYE OS tools (search, load, execute, sign) over MCP.
   --http        Streamable HTTP at http://<host>:<port>/mcp
   --port N      HTTP port (default 7770; 0 picks a free one)
   --host H      HTTP bind address (default 127.0.0.1)
+  --allow-remote  permit a non-loopback --host (there is no authentication: only behind a
+                  trusted network or an authenticating proxy)
 Environment: USER_SPACE (default: home), RYE_DEV_MODE, RYE_SIGNING_KEY_DIR, RYE_DEBUG.
 `;
 
 export async function runMcpServer(argv: string[]): Promise<number> {
-  let values: { http?: boolean; port?: string; host?: string; help?: boolean };
+  let values: { http?: boolean; port?: string; host?: string; help?: boolean; 'allow-remote'?: boolean };
   try {
     ({ values } = parseArgs({
       args: argv,
       options: {
         http: { type: 'boolean' },
+        'allow-remote': { type: 'boolean' },
         port: { type: 'string' },
         host: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -47,6 +50,14 @@ export async function runMcpServer(argv: string[]): Promise<number> {
       process.stderr.write(`ryeos-mcp: --port must be an integer 0-65535, got '${values.port}'\n`);
       return 2;
     }
+    const host = values.host ?? '127.0.0.1';
+    if (!isLoopback(host) && !values['allow-remote']) {
+      // No authentication is offered: anyone who can reach the port can run tools (rye/bash).
+      process.stderr.write(
+        `ryeos-mcp: refusing to listen on ${host}: the server has no authentication and would let anyone who can reach it run tools. Bind to 127.0.0.1 (default), or pass --allow-remote if a trusted network or proxy protects it.\n`,
+      );
+      return 2;
+    }
     const server = await serveHttp(() => createRyeServer(operations, info), {
       port,
       ...(values.host ? { host: values.host } : {}),
@@ -65,4 +76,8 @@ function waitForSignal(): Promise<void> {
     process.once('SIGINT', () => resolve());
     process.once('SIGTERM', () => resolve());
   });
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-22T02:20:09Z:0ab65e35cdd958476e1b43af0f1e5023b5c192bb9bb381137b9a03381b85f593:nBX7_WxgfJPtkeOUgMIFCHs0nCHjOyszjnSroyT_ModPkBtCv6GfKzwhb-QJ6lgzmABRj6w70myiKMOoHUoAAg==:007af625371e6e71
+// rye:signed:2026-11-22T02:37:35Z:8cb8007adb982d39a1ff1268eb4ed5471c23a3356426943c6d10667a301f47d6:bWIaqj1j_4NuX8fqGZMd4f0ohtqUiZ5_J_BZ86ly0ICdYMPAbyxeghH0HxA7uMLgrzTcoSkGWcP7s3sM4B0OCw==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/node';
@@ -158,13 +158,20 @@ function run(command, cwd, timeoutMs, maxOutput) {
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       const finish = () => {
+        // Every child ends with its tree (design.md): background jobs (`cmd &`) in the group die
+        // with the command instead of outliving the tool.
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // the group is already gone
+        }
         child.stdout.destroy();
         child.stderr.destroy();
         const exitCode = code ?? 128 + (constants.signals[signal] ?? 0);
         resolvePromise({ exitCode, timedOut, stdout, stderr });
       };
       // A background job (`cmd &`) may hold the pipes open after bash exits: take what has
-      // arrived shortly after the exit and leave the job running.
+      // arrived shortly after the exit, then end the job with the group.
       const grace = setTimeout(finish, 250);
       child.once('close', () => {
         clearTimeout(grace);

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// rye:signed:2026-11-22T02:20:47Z:b3ced4df0ed6ed35d4fd91fc064e97e5c2c17ecdd969d8b0583a732a04bc88e3:iF88ibO4xaVvGPpwXrsW-_7EqQ9hz99vMapR_ZapQOIAVmxQwp2bFx-qU88Dh4zlTUA1hGSDdMUjh2HecTLxAQ==:007af625371e6e71
+// rye:signed:2026-11-22T02:36:43Z:3d8a1a21e1960f26ecd12c60535ea3f682e8564282a1861f046219d646a11889:XcWQKyhVH9VuyaB94igywzFOsvtlPvm5LiDdVCUlGEaLWJ66FOvv4C8ZBwDzcSw-U63kJWhjkkUojr-eokdQBg==:007af625371e6e71
 /**
  * rye/mcp/connect — the MCP client of RYE OS: calls one tool of an external MCP server (or lists
  * its tools) with the official MCP SDK client, over stdio or Streamable HTTP.
@@ -27,7 +27,7 @@
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 export const __version__ = "1.0.0";
@@ -137,6 +137,22 @@ export async function checkServerConfigPath(path, ctx) {
   throw new McpClientError(
     `Refusing MCP server config ${absolute}: server configs must lie in .ai/tools/ of the project (${ctx.projectPath}), the user space (${ctx.userSpace}) or a system bundle`,
   );
+}
+
+/**
+ * Verifies a server config's signature like any item (a server config says what command runs).
+ * Needed when a config is named by parameters; configs a runtime passes on the command line were
+ * verified by the executor before this process started.
+ */
+export async function verifyServerConfig(path, ctx) {
+  const entry = pathToFileURL(join(ryeosRoot(), 'dist', 'index.js')).href;
+  const { createRye } = await import(entry);
+  const executor = await createRye({ projectPath: ctx.projectPath, userSpace: ctx.userSpace }).executor();
+  try {
+    await executor.verifyToolFile(path);
+  } catch (error) {
+    throw new McpClientError(error instanceof Error ? error.message : String(error));
+  }
 }
 
 const SPACE_TEMPLATES = { project: '{project_path}', user: '{user_space}', system: '{system_space}' };
@@ -268,6 +284,12 @@ export function normalizeConnection(fields, ctx) {
   const conn = {
     name,
     transport,
+    // What messages show: the fields as written, never with ${VAR} values (they may be secrets).
+    shown: {
+      command: typeof fields.command === 'string' ? fields.command : '',
+      args: Array.isArray(fields.args) ? fields.args.map(String) : [],
+      url: typeof fields.url === 'string' ? fields.url : '',
+    },
     timeoutMs: (Number.isFinite(timeoutSeconds) && timeoutSeconds > 0 ? timeoutSeconds : DEFAULT_TIMEOUT_SECONDS) * 1000,
   };
   if (transport === 'stdio') {
@@ -296,7 +318,7 @@ export function normalizeConnection(fields, ctx) {
     try {
       new URL(conn.url);
     } catch {
-      throw new McpClientError(`MCP server '${name}': invalid url '${conn.url}'`);
+      throw new McpClientError(`MCP server '${name}': invalid url '${fields.url}'`);
     }
     if (fields.headers !== undefined && (typeof fields.headers !== 'object' || fields.headers === null || Array.isArray(fields.headers))) {
       throw new McpClientError(`MCP server '${name}': headers must be a mapping`);
@@ -357,27 +379,27 @@ function connectFailure(error, conn, stderrTail, phase) {
     const cause = rootCause(error);
     if (cause?.code === 'ENOENT') {
       return new McpClientError(
-        `MCP server '${conn.name}' failed to start: command not found: ${conn.command}${suffix}`,
+        `MCP server '${conn.name}' failed to start: command not found: ${conn.shown.command}${suffix}`,
       );
     }
     if (cause?.code === 'EACCES') {
-      return new McpClientError(`MCP server '${conn.name}' failed to start: permission denied: ${conn.command}${suffix}`);
+      return new McpClientError(`MCP server '${conn.name}' failed to start: permission denied: ${conn.shown.command}${suffix}`);
     }
     if (isTimeout(error)) {
       return new McpClientError(
-        `MCP server '${conn.name}' started but did not complete the MCP handshake within ${seconds} s (${conn.command})${suffix}`,
+        `MCP server '${conn.name}' started but did not complete the MCP handshake within ${seconds} s (${conn.shown.command})${suffix}`,
       );
     }
     return new McpClientError(
-      `MCP server '${conn.name}' failed to start: ${phase === 'connect' ? 'the process ended before completing the MCP handshake' : error.message} (${[conn.command, ...conn.args].join(' ')})${suffix}`,
+      `MCP server '${conn.name}' failed to start: ${phase === 'connect' ? 'the process ended before completing the MCP handshake' : error.message} (${[conn.shown.command, ...conn.shown.args].join(' ')})${suffix}`,
     );
   }
   if (isTimeout(error)) {
-    return new McpClientError(`MCP server '${conn.name}' at ${conn.url} did not answer within ${seconds} s${suffix}`);
+    return new McpClientError(`MCP server '${conn.name}' at ${conn.shown.url} did not answer within ${seconds} s${suffix}`);
   }
   if (typeof error?.code === 'number' && error.code >= 400 && error.code < 600) {
     return new McpClientError(
-      `MCP server '${conn.name}' at ${conn.url} answered HTTP ${error.code}: ${error.message}${suffix}`,
+      `MCP server '${conn.name}' at ${conn.shown.url} answered HTTP ${error.code}: ${error.message}${suffix}`,
     );
   }
   const cause = rootCause(error);
@@ -387,7 +409,7 @@ function connectFailure(error, conn, stderrTail, phase) {
       : cause && cause !== error && cause.message
         ? `${error.message} (${cause.message})`
         : error.message;
-  return new McpClientError(`Cannot reach MCP server '${conn.name}' at ${conn.url}: ${reason}${suffix}`);
+  return new McpClientError(`Cannot reach MCP server '${conn.name}' at ${conn.shown.url}: ${reason}${suffix}`);
 }
 
 /**
@@ -537,11 +559,14 @@ function spaceContext(values) {
 async function connectionFor(ctx, source) {
   if (source.configPath !== undefined) {
     const path = await checkServerConfigPath(source.configPath, ctx);
+    await verifyServerConfig(path, ctx);
     return normalizeConnection(await readServerConfig(path), ctx);
   }
   if (source.serverId !== undefined) {
     const { path } = await resolveServerId(source.serverId, ctx);
-    return normalizeConnection(await readServerConfig(await checkServerConfigPath(path, ctx)), ctx);
+    const checked = await checkServerConfigPath(path, ctx);
+    await verifyServerConfig(checked, ctx);
+    return normalizeConnection(await readServerConfig(checked), ctx);
   }
   return normalizeConnection(source.fields, ctx);
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// rye:signed:2026-11-22T02:22:59Z:7f621a966e26598b2f0504a3cec651bc46d83e0298d1b56a7476c359bb0310e2:3d6vjEb4ZOaRSpOFgnUFh7pGhdjUiy9-6WD7qo_5ffAlLTmJeCcj06IIOYnet2kI4kc-5O1A7M64E2RWstfyDA==:007af625371e6e71
+// rye:signed:2026-11-22T02:36:43Z:0980ef4c60084844ae20eb28784b8c2536730b70e2cf321fdb3123981f3bd67b:O2-IeERzzS-7mkTcNDCWQK8Nfg-u0lmFFAFnB7G_FU4pMZG6CM9IfHB5R2McxAuv6cL6FZQjZrhMVEHecCv4DQ==:007af625371e6e71
 /**
  * rye/mcp/discover — turns the tools of an external MCP server into RYE tool items.
  *
@@ -21,6 +21,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   checkServerConfigPath,
+  verifyServerConfig,
   listTools,
   McpClientError,
   normalizeConnection,
@@ -169,7 +170,10 @@ async function run() {
   const namespace = checkNamespace(input.namespace ?? defaultNamespace(serverId));
 
   const found = await resolveServerId(serverId, ctx);
-  const fields = await readServerConfig(await checkServerConfigPath(found.path, ctx));
+  const configPath = await checkServerConfigPath(found.path, ctx);
+  // The config names the command to spawn: it must verify before anything starts.
+  await verifyServerConfig(configPath, ctx);
+  const fields = await readServerConfig(configPath);
   const conn = normalizeConnection(fields, ctx);
   const session = await openClient(conn);
   let tools;

@@ -1,9 +1,9 @@
-// rye:signed:2026-11-22T01:35:56Z:37ce3a30a4321dcb31dbdfcb4986083257432ecae4dbd44c4c4180becb0f68e5:xvacEuGou4VnFMKlvBlKL733yTFhjwe19cKyIZ69I36oazWiUU9fVSuy2cOpEDxxdKTIzhsMms-C60nEFGLIDw==:007af625371e6e71
+// rye:signed:2026-11-22T02:37:35Z:4adfd400f9eab8c7657b600e2fc9f0802d8df8224acd3180b72996845b37d63c:e3ecV3XRpAQ7Xy7B9xHw4xqda7nYm9m7imBDAXvqBWqsBPGxlE9XlonaSE0wCt45Przqy_RVtoR1ny_p_R1qCA==:007af625371e6e71
 // Launches a node tool: `node launch.mjs <tool> --project-path <dir>`. The tool sees
 // process.argv as if it had been started directly (`node <tool> --project-path <dir>`).
 import { readFileSync } from 'node:fs';
 import { createRequire, register as registerHooks } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const [node, , toolPath, ...rest] = process.argv;
@@ -12,8 +12,10 @@ process.argv = [node, toolPath, ...rest];
 if (/\.[cm]?ts$/.test(toolPath)) {
   const flag = rest.indexOf('--project-path');
   const projectPath = flag === -1 ? process.cwd() : rest[flag + 1];
-  // Prefer the tool's or project's own tsx; fall back to the one shipped with ryeos.
-  const bases = [toolPath, join(projectPath, 'package.json'), import.meta.url];
+  // Prefer the tool's own tsx (and the project's, for a project tool), then the one ryeos ships.
+  // A project's node_modules never serves a tool from another space: it is unsigned code.
+  const projectTool = toolPath.startsWith(join(projectPath, '.ai') + sep);
+  const bases = [toolPath, ...(projectTool ? [join(projectPath, 'package.json')] : []), import.meta.url];
   let loader;
   for (const base of bases) {
     try {
