@@ -43,9 +43,8 @@ export async function verifyLooseFile(
   if (!owner && onlyInTools) return undefined;
   const tools = await executor.kinds.get('tool');
   const extension = extname(real);
-  if (!tools.signatureFormats[extension]) {
-    if (onlyInTools) return undefined;
-  }
+  // Interpreter arguments may name non-item files; verify_deps names only item extensions.
+  if (!tools.signatureFormats[extension] && onlyInTools) return undefined;
   const space = owner?.space ?? fallbackSpace;
   const id = owner?.id ?? real.slice(real.lastIndexOf(sep) + 1, real.length - extension.length);
   return verifyItem(

@@ -167,3 +167,9 @@ describe('filters', () => {
     expect(pass({ category: 'web', version: '>=2' })).toBe(false); // all must hold
   });
 });
+
+describe('stray parentheses', () => {
+  it('a stray ) does not cut off the rest of the query', () => {
+    expect(parseQuery('bash) NOT bash')).toEqual(parseQuery('bash NOT bash'));
+  });
+});

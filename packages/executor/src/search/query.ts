@@ -35,7 +35,19 @@ class Parser {
 
   parse(): QueryNode {
     if (!this.query.trim()) return MATCH_ALL;
-    return this.parseOr();
+    const parts = [this.parseOr()];
+    // A stray ')' must not silently end the query: skip it and keep reading (implicit AND).
+    while (this.skipStrayClose()) parts.push(this.parseOr());
+    return parts.length === 1 ? parts[0]! : { type: 'and', children: parts };
+  }
+
+  /** Skips whitespace and one unmatched ')'; true when more query follows it. */
+  private skipStrayClose(): boolean {
+    while (this.pos < this.query.length && /\s/.test(this.query[this.pos]!)) this.pos++;
+    if (this.query[this.pos] !== ')') return false;
+    this.pos++;
+    while (this.pos < this.query.length && /\s/.test(this.query[this.pos]!)) this.pos++;
+    return this.pos < this.query.length;
   }
 
   private parseOr(): QueryNode {
