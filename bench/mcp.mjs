@@ -107,7 +107,7 @@ export async function run({ runs = Number(process.env.BENCH_RUNS) || 20 } = {}) 
   for (let i = 0; i < 5; i++) await client.request('tools/call', call);
   const viaMcp = [];
   const own = [];
-  for (let i = 0; i < runs * 2; i++) {
+  for (let i = 0; i < runs * 5; i++) {
     const start = performance.now();
     const reply = await client.request('tools/call', call);
     if (reply.result.isError) throw new Error(reply.result.content[0].text);
@@ -119,7 +119,7 @@ export async function run({ runs = Number(process.env.BENCH_RUNS) || 20 } = {}) 
     { bench: 'mcp_cold_start', runs, median_ms: round(median(cold)), goal_ms: 300 },
     {
       bench: 'mcp_warm_execute',
-      runs: runs * 2,
+      runs: runs * 5,
       median_ms: round(median(viaMcp)),
       tool_process_median_ms: round(median(own)),
       overhead_ms: round(median(viaMcp) - median(own)),

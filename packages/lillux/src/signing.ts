@@ -119,7 +119,22 @@ export function signHash(hashHex: string, privateKeyPem: string): string {
   return signature.toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
 }
 
+// Verification is a pure function of (key, hash, signature): remembering results is safe and
+// saves ~0.1 ms per chain element on every run of the same tool.
+const verified = new Map<string, boolean>();
+const VERIFIED_LIMIT = 4_096;
+
 export function verifyHashSignature(hashHex: string, signatureB64Url: string, publicKeyPem: string): boolean {
+  const cacheKey = `${publicKeyPem}\u0000${hashHex}\u0000${signatureB64Url}`;
+  const known = verified.get(cacheKey);
+  if (known !== undefined) return known;
+  const result = verifyUncached(hashHex, signatureB64Url, publicKeyPem);
+  if (verified.size >= VERIFIED_LIMIT) verified.delete(verified.keys().next().value!);
+  verified.set(cacheKey, result);
+  return result;
+}
+
+function verifyUncached(hashHex: string, signatureB64Url: string, publicKeyPem: string): boolean {
   const key = publicKeyCache(publicKeyPem);
   if (!key) return false;
   const bytes = Buffer.from(signatureB64Url.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
