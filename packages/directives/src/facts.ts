@@ -2,7 +2,7 @@
  * What sign-time validation needs to know about a directive or knowledge item (the executor
  * applies the extractor's validation_schema to these facts; it cannot parse these kinds itself).
  */
-import type { FactsReader } from '@ryeos/executor';
+import type { FactsReader, SearchableFields } from '@ryeos/executor';
 import { parseDirective } from './directive.js';
 import { parseKnowledge } from './knowledge.js';
 
@@ -29,17 +29,8 @@ export const knowledgeFacts: FactsReader = (text, path) => {
   };
 };
 
-/** Fields search indexes, read statically (never by running the item). */
-export interface SearchFields {
-  name?: string;
-  title?: string;
-  description?: string;
-  category?: string;
-  version?: string;
-  tags?: string[];
-  preview?: string;
-  metadata?: Record<string, unknown>;
-}
+/** Search reads directives and knowledge through these (statically: never by running the item). */
+type SearchFields = SearchableFields;
 
 const preview = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, 200);
 

@@ -18,7 +18,6 @@ export {
 } from './execute.js';
 export type { ComposedContext } from './extends.js';
 export { composeContext, MAX_EXTENDS_DEPTH, resolveExtendsChain } from './extends.js';
-export type { SearchFields } from './facts.js';
 export { directiveFacts, directiveSearchFields, knowledgeFacts, knowledgeSearchFields } from './facts.js';
 export type { FenceMatch } from './fence.js';
 export { findFence } from './fence.js';

@@ -3,15 +3,8 @@
  * signature (integrity errors win over parse errors), then parse.
  */
 import { readFileSync } from 'node:fs';
-import type {
-  DeclaredIdentity,
-  Executor,
-  ItemVerification,
-  ResolvedItem,
-  SpaceName,
-  VerifyEnv,
-} from '@ryeos/executor';
-import { formatFor, resolveItem, verifyItem } from '@ryeos/executor';
+import type { DeclaredIdentity, Executor, ItemVerification, ResolvedItem, SpaceName } from '@ryeos/executor';
+import { resolveItem } from '@ryeos/executor';
 import { isRyeError, normalizeNewlines, RyeError } from '@ryeos/lillux';
 import type { ParsedDirective } from './directive.js';
 import { parseDirective } from './directive.js';
@@ -55,20 +48,7 @@ async function load<T>(
     parseError = error;
   }
   const declared = parsed ? declaredOf(parsed) : undefined;
-  const verification = verifyItem(
-    {
-      path: item.path,
-      kind,
-      id: item.id,
-      space: item.space,
-      text,
-      format: formatFor(config, item.extension),
-      legacyRecipe: config.legacyRecipe,
-      ...(declared ? { declared } : {}),
-    },
-    executor.trust,
-    executor.env as VerifyEnv,
-  );
+  const verification = await executor.verifyText(item, text, declared);
   if (!parsed)
     throw isRyeError(parseError) ? parseError : new RyeError('VALIDATION', `Cannot parse ${item.path}`);
   return { id: item.id, item, parsed, verification };

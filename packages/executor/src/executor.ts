@@ -151,6 +151,28 @@ export class Executor {
   }
 
   /**
+   * Verifies text already read from a resolved item, so a caller that parses the text verifies
+   * exactly what it parsed (no second read in between).
+   */
+  async verifyText(item: ResolvedItem, text: string, declared?: DeclaredIdentity): Promise<ItemVerification> {
+    const config = await this.kinds.get(item.kind);
+    return verifyItem(
+      {
+        path: item.path,
+        kind: item.kind,
+        id: item.id,
+        space: item.space,
+        text,
+        format: formatFor(config, item.extension),
+        legacyRecipe: config.legacyRecipe,
+        ...(declared ? { declared } : {}),
+      },
+      this.trust,
+      this.env as VerifyEnv,
+    );
+  }
+
+  /**
    * Verifies a file inside some space's `.ai/tools/` as a tool (its space decides trust and dev
    * mode). Throws INTEGRITY when it fails or lies outside every tools directory.
    */
@@ -204,20 +226,7 @@ export class Executor {
         hint: 'Check the id and its kind.',
       });
     const text = await readFile(item.path, 'utf8');
-    const verification = verifyItem(
-      {
-        path: item.path,
-        kind,
-        id: item.id,
-        space: item.space,
-        text,
-        format: formatFor(config, item.extension),
-        legacyRecipe: config.legacyRecipe,
-        ...(options.declared ? { declared: options.declared } : {}),
-      },
-      this.trust,
-      this.env as VerifyEnv,
-    );
+    const verification = await this.verifyText(item, text, options.declared);
     return { item, text, verification };
   }
 
