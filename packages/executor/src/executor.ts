@@ -254,7 +254,8 @@ export class Executor {
         systemSpace: this.spaces.systemSpace ?? '',
       });
       for (const file of await dependencyFiles(anchor)) {
-        await verifyLooseFile(file, chain[0]!.space, this);
+        const dependency = await verifyLooseFile(file, chain[0]!.space, this);
+        if (dependency) allWarnings.push(...dependency.warnings);
       }
       const context: RunContext = {
         projectPath,

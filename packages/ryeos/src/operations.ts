@@ -207,7 +207,9 @@ export function signEnvelope(result: Awaited<ReturnType<Rye['sign']>>): Operatio
   const envelope: OperationResult = { status, ...result, total: result.signed.length + result.failed.length };
   if (status === 'error') {
     envelope.error = result.failed.map((f) => `${f.item_id}: ${f.error}`).join('\n');
-    envelope.error_type = 'validation';
+    envelope.error_type = result.failed.every((f) => f.error.startsWith('No items match'))
+      ? 'not_found'
+      : 'validation';
   }
   return envelope;
 }
