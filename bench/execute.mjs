@@ -14,24 +14,11 @@ import {
   signingKeyDir,
   trustKey,
 } from '../packages/executor/dist/index.js';
+import { median, NOOP_TOOL, round } from './lib/common.mjs';
 
 const repo = join(import.meta.dirname, '..');
 const CLI = join(repo, 'packages', 'ryeos', 'dist', 'cli.js');
 const SYSTEM = join(repo, 'packages', 'ryeos');
-const TOOL = `export const __version__ = "1.0.0";
-export const __executor_id__ = "rye/core/runtimes/node/node";
-export const __category__ = "bench";
-let raw = '';
-for await (const chunk of process.stdin) raw += chunk;
-console.log(JSON.stringify({ success: true, echo: JSON.parse(raw || '{}') }));
-`;
-
-const median = (values) => {
-  const s = [...values].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const round = (v, d = 2) => Number(v.toFixed(d));
 
 function timeProcess(command, args, env, input = '{}') {
   return new Promise((resolve, reject) => {
@@ -53,7 +40,7 @@ async function setUp() {
   const user = join(root, 'user');
   await mkdir(join(project, '.ai', 'tools', 'bench'), { recursive: true });
   const toolPath = join(project, '.ai', 'tools', 'bench', 'noop.js');
-  await writeFile(toolPath, TOOL);
+  await writeFile(toolPath, NOOP_TOOL);
   const env = { PATH: process.env.PATH, USER_SPACE: user };
   const options = {
     projectPath: project,

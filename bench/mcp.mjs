@@ -6,23 +6,11 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { median, NOOP_TOOL, round } from './lib/common.mjs';
 
 const repo = join(import.meta.dirname, '..');
 const SERVER = join(repo, 'packages', 'ryeos', 'dist', 'mcp-server.js');
 const CLI = join(repo, 'packages', 'ryeos', 'dist', 'cli.js');
-const TOOL = `export const __version__ = "1.0.0";
-export const __executor_id__ = "rye/core/runtimes/node/node";
-export const __category__ = "bench";
-let raw = '';
-for await (const chunk of process.stdin) raw += chunk;
-console.log(JSON.stringify({ success: true, echo: JSON.parse(raw || '{}') }));
-`;
-
-const median = (v) => {
-  const s = [...v].sort((a, b) => a - b);
-  return s[s.length >> 1];
-};
-const round = (v) => Number(v.toFixed(2));
 
 /** A tiny newline-delimited JSON-RPC client over a child's stdio. */
 function connect(env) {
@@ -64,7 +52,7 @@ export async function run({ runs = Number(process.env.BENCH_RUNS) || 20 } = {}) 
   const user = join(root, 'user');
   await mkdir(join(project, '.ai', 'tools', 'bench'), { recursive: true });
   const toolPath = join(project, '.ai', 'tools', 'bench', 'noop.js');
-  await writeFile(toolPath, TOOL);
+  await writeFile(toolPath, NOOP_TOOL);
   const env = { PATH: process.env.PATH, USER_SPACE: user };
   for (const args of [
     ['keys', 'generate'],
