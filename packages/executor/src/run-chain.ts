@@ -24,9 +24,10 @@ export interface RunOutcome {
   data: unknown;
   error?: string;
   timedOut?: boolean;
-  /** Keys each element's env_config contributed (trace mode; never values). */
-  envContributions: { contributed_by: string; keys: string[] }[];
 }
+
+/** Keys each element's env_config contributed (trace mode; never values). */
+export type EnvContribution = { contributed_by: string; keys: string[] };
 
 /**
  * Config keys that say *what* runs and where it goes. A caller may tune how it runs (timeout, cwd,
@@ -99,7 +100,7 @@ async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, cont
     baseEnv: context.hostEnv,
     ...(projectPath ? { projectPath } : {}),
   });
-  const contributions: RunOutcome['envContributions'] = [];
+  const contributions: EnvContribution[] = [];
   for (const element of [...chain].reverse()) {
     const envConfig = element.metadata.envConfig as EnvConfig | undefined;
     if (!envConfig) continue;
@@ -151,7 +152,7 @@ export interface PreparedRun {
   primitive: PrimitiveId;
   config: Record<string, unknown>;
   env: Record<string, string>;
-  contributions: RunOutcome['envContributions'];
+  contributions: EnvContribution[];
   passthrough: Record<string, unknown>;
 }
 
@@ -271,7 +272,6 @@ async function runProcess(prepared: PreparedRun, context: RunContext): Promise<R
       success: false,
       data: { stdout: result.stdout, stderr: result.stderr, exit_code: -1 },
       error: result.error,
-      envContributions: [],
     };
   }
   const normalized = normalizeProcessResult(result.stdout, result.stderr, result.exit_code);
@@ -281,10 +281,9 @@ async function runProcess(prepared: PreparedRun, context: RunContext): Promise<R
       success: false,
       timedOut: true,
       error: `Timed out after ${seconds(config.timeout, 300)} seconds (the process tree was killed)`,
-      envContributions: [],
     };
   }
-  return { ...normalized, envContributions: [] };
+  return normalized;
 }
 
 interface AuthConfig {
@@ -331,7 +330,6 @@ async function runHttp(prepared: PreparedRun, context: RunContext): Promise<RunO
       success: result.success,
       data,
       ...(result.error ? { error: result.error } : {}),
-      envContributions: [],
     };
   }
   if (mode !== 'sync')
@@ -342,14 +340,11 @@ async function runHttp(prepared: PreparedRun, context: RunContext): Promise<RunO
     success: result.success,
     data,
     ...(result.error ? { error: result.error } : {}),
-    envContributions: [],
   };
 }
 
-export async function runPrimitive(prepared: PreparedRun, context: RunContext): Promise<RunOutcome> {
-  const outcome =
-    prepared.primitive === 'rye/core/primitives/http_client'
-      ? await runHttp(prepared, context)
-      : await runProcess(prepared, context);
-  return { ...outcome, envContributions: prepared.contributions };
+export function runPrimitive(prepared: PreparedRun, context: RunContext): Promise<RunOutcome> {
+  return prepared.primitive === 'rye/core/primitives/http_client'
+    ? runHttp(prepared, context)
+    : runProcess(prepared, context);
 }

@@ -8,6 +8,7 @@
 
 import type { KeyPairPem, LocatedSignature, SignatureFormat } from './signing.js';
 import {
+  escapeRegex,
   findSignature,
   fingerprint as fingerprintOf,
   formatSignatureLine,
@@ -81,10 +82,6 @@ const PY_STRIP = new RegExp(`^[${PY_SPACE}]+|[${PY_SPACE}]+$`, 'g');
 
 export function pythonStrip(text: string): string {
   return text.replace(PY_STRIP, '');
-}
-
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /**

@@ -160,7 +160,8 @@ const FIELDS_PATTERN =
   'rye:signed:(\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z):([a-f0-9]{64}):([A-Za-z0-9_-]+={0,2}):([a-f0-9]{16})(?:\\|([a-zA-Z0-9_-]+@[a-zA-Z0-9_-]+))?';
 const lineRegexes = new Map<string, RegExp>();
 
-function escapeRegex(text: string): string {
+/** Escapes text for use inside a RegExp source. */
+export function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 

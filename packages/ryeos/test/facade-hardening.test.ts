@@ -3,14 +3,13 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createOperations, createRye } from '../src/index.js';
-import { rye, tempProject } from './helpers.js';
+import { MCP_SERVER, rye, tempProject } from './helpers.js';
 
-const SERVER = join(import.meta.dirname, '..', 'dist', 'mcp-server.js');
 const context = () => ({ signal: new AbortController().signal });
 
 describe('facade hardening', () => {
   it('ryeos-mcp refuses a non-loopback --host without --allow-remote', () => {
-    const run = spawnSync(process.execPath, [SERVER, '--http', '--host', '0.0.0.0', '--port', '0'], {
+    const run = spawnSync(process.execPath, [MCP_SERVER, '--http', '--host', '0.0.0.0', '--port', '0'], {
       encoding: 'utf8',
       timeout: 10_000,
     });

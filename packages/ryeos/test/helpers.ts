@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 export const CLI = join(import.meta.dirname, '..', 'dist', 'cli.js');
 
@@ -96,4 +98,22 @@ export async function until(check: () => boolean | Promise<boolean>, ms = 10_000
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return false;
+}
+
+/** The built `ryeos-mcp`. */
+export const MCP_SERVER = join(import.meta.dirname, '..', 'dist', 'mcp-server.js');
+
+/** An MCP SDK client connected over stdio to the built server, with this user space. */
+export async function connectMcpStdio(name: string, userSpace: string): Promise<Client> {
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [MCP_SERVER],
+      env: { PATH: process.env.PATH ?? '', USER_SPACE: userSpace },
+      // Nobody reads it here; an unread pipe could fill up and stall the server.
+      stderr: 'ignore',
+    }),
+  );
+  return client;
 }

@@ -3,14 +3,10 @@
  * project space, edit and re-sign it, run it, use the file-system and shell tools, and follow an
  * inline directive's directions.
  */
-import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TempProject } from './helpers.js';
-import { rye, tempProject } from './helpers.js';
-
-const SERVER = join(import.meta.dirname, '..', 'dist', 'mcp-server.js');
+import { connectMcpStdio, rye, tempProject } from './helpers.js';
 
 describe('an agent session over MCP', () => {
   let t: TempProject;
@@ -29,14 +25,7 @@ describe('an agent session over MCP', () => {
   beforeAll(async () => {
     t = await tempProject();
     expect((await rye(['init', '--project', t.project], { env: t.env })).code).toBe(0);
-    client = new Client({ name: 'agent', version: '1.0.0' });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [SERVER],
-        env: { PATH: process.env.PATH ?? '', USER_SPACE: t.user },
-      }),
-    );
+    client = await connectMcpStdio('agent', t.user);
   }, 60_000);
   afterAll(async () => {
     await client?.close();

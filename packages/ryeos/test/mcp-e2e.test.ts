@@ -9,13 +9,10 @@ import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TempProject } from './helpers.js';
-import { rye, tempProject } from './helpers.js';
-
-const SERVER = join(import.meta.dirname, '..', 'dist', 'mcp-server.js');
+import { connectMcpStdio, MCP_SERVER, rye, tempProject } from './helpers.js';
 
 async function seed(t: TempProject): Promise<void> {
   await t.write(
@@ -107,15 +104,7 @@ describe('ryeos-mcp over stdio', () => {
   beforeAll(async () => {
     t = await tempProject();
     await seed(t);
-    client = new Client({ name: 'e2e', version: '1.0.0' });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [SERVER],
-        env: { PATH: process.env.PATH ?? '', USER_SPACE: t.user },
-        stderr: 'pipe',
-      }),
-    );
+    client = await connectMcpStdio('e2e', t.user);
   }, 60_000);
   afterAll(async () => {
     await client?.close();
@@ -133,7 +122,7 @@ describe('ryeos-mcp over Streamable HTTP', () => {
   beforeAll(async () => {
     t = await tempProject();
     await seed(t);
-    server = spawn(process.execPath, [SERVER, '--http', '--port', '0'], {
+    server = spawn(process.execPath, [MCP_SERVER, '--http', '--port', '0'], {
       env: { PATH: process.env.PATH ?? '', USER_SPACE: t.user },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -5,13 +5,10 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TempProject } from './helpers.js';
-import { isAlive, rye, tempProject, until } from './helpers.js';
-
-const SERVER = join(import.meta.dirname, '..', 'dist', 'mcp-server.js');
+import { connectMcpStdio, isAlive, rye, tempProject, until } from './helpers.js';
 
 describe('MCP progress and cancellation', () => {
   let t: TempProject;
@@ -42,14 +39,7 @@ console.log(JSON.stringify({ success: true, ticks }));
     );
     expect((await rye(['keys', 'generate'], { env: t.env })).code).toBe(0);
     expect((await rye(['sign', 'tool:slow/ticker', '--project', t.project], { env: t.env })).code).toBe(0);
-    client = new Client({ name: 'progress', version: '1.0.0' });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [SERVER],
-        env: { PATH: process.env.PATH ?? '', USER_SPACE: t.user },
-      }),
-    );
+    client = await connectMcpStdio('progress', t.user);
   }, 60_000);
 
   afterAll(async () => {

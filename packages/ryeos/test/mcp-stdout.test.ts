@@ -3,11 +3,8 @@
  * newline-delimited JSON-RPC through every tool and an error path, and check every byte.
  */
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { rye, tempProject } from './helpers.js';
-
-const SERVER = join(import.meta.dirname, '..', 'dist', 'mcp-server.js');
+import { MCP_SERVER, rye, tempProject } from './helpers.js';
 
 describe('ryeos-mcp stdio hygiene', () => {
   it('writes only JSON-RPC messages to stdout', async () => {
@@ -23,7 +20,7 @@ describe('ryeos-mcp stdio hygiene', () => {
     expect((await rye(['keys', 'generate'], { env: t.env })).code).toBe(0);
     expect((await rye(['sign', 'tool:noisy/talk', '--project', t.project], { env: t.env })).code).toBe(0);
 
-    const server = spawn(process.execPath, [SERVER], {
+    const server = spawn(process.execPath, [MCP_SERVER], {
       env: { PATH: process.env.PATH ?? '', USER_SPACE: t.user, RYE_DEBUG: '1' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
