@@ -36,6 +36,8 @@ export interface ChainElement {
   searched: string[];
   metadata: ToolMetadata;
   verification: ItemVerification;
+  /** The exact text that was verified: what runs is this, never a second read of `path`. */
+  text: string;
 }
 
 export interface ChainContext {
@@ -98,6 +100,7 @@ async function loadElement(
     searched: item.searched,
     metadata,
     verification,
+    text,
   };
 }
 

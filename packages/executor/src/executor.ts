@@ -4,16 +4,17 @@
  * file stats, so a changed file is always re-read.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { join } from 'node:path';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import { computeAnchor, dependencyFiles } from './anchor.js';
 import type { ChainElement } from './chain.js';
 import { buildChain, ChainError, validateChain } from './chain.js';
 import { resolveToolConfig } from './config-resolve.js';
 import { ContentCache } from './content-cache.js';
-import { verifyLooseFile } from './files.js';
+import type { VerifiedLooseFile } from './files.js';
+import { readVerifiedFile, verifyLooseFile } from './files.js';
 import { signingKeyDir } from './keys.js';
 import { formatFor, KindRegistry } from './kinds.js';
 import { extractToolMetadata } from './metadata.js';
@@ -23,6 +24,7 @@ import type { ResolvedItem } from './resolve.js';
 import { resolveItem } from './resolve.js';
 import type { RunContext } from './run-chain.js';
 import { prepareRun, runPrimitive } from './run-chain.js';
+import { interpreterFiles, runFromSnapshot } from './run-files.js';
 import type { SpaceName, SpacesOptions } from './spaces.js';
 import { Spaces } from './spaces.js';
 import { TrustStore } from './trust.js';
@@ -253,9 +255,12 @@ export class Executor {
         userSpace: this.spaces.user.base,
         systemSpace: this.spaces.systemSpace ?? '',
       });
+      const verifiedFiles: VerifiedLooseFile[] = [];
       for (const file of await dependencyFiles(anchor)) {
-        const dependency = await verifyLooseFile(file, chain[0]!.space, this);
-        if (dependency) allWarnings.push(...dependency.warnings);
+        const dependency = await readVerifiedFile(file, chain[0]!.space, this);
+        if (!dependency) continue;
+        allWarnings.push(...dependency.verification.warnings);
+        verifiedFiles.push(dependency);
       }
       const context: RunContext = {
         projectPath,
@@ -272,7 +277,11 @@ export class Executor {
           : { ...params, resolved_config: await resolveToolConfig(this, configResolve) };
       const prepared = await prepareRun(chain, runParams, anchor, context);
       // Everything the interpreter is handed from a tools directory verifies — in a dry run too.
-      await verifyInterpreterFiles(prepared.config.args, this);
+      const known = new Set([realpathSync(chain[0]!.path), ...verifiedFiles.map((file) => file.path)]);
+      for (const file of await interpreterFiles(prepared.config.args, anchor, known, this)) {
+        allWarnings.push(...file.verification.warnings);
+        verifiedFiles.push(file);
+      }
       if (options.dryRun) {
         return {
           status: 'validation_passed',
@@ -286,6 +295,9 @@ export class Executor {
         };
       }
       if (options.trace) trace.push(...prepared.contributions.map((c) => ({ step: 'resolve_env', ...c })));
+      // What runs is what was verified (DECISIONS 29): the interpreter loads the snapshot.
+      if (prepared.primitive === 'rye/core/primitives/subprocess')
+        runFromSnapshot(prepared, chain, anchor, verifiedFiles, this.spaces.user.base);
       const outcome = await runPrimitive(prepared, context);
       const common = {
         item_id: itemId,
@@ -318,14 +330,5 @@ export class Executor {
       if (options.trace) envelope.trace = trace.length ? trace : traceOf(partial);
       return envelope as ToolEnvelope;
     }
-  }
-}
-
-/** Files an interpreter is handed from inside a tools directory (e.g. a runtime's launcher) verify too. */
-async function verifyInterpreterFiles(args: unknown, executor: Executor): Promise<void> {
-  if (!Array.isArray(args)) return;
-  for (const arg of args) {
-    if (typeof arg === 'string' && arg.includes(`${sep}.ai${sep}tools${sep}`))
-      await executor.verifyToolFile(arg);
   }
 }

@@ -27,6 +27,15 @@ function owningSpace(real: string, executor: Executor): { space: Space; id: stri
   return undefined;
 }
 
+/** A verified loose file: its verification, the text that was verified, and where it lives. */
+export interface VerifiedLooseFile {
+  verification: ItemVerification;
+  /** Real path of the file. */
+  path: string;
+  text: string;
+  space: Space;
+}
+
 /**
  * Verifies one file as a tool. `onlyInTools`: skip files outside every space's tools directory
  * (used for interpreter arguments, which may be ordinary paths).
@@ -37,6 +46,16 @@ export async function verifyLooseFile(
   executor: Executor,
   onlyInTools = false,
 ): Promise<ItemVerification | undefined> {
+  return (await readVerifiedFile(path, fallbackSpace, executor, onlyInTools))?.verification;
+}
+
+/** As `verifyLooseFile`, keeping the verified text (read once) for the run snapshot. */
+export async function readVerifiedFile(
+  path: string,
+  fallbackSpace: Space,
+  executor: Executor,
+  onlyInTools = false,
+): Promise<VerifiedLooseFile | undefined> {
   if (!statSync(path, { throwIfNoEntry: false })?.isFile()) return undefined;
   const real = realpathSync(path);
   const owner = owningSpace(real, executor);
@@ -47,17 +66,11 @@ export async function verifyLooseFile(
   if (!tools.signatureFormats[extension] && onlyInTools) return undefined;
   const space = owner?.space ?? fallbackSpace;
   const id = owner?.id ?? real.slice(real.lastIndexOf(sep) + 1, real.length - extension.length);
-  return verifyItem(
-    {
-      path,
-      kind: 'tool',
-      id,
-      space,
-      text: readFileSync(real, 'utf8'),
-      format: formatFor(tools, extension),
-      legacyRecipe: 'tool',
-    },
+  const text = readFileSync(real, 'utf8');
+  const verification = verifyItem(
+    { path, kind: 'tool', id, space, text, format: formatFor(tools, extension), legacyRecipe: 'tool' },
     executor.trust,
     executor.env as VerifyEnv,
   );
+  return { verification, path: real, text, space };
 }

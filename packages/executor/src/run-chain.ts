@@ -100,6 +100,14 @@ async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, cont
     baseEnv: context.hostEnv,
     ...(projectPath ? { projectPath } : {}),
   });
+  // Where the host is, before env_config runs, so its `${…}` templates can name these (e.g. a
+  // private bytecode cache under the user space); set again below so no element overrides them.
+  const where = () => {
+    env.RYE_SYSTEM_SPACE = context.systemSpace;
+    env.RYE_PROJECT_PATH = context.projectPath;
+    env.USER_SPACE = context.userSpace;
+  };
+  where();
   const contributions: EnvContribution[] = [];
   for (const element of [...chain].reverse()) {
     const envConfig = element.metadata.envConfig as EnvConfig | undefined;
@@ -117,9 +125,7 @@ async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, cont
   applyEnvPaths(env, anchor.envPaths);
   env.RYE_KERNEL_NODE ??= process.execPath;
   // Where the host is, so tools (and copies of system tools in other spaces) can reach it.
-  env.RYE_SYSTEM_SPACE = context.systemSpace;
-  env.RYE_PROJECT_PATH = context.projectPath;
-  env.USER_SPACE = context.userSpace;
+  where();
   return { env, contributions };
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// rye:signed:2026-11-22T02:36:43Z:3d8a1a21e1960f26ecd12c60535ea3f682e8564282a1861f046219d646a11889:XcWQKyhVH9VuyaB94igywzFOsvtlPvm5LiDdVCUlGEaLWJ66FOvv4C8ZBwDzcSw-U63kJWhjkkUojr-eokdQBg==:007af625371e6e71
+// rye:signed:2026-11-24T21:53:51Z:1ef012f4ded83f343711659cee6190cf39018d466e1a9eab018295aaeed3aff0:Bi9y8rk4BTkvHEa_qqj3jaopPrOBRiWljPEONd4zAOjt_d_KaEzg_rUxTxxbOaZc-1T9NZLQhus7ADBFsQEKAw==:007af625371e6e71
 /**
  * rye/mcp/connect — the MCP client of RYE OS: calls one tool of an external MCP server (or lists
  * its tools) with the official MCP SDK client, over stdio or Streamable HTTP.
@@ -66,8 +66,22 @@ export class McpClientError extends Error {
 // ---------------------------------------------------------------------------------------------
 // Spaces and paths
 
-/** The ryeos package root (the system space): the nearest package.json named "ryeos" above us. */
+const isRyeosPackage = (dir) => {
+  try {
+    return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name === 'ryeos';
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The ryeos package root (the system space): the one the executor names in RYE_SYSTEM_SPACE (we
+ * may run from a snapshot of our verified bytes, far from the package), else the nearest
+ * package.json named "ryeos" above us.
+ */
 export function ryeosRoot() {
+  const named = process.env.RYE_SYSTEM_SPACE;
+  if (named && isAbsolute(named) && isRyeosPackage(named)) return named;
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     try {
@@ -119,6 +133,8 @@ function inside(child, parent) {
  * as given must contain it too (no `..` or symlink detour around the check).
  */
 export async function checkServerConfigPath(path, ctx) {
+  // A runtime hands us the server config inside the run's snapshot: the executor verified it.
+  if (inRunSnapshot(path)) return realpathSync(path);
   const given = isAbsolute(path) ? path : `${ctx.projectPath}/${path}`;
   const absolute = resolve(given);
   if (!statSync(absolute, { throwIfNoEntry: false })?.isFile()) {
@@ -137,6 +153,39 @@ export async function checkServerConfigPath(path, ctx) {
   throw new McpClientError(
     `Refusing MCP server config ${absolute}: server configs must lie in .ai/tools/ of the project (${ctx.projectPath}), the user space (${ctx.userSpace}) or a system bundle`,
   );
+}
+
+/**
+ * Whether a path lies in the snapshot of verified files the executor made for this run
+ * (RYE_SNAPSHOT_DIR, set by the executor and never by a project's .env).
+ */
+export function inRunSnapshot(path) {
+  const dir = process.env.RYE_SNAPSHOT_DIR;
+  if (!dir || !isAbsolute(dir) || !isAbsolute(path)) return false;
+  const real = realOrNull(path);
+  const realDir = realOrNull(dir);
+  return real !== null && realDir !== null && inside(real, realDir) && statSync(real).isFile();
+}
+
+/**
+ * The original path of a file in the run's snapshot (RYE_SNAPSHOT_SOURCES pairs snapshot roots
+ * with space roots), e.g. to tell which space a server config came from; other paths unchanged.
+ */
+export function originalPath(path) {
+  if (!inRunSnapshot(path)) return path;
+  const real = realpathSync(path);
+  let pairs = [];
+  try {
+    pairs = JSON.parse(process.env.RYE_SNAPSHOT_SOURCES ?? '[]');
+  } catch {
+    // no sources: keep the snapshot path
+  }
+  for (const [copy, base] of Array.isArray(pairs) ? pairs : []) {
+    if (typeof copy === 'string' && typeof base === 'string' && inside(real, copy)) {
+      return join(base, relative(copy, real));
+    }
+  }
+  return path;
 }
 
 /**
@@ -559,7 +608,7 @@ function spaceContext(values) {
 async function connectionFor(ctx, source) {
   if (source.configPath !== undefined) {
     const path = await checkServerConfigPath(source.configPath, ctx);
-    await verifyServerConfig(path, ctx);
+    if (!inRunSnapshot(path)) await verifyServerConfig(path, ctx);
     return normalizeConnection(await readServerConfig(path), ctx);
   }
   if (source.serverId !== undefined) {

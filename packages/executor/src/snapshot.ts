@@ -1,0 +1,246 @@
+/**
+ * Run-from-snapshot (DECISIONS 29): what runs is what was verified.
+ *
+ * The executor verifies the bytes it read; an interpreter that reopened the original path could
+ * be handed different bytes by anyone able to swap the file in between (a hostile repository
+ * racing the run). So every file an interpreter loads is copied, from the verified text in
+ * memory, into a content-addressed directory that only the user can write, and the run is
+ * pointed there. Files that were not verified are simply absent from the snapshot, so a tool
+ * cannot import an unsigned sibling, a planted `__pycache__` or a native module by accident.
+ *
+ * Layout: `<root>/<key>/<space-slot>/<path relative to the space base>` plus a generated
+ * `<root>/<key>/package.json` (`{"type": "module"}`: JavaScript tools are ES modules, whatever a
+ * project's own package.json says). `key` is a SHA-256 over every file's relative path and
+ * bytes, so a snapshot is written once and reused by every later run of the same files.
+ */
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { RyeError } from '@ryeos/lillux';
+import type { Space } from './spaces.js';
+
+/** Bumped when the layout changes, so old snapshots are never mistaken for new ones. */
+const LAYOUT_VERSION = 'ryeos-snapshot-v1';
+const COMPLETE_MARKER = '.complete';
+const MODULE_PACKAGE_JSON = '{"type":"module"}\n';
+
+/** A file that passed verification, with the exact text that was verified. */
+export interface VerifiedFile {
+  /** Real path of the original file. */
+  path: string;
+  text: string;
+  space: Space;
+}
+
+export interface Snapshot {
+  /** The snapshot directory of this run (`<root>/<key>`). */
+  dir: string;
+  /** Snapshot path of a verified file or of a directory that holds verified files. */
+  map(path: string): string | undefined;
+  /** `[snapshot space root, original space root]` pairs, for module resolution in launchers. */
+  sources: Array<[string, string]>;
+}
+
+function isInside(child: string, parent: string): boolean {
+  const rel = relative(parent, child);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+}
+
+function realOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * A directory only this user can write: created 0700, and refused when it is a symlink, owned by
+ * someone else, or writable by group/others (another local user could then plant files in it).
+ */
+function privateDir(path: string): string {
+  mkdirSync(path, { recursive: true, mode: 0o700 });
+  const stat = lstatSync(path);
+  const uid = process.getuid?.();
+  const problem = !stat.isDirectory()
+    ? 'is not a directory'
+    : uid !== undefined && stat.uid !== uid
+      ? `is owned by uid ${stat.uid}, not by you (uid ${uid})`
+      : (stat.mode & 0o022) !== 0
+        ? `is writable by group or others (mode ${(stat.mode & 0o777).toString(8)})`
+        : undefined;
+  if (problem) {
+    throw new RyeError('INTEGRITY', `Refusing the snapshot directory ${path}: it ${problem}`, {
+      hint: `Remove ${path} (it is a cache) or make it yours with mode 0700, then run again.`,
+    });
+  }
+  return path;
+}
+
+/**
+ * Where snapshots live: `<user space>/.ai/state/snapshots`, or a private directory under the
+ * system temp dir when the user space cannot be written (e.g. a read-only home).
+ */
+export function snapshotRoot(userSpace: string): string {
+  const preferred = join(userSpace, '.ai', 'state', 'snapshots');
+  try {
+    return privateDir(preferred);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EACCES' && code !== 'EROFS' && code !== 'EPERM') throw error;
+    return privateDir(join(tmpdir(), `ryeos-snapshots-${process.getuid?.() ?? 'user'}`));
+  }
+}
+
+interface Placed {
+  file: VerifiedFile;
+  /** Path inside the snapshot, relative to its directory. */
+  relative: string;
+}
+
+function slotOf(space: Space, slots: Map<string, string>): string {
+  let slot = slots.get(space.label);
+  if (!slot) {
+    // Labels such as `system:ryeos` become safe directory names; the index keeps them unique.
+    slot = `${slots.size}-${space.label.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+    slots.set(space.label, slot);
+  }
+  return slot;
+}
+
+function place(files: VerifiedFile[]): { placed: Placed[]; roots: Map<string, [string, string]> } {
+  const slots = new Map<string, string>();
+  const roots = new Map<string, [string, string]>();
+  const placed: Placed[] = [];
+  const seen = new Set<string>();
+  for (const file of files) {
+    if (seen.has(file.path)) continue;
+    seen.add(file.path);
+    const base = realOr(file.space.base);
+    if (!isInside(file.path, base)) {
+      throw new RyeError('INTEGRITY', `Refusing ${file.path}: it lies outside its space (${base})`, {
+        hint: 'Keep the files a tool loads inside its space.',
+      });
+    }
+    const slot = slotOf(file.space, slots);
+    roots.set(slot, [slot, base]);
+    placed.push({ file, relative: join(slot, relative(base, file.path)) });
+  }
+  placed.sort((a, b) => (a.relative < b.relative ? -1 : a.relative > b.relative ? 1 : 0));
+  return { placed, roots };
+}
+
+function keyOf(placed: Placed[]): string {
+  const hash = createHash('sha256').update(LAYOUT_VERSION);
+  for (const { file, relative: rel } of placed) {
+    hash.update('\0').update(rel).update('\0').update(createHash('sha256').update(file.text).digest('hex'));
+  }
+  return hash.digest('hex');
+}
+
+/** A complete snapshot holds exactly the expected bytes (checked once per process). */
+function isIntact(dir: string, placed: Placed[]): boolean {
+  if (!existsSync(join(dir, COMPLETE_MARKER))) return false;
+  try {
+    for (const { file, relative: rel } of placed) {
+      if (readFileSync(join(dir, rel), 'utf8') !== file.text) return false;
+    }
+    return readFileSync(join(dir, 'package.json'), 'utf8') === MODULE_PACKAGE_JSON;
+  } catch {
+    return false;
+  }
+}
+
+function removeTree(path: string): void {
+  try {
+    rmSync(path, { recursive: true, force: true });
+  } catch {
+    // a leftover temp dir is harmless: it is never used as a snapshot
+  }
+}
+
+/** Writes the snapshot into a temp dir of the root, then renames it into place. */
+function write(root: string, dir: string, placed: Placed[]): void {
+  const temp = mkdtempSync(join(root, '.tmp-'));
+  try {
+    for (const { file, relative: rel } of placed) {
+      const target = join(temp, rel);
+      mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+      writeFileSync(target, file.text, { mode: 0o444, flag: 'wx' });
+      chmodSync(target, 0o444);
+    }
+    writeFileSync(join(temp, 'package.json'), MODULE_PACKAGE_JSON, { mode: 0o444, flag: 'wx' });
+    writeFileSync(join(temp, COMPLETE_MARKER), '', { mode: 0o444, flag: 'wx' });
+    if (existsSync(dir)) removeTree(dir); // an incomplete or damaged snapshot of this key
+    renameSync(temp, dir);
+  } catch (error) {
+    removeTree(temp);
+    // Another run may have created the same snapshot between our check and our rename.
+    if (isIntact(dir, placed)) return;
+    throw new RyeError('INTERNAL', `Cannot write the run snapshot ${dir}: ${(error as Error).message}`, {
+      hint: `Check that ${root} is writable, or remove it (it is a cache).`,
+    });
+  }
+}
+
+/** Snapshots checked in this process; a snapshot is content-addressed, so a check holds. */
+const intact = new Set<string>();
+
+/**
+ * Materialises (or reuses) the snapshot of these verified files. `dirs` are further directories
+ * to map (e.g. an anchor rooted at the project itself), given with the space they belong to.
+ */
+export function materializeSnapshot(
+  root: string,
+  files: VerifiedFile[],
+  dirs: Array<{ path: string; space: Space }> = [],
+): Snapshot {
+  const { placed, roots } = place(files);
+  const dir = join(root, keyOf(placed));
+  if (!(intact.has(dir) && existsSync(join(dir, COMPLETE_MARKER)))) {
+    if (!isIntact(dir, placed)) write(root, dir, placed);
+    intact.add(dir);
+  }
+  const filePaths = new Map(placed.map(({ file, relative: rel }) => [file.path, join(dir, rel)]));
+  const sources: Array<[string, string]> = [...roots.values()].map(([slot, base]) => [join(dir, slot), base]);
+  // Directories that hold verified files map too (tool_dir, anchor_path, runtime_lib), down from
+  // the space's `.ai` folder; the space base itself does not, so the project keeps being the cwd.
+  const dirPaths = new Map<string, string>();
+  for (const { file } of placed) {
+    const base = realOr(file.space.base);
+    const mapped = filePaths.get(file.path)!;
+    let original = dirname(file.path);
+    let copy = dirname(mapped);
+    while (isInside(original, base) && original !== base) {
+      if (!dirPaths.has(original)) dirPaths.set(original, copy);
+      original = dirname(original);
+      copy = dirname(copy);
+    }
+  }
+  for (const extra of dirs) {
+    const real = realOr(extra.path);
+    const slot = [...roots.values()].find(([, base]) => base === realOr(extra.space.base))?.[0];
+    if (slot && isInside(real, realOr(extra.space.base)) && !dirPaths.has(real))
+      dirPaths.set(real, join(dir, slot, relative(realOr(extra.space.base), real)));
+  }
+  return {
+    dir,
+    sources,
+    map(path: string) {
+      const real = realOr(path);
+      return filePaths.get(real) ?? dirPaths.get(real);
+    },
+  };
+}
