@@ -20,10 +20,12 @@ import {
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   renameSync,
   rmSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -183,7 +185,14 @@ function write(root: string, dir: string, placed: Placed[]): void {
     }
     writeFileSync(join(temp, 'package.json'), MODULE_PACKAGE_JSON, { mode: 0o444, flag: 'wx' });
     writeFileSync(join(temp, COMPLETE_MARKER), '', { mode: 0o444, flag: 'wx' });
-    if (existsSync(dir)) removeTree(dir); // an incomplete or damaged snapshot of this key
+    if (existsSync(dir)) {
+      // Another run may have just finished the same snapshot (and be running from it).
+      if (isIntact(dir, placed)) {
+        removeTree(temp);
+        return;
+      }
+      removeTree(dir); // an incomplete or damaged snapshot of this key
+    }
     renameSync(temp, dir);
   } catch (error) {
     removeTree(temp);
@@ -192,6 +201,42 @@ function write(root: string, dir: string, placed: Placed[]): void {
     throw new RyeError('INTERNAL', `Cannot write the run snapshot ${dir}: ${(error as Error).message}`, {
       hint: `Check that ${root} is writable, or remove it (it is a cache).`,
     });
+  }
+}
+
+/** Snapshots not used for this long are removed when a new one is written. */
+const UNUSED_FOR_MS = 14 * 24 * 3600 * 1000;
+
+/**
+ * Removes snapshots whose marker was not touched for two weeks (a run touches it once per
+ * process), and temp dirs left by an interrupted write. Best effort: a cache, never an error.
+ */
+function prune(root: string, keep: string): void {
+  const cutoff = Date.now() - UNUSED_FOR_MS;
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const path = join(root, name);
+    if (path === keep) continue;
+    try {
+      const stamp = name.startsWith('.tmp-') ? lstatSync(path) : lstatSync(join(path, COMPLETE_MARKER));
+      if (stamp.mtimeMs < cutoff) removeTree(path);
+    } catch {
+      if (!name.startsWith('.')) removeTree(path); // no marker: an incomplete snapshot
+    }
+  }
+}
+
+function touch(dir: string): void {
+  try {
+    const now = new Date();
+    utimesSync(join(dir, COMPLETE_MARKER), now, now);
+  } catch {
+    // a read-only cache still works; it is just pruned earlier
   }
 }
 
@@ -210,7 +255,11 @@ export function materializeSnapshot(
   const { placed, roots } = place(files);
   const dir = join(root, keyOf(placed));
   if (!(intact.has(dir) && existsSync(join(dir, COMPLETE_MARKER)))) {
-    if (!isIntact(dir, placed)) write(root, dir, placed);
+    if (isIntact(dir, placed)) touch(dir);
+    else {
+      write(root, dir, placed);
+      prune(root, dir);
+    }
     intact.add(dir);
   }
   const filePaths = new Map(placed.map(({ file, relative: rel }) => [file.path, join(dir, rel)]));
