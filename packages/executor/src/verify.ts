@@ -108,7 +108,9 @@ export function verifyItem(
       message = `Unsigned item: ${input.path}\nItem type: ${input.kind}\nExpected: rye:signed: header\nFix: ${fix}`;
       break;
     case 'modified':
-      message = `Content modified since signing: ${input.path}\nExpected hash: ${short(result.expectedHash)}\nActual hash: ${short(result.actualHash)}\nFix: Re-sign after editing: ${fix}`;
+      message = result.lineEndingsChanged
+        ? `Line endings changed since signing (CR/CRLF): ${input.path}\nThe signature covers the exact bytes, and a changed line ending can change what runs (bash reads CR as an ordinary character)\nFix: restore the original line endings (e.g. git config core.autocrlf false, then check the file out again), or review the file and re-sign: ${fix}`
+        : `Content modified since signing: ${input.path}\nExpected hash: ${short(result.expectedHash)}\nActual hash: ${short(result.actualHash)}\nFix: Re-sign after editing: ${fix}`;
       break;
     case 'untrusted': {
       const trusted = trust.list(input.space.name).map((k) => k.fingerprint);

@@ -1,9 +1,11 @@
 /**
  * Content hashing and verification of signed text (items-and-execution spec §6.2, DECISIONS 2).
  *
- * New signatures hash the whole newline-normalised file minus its signature line. Verification
- * also accepts the original RYE recipes, reporting which one matched so callers can refuse a
- * legacy signature that leaves part of the file uncovered.
+ * New signatures hash the exact content of the whole file minus its signature line: no newline
+ * normalisation, because bash reads CR as an ordinary character (a CR that turns two lines into
+ * one, or ends a file name, changes what runs). Verification also accepts the original RYE
+ * recipes, reporting which one matched so callers can refuse a legacy signature that leaves part
+ * of the file uncovered.
  */
 
 import type { KeyPairPem, LocatedSignature, SignatureFormat } from './signing.js';
@@ -40,6 +42,11 @@ export interface VerifyOptions {
 
 export interface VerificationResult {
   status: VerificationStatus;
+  /**
+   * Set on `modified` when only the line endings differ from what was signed (CRLF ↔ LF, or a
+   * lone CR): still refused, but the message can say what happened.
+   */
+  lineEndingsChanged?: boolean;
   /** Hash of the content under the new recipe. */
   actualHash: string;
   /** The hash recorded in the signature line, when there is one. */
@@ -64,11 +71,10 @@ function withoutLine(text: string, index: number): string {
   return end === -1 ? text.slice(0, start) : text.slice(0, start) + text.slice(end + 1);
 }
 
-/** The content a new signature covers: the whole text minus the signature line, if present. */
+/** The content a new signature covers: the exact text minus the signature line, if present. */
 export function signableContent(text: string, format: SignatureFormat): string {
-  const normalized = normalizeNewlines(text);
-  const located = findSignature(normalized, format);
-  return located ? withoutLine(normalized, located.lineIndex) : normalized;
+  const located = findSignature(text, format);
+  return located ? withoutLine(text, located.lineIndex) : text;
 }
 
 export function contentHash(text: string, format: SignatureFormat): string {
@@ -84,31 +90,50 @@ export function pythonStrip(text: string): string {
   return text.replace(PY_STRIP, '');
 }
 
+/** A shebang line exactly as the original's tools carried it: printable ASCII `#!/path[ args]`. */
+const PLAIN_SHEBANG = /^#!\/[\x21-\x7e]*(?: [\x20-\x7e]*)?\n$/;
+const SHEBANG_LINE = /^#!\/[^\n]*\n/;
+
+/**
+ * Whether the original tool recipe may leave this shebang line out of the hash. Never for
+ * JavaScript kinds (their comment prefix is `//`): JavaScript ends a hashbang comment at
+ * U+2028/U+2029, so a skipped line could carry code. Otherwise only a plain ASCII interpreter line.
+ */
+function mayOmitShebang(line: string, format: SignatureFormat): boolean {
+  return format.prefix !== '//' && PLAIN_SHEBANG.test(line);
+}
+
 /**
  * Hash input of the original RYE recipe. `covers` says whether that input is the whole
- * content (so a match is as good as a new signature) or only a part of it.
+ * content (so a match is as good as a new signature) or only a part of it. Undefined when the
+ * recipe does not apply: a file with any CR (the original normalised line endings first, which
+ * would let a CR change what bash runs) or a skipped line that could carry code.
  */
 export function legacyHashInput(
   text: string,
   recipe: LegacyRecipe,
   format: SignatureFormat,
 ): { input: string; coversWholeContent: boolean } | undefined {
-  const normalized = normalizeNewlines(text);
+  if (text.includes('\r')) return undefined;
   if (recipe === 'tool') {
-    const shebang = /^#!\/[^\n]*\n/.exec(normalized)?.[0] ?? '';
-    const rest = normalized.slice(shebang.length);
+    const shebang = SHEBANG_LINE.exec(text)?.[0] ?? '';
+    const rest = text.slice(shebang.length);
     const marker = new RegExp(`^${escapeRegex(format.prefix)} (rye|kiwi-mcp):(validated|signed):[^\\n]+\\n`);
     const joined = shebang + rest.replace(marker, '');
-    return { input: joined.replace(/^#!\/[^\n]*\n/, ''), coversWholeContent: true };
+    // The recipe leaves out one leading shebang line: the file's first line, or the line right
+    // after the signature. That line is unsigned, so it must be one that cannot carry code.
+    const skipped = SHEBANG_LINE.exec(joined)?.[0] ?? '';
+    if (skipped && !mayOmitShebang(skipped, format)) return undefined;
+    return { input: joined.slice(skipped.length), coversWholeContent: true };
   }
   if (recipe === 'directive') {
-    const start = /<directive[^>]*>/.exec(normalized);
-    const end = normalized.lastIndexOf('</directive>');
+    const start = /<directive[^>]*>/.exec(text);
+    const end = text.lastIndexOf('</directive>');
     if (!start || end < start.index) return undefined;
-    const input = pythonStrip(normalized.slice(start.index, end + '</directive>'.length));
+    const input = pythonStrip(text.slice(start.index, end + '</directive>'.length));
     return { input, coversWholeContent: false };
   }
-  const rest = normalized.replace(/^<!-- (rye|kiwi-mcp):(validated|signed):[^>]+-->\n/, '');
+  const rest = text.replace(/^<!-- (rye|kiwi-mcp):(validated|signed):[^>]+-->\n/, '');
   if (rest.startsWith('---')) {
     const close = rest.indexOf('---', 3);
     if (close === -1) return undefined;
@@ -148,14 +173,18 @@ export function signContent(text: string, options: SignOptions): string {
  * signature. Checks that need item paths (moved, legacy policy) belong to the caller.
  */
 export function verifyContent(text: string, options: VerifyOptions): VerificationResult {
-  const normalized = normalizeNewlines(text);
-  const signature = findSignature(normalized, options.format);
-  const actualHash = sha256Hex(signature ? withoutLine(normalized, signature.lineIndex) : normalized);
+  const signature = findSignature(text, options.format);
+  const actualHash = sha256Hex(signature ? withoutLine(text, signature.lineIndex) : text);
   if (!signature) return { status: 'unsigned', actualHash };
 
   const base = { actualHash, expectedHash: signature.hash, fingerprint: signature.fingerprint, signature };
-  const recipe = matchRecipe(normalized, signature.hash, actualHash, options);
-  if (!recipe) return { status: 'modified', ...base };
+  const recipe = matchRecipe(text, signature.hash, actualHash, options);
+  if (!recipe) {
+    const lineEndings = onlyLineEndingsDiffer(text, signature.hash, options)
+      ? { lineEndingsChanged: true }
+      : {};
+    return { status: 'modified', ...base, ...lineEndings };
+  }
 
   const key = options.resolveKey(signature.fingerprint);
   if (!key) return { status: 'untrusted', ...base, recipe };
@@ -166,14 +195,28 @@ export function verifyContent(text: string, options: VerifyOptions): Verificatio
   return { status: 'ok', ...base, recipe, ...owner };
 }
 
+/** Whether the text matches the recorded hash once its line endings are made LF or CRLF. */
+function onlyLineEndingsDiffer(text: string, recorded: string, options: VerifyOptions): boolean {
+  const lf = normalizeNewlines(text);
+  const candidates = lf === text ? [lf.replace(/\n/g, '\r\n')] : [lf, lf.replace(/\n/g, '\r\n')];
+  return candidates.some((candidate) => {
+    const signature = findSignature(candidate, options.format);
+    if (!signature) return false;
+    const content = withoutLine(candidate, signature.lineIndex);
+    if (sha256Hex(content) === recorded) return true;
+    const legacy = legacyHashInput(candidate, options.legacyRecipe, options.format);
+    return legacy !== undefined && sha256Hex(legacy.input) === recorded;
+  });
+}
+
 function matchRecipe(
-  normalized: string,
+  text: string,
   recorded: string,
   actualHash: string,
   options: VerifyOptions,
 ): RecipeMatch | undefined {
   if (recorded === actualHash) return 'full';
-  const legacy = legacyHashInput(normalized, options.legacyRecipe, options.format);
+  const legacy = legacyHashInput(text, options.legacyRecipe, options.format);
   if (!legacy || sha256Hex(legacy.input) !== recorded) return undefined;
   return legacy.coversWholeContent ? 'legacy_full' : 'legacy_partial';
 }

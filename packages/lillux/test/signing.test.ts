@@ -114,8 +114,16 @@ describe('verification outcomes', () => {
     expect(result.status).toBe('bad_signature');
   });
 
-  it('CRLF files verify like LF files', () => {
-    expect(verifyContent(signed.replace(/\n/g, '\r\n'), opts).status).toBe('ok');
+  it('the signature covers exact line endings: a converted file is modified, and says why (DECISIONS 2)', () => {
+    const crlf = verifyContent(signed.replace(/\n/g, '\r\n'), opts);
+    expect(crlf).toMatchObject({ status: 'modified', lineEndingsChanged: true });
+    const signedCrlf = signContent('a\r\nb\r\n', { format: jsFormat, keyPair: keys });
+    expect(verifyContent(signedCrlf, opts).status).toBe('ok');
+    expect(verifyContent(signedCrlf.replace(/\r\n/g, '\n'), opts)).toMatchObject({
+      status: 'modified',
+      lineEndingsChanged: true,
+    });
+    expect(verifyContent(`${signed}x`, opts).lineEndingsChanged).toBeUndefined();
     expect(normalizeNewlines('a\r\nb\rc')).toBe('a\nb\nc');
   });
 
