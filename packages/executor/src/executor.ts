@@ -276,6 +276,7 @@ export class Executor {
           ? params
           : { ...params, resolved_config: await resolveToolConfig(this, configResolve) };
       const prepared = await prepareRun(chain, runParams, anchor, context);
+      allWarnings.push(...prepared.warnings);
       // Everything the interpreter is handed from a tools directory verifies — in a dry run too.
       const known = new Set([realpathSync(chain[0]!.path), ...verifiedFiles.map((file) => file.path)]);
       for (const file of await interpreterFiles(prepared.config.args, anchor, known, this)) {

@@ -92,41 +92,52 @@ const NOT_FOR_TOOL = new Set([
  * node_modules/.bin) only serve project tools: otherwise an unsigned project file such as
  * `.env` with NODE_OPTIONS, or a `.venv/bin/python`, would run code inside signed user and
  * system tools (DECISIONS 4: system items always verify).
+ *
+ * Also returns `trusted`: the same environment built without the project's `.env`. `${VAR}` in a
+ * user or system element's config expands from it (DECISIONS 30), so an unsigned `.env` cannot
+ * point a signed item's URL, token or command somewhere else.
  */
 async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, context: RunContext) {
   const projectTool = chain[0]!.space.name === 'project';
   const projectPath = projectTool ? context.projectPath : undefined;
-  let env = await resolveEnvConfig(undefined, {
-    baseEnv: context.hostEnv,
-    ...(projectPath ? { projectPath } : {}),
-  });
-  // Where the host is, before env_config runs, so its `${…}` templates can name these (e.g. a
-  // private bytecode cache under the user space); set again below so no element overrides them.
-  const where = () => {
-    env.RYE_SYSTEM_SPACE = context.systemSpace;
-    env.RYE_PROJECT_PATH = context.projectPath;
-    env.USER_SPACE = context.userSpace;
-  };
-  where();
-  const contributions: EnvContribution[] = [];
-  for (const element of [...chain].reverse()) {
-    const envConfig = element.metadata.envConfig as EnvConfig | undefined;
-    if (!envConfig) continue;
-    const interpreter = envConfig.interpreter;
-    const searchRoots = interpreter?.search_roots?.map((root) => fillTemplate(root, anchor.vars));
-    env = await resolveEnvConfig(envConfig, {
-      baseEnv: env,
-      ...(projectPath ? { projectPath } : {}),
-      loadDotenv: false,
-      ...(searchRoots ? { searchRoots } : {}),
+  const warnings: string[] = [];
+  const build = async (withDotenv: boolean) => {
+    let env = await resolveEnvConfig(undefined, {
+      baseEnv: context.hostEnv,
+      ...(projectPath ? { projectPath, loadDotenv: withDotenv } : {}),
+      onDotenvWarning: (message) => warnings.push(message),
     });
-    contributions.unshift({ contributed_by: element.id, keys: Object.keys(envConfig) });
-  }
-  applyEnvPaths(env, anchor.envPaths);
-  env.RYE_KERNEL_NODE ??= process.execPath;
-  // Where the host is, so tools (and copies of system tools in other spaces) can reach it.
-  where();
-  return { env, contributions };
+    // Where the host is, before env_config runs, so its `${…}` templates can name these (e.g. a
+    // private bytecode cache under the user space); set again below so no element overrides them.
+    const where = () => {
+      env.RYE_SYSTEM_SPACE = context.systemSpace;
+      env.RYE_PROJECT_PATH = context.projectPath;
+      env.USER_SPACE = context.userSpace;
+    };
+    where();
+    const contributions: EnvContribution[] = [];
+    for (const element of [...chain].reverse()) {
+      const envConfig = element.metadata.envConfig as EnvConfig | undefined;
+      if (!envConfig) continue;
+      const interpreter = envConfig.interpreter;
+      const searchRoots = interpreter?.search_roots?.map((root) => fillTemplate(root, anchor.vars));
+      env = await resolveEnvConfig(envConfig, {
+        baseEnv: env,
+        ...(projectPath ? { projectPath } : {}),
+        loadDotenv: false,
+        ...(searchRoots ? { searchRoots } : {}),
+      });
+      contributions.unshift({ contributed_by: element.id, keys: Object.keys(envConfig) });
+    }
+    applyEnvPaths(env, anchor.envPaths);
+    env.RYE_KERNEL_NODE ??= process.execPath;
+    // Where the host is, so tools (and copies of system tools in other spaces) can reach it.
+    where();
+    return { env, contributions };
+  };
+  const full = await build(true);
+  const trusted = projectTool && chain.some((el) => el.space.name !== 'project') ? (await build(false)).env : full.env;
+  return { ...full, trusted, warnings };
 }
 
 /** A cwd from a parameter stays inside the project. */
@@ -160,6 +171,49 @@ export interface PreparedRun {
   env: Record<string, string>;
   contributions: EnvContribution[];
   passthrough: Record<string, unknown>;
+  /** What the run should tell the caller (e.g. `.env` entries that were refused). */
+  warnings: string[];
+}
+
+/**
+ * The parameter names a tool declares: the properties of its schema (`CONFIG_SCHEMA`,
+ * `config_schema`, `input_schema`) and its YAML `parameters` (a list of `{name}` or a mapping).
+ * Only these may fill `{name}` placeholders in the chain's config (DECISIONS 30).
+ */
+export function declaredParameters(tool: ChainElement): Set<string> {
+  const names = new Set<string>();
+  const properties = tool.metadata.configSchema?.properties;
+  if (properties && typeof properties === 'object') for (const name of Object.keys(properties)) names.add(name);
+  const parameters = tool.metadata.fields.parameters;
+  if (Array.isArray(parameters)) {
+    for (const entry of parameters) {
+      const name = (entry as { name?: unknown } | null)?.name;
+      if (typeof name === 'string') names.add(name);
+    }
+  } else if (parameters && typeof parameters === 'object') {
+    for (const name of Object.keys(parameters)) names.add(name);
+  }
+  return names;
+}
+
+/**
+ * The caller's say over how the run goes. A caller may shorten the timeout (lengthen it only when
+ * the tool declares `timeout`) and pick the HTTP read mode; everything else in the config is the
+ * signed item's own and never replaced by a caller value (DECISIONS 30).
+ */
+function callerTuning(
+  params: Record<string, unknown>,
+  config: Record<string, unknown>,
+  declared: Set<string>,
+): Record<string, unknown> {
+  const tuning: Record<string, unknown> = {};
+  const timeout = seconds(params.timeout, Number.NaN);
+  if (Number.isFinite(timeout)) {
+    const own = seconds(config.timeout, Number.POSITIVE_INFINITY);
+    tuning.timeout = declared.has('timeout') ? timeout : Math.min(timeout, own);
+  }
+  if (params.mode === 'sync' || params.mode === 'stream') tuning.mode = params.mode;
+  return tuning;
 }
 
 /** Merges configs (primitive first, tool last), caller parameters, env and both template passes. */
@@ -169,27 +223,33 @@ export async function prepareRun(
   anchor: AnchorState,
   context: RunContext,
 ): Promise<PreparedRun> {
-  const { env, contributions } = await chainEnvironment(chain, anchor, context);
+  const { env, trusted, contributions, warnings } = await chainEnvironment(chain, anchor, context);
   let config: Record<string, unknown> = {};
-  for (const element of [...chain].reverse()) Object.assign(config, element.metadata.config ?? {});
-  config = expandEnvInConfig(config, env);
+  // `${VAR}` per element: a project element may use the project's .env, others never.
+  for (const element of [...chain].reverse()) {
+    const own = element.metadata.config ?? {};
+    Object.assign(config, expandEnvInConfig(own, element.space.name === 'project' ? env : trusted));
+  }
+  const declared = declaredParameters(chain[0]!);
   const passthrough: Record<string, unknown> = {};
-  const callerConfig: Record<string, unknown> = {};
+  const placeholders: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(params)) {
     if (key.startsWith('__')) passthrough[key] = value;
-    else if (!IDENTITY_KEYS.has(key)) callerConfig[key] = value;
+    else if (declared.has(key) && !IDENTITY_KEYS.has(key)) placeholders[key] = value;
   }
-  // Reserved parameter names (timeout, cwd, url, …) override the runtime's config (spec §4.5).
-  const toolParams = paramsForTool(params, { ...config, ...callerConfig });
+  const toolParams = paramsForTool(params, config);
   const cwd = anchor.cwd ?? confinedCwd(params.cwd, context.projectPath);
   // A `{name}` in the item's url that nothing fills is the caller's missing parameter. Checked on
   // the template itself: braces inside substituted values are data, not placeholders.
   if (typeof config.url === 'string') {
     for (const [, name] of config.url.matchAll(/\{(\w+)\}/g)) {
-      const known = [anchor.vars, callerConfig, config].some((source) => Object.hasOwn(source, name!));
+      const known = [anchor.vars, placeholders, config].some((source) => Object.hasOwn(source, name!));
       if (!known && name !== 'params' && name !== 'params_json') {
+        const undeclared = Object.hasOwn(params, name!) && !declared.has(name!);
         throw new RyeError('VALIDATION', `Missing URL parameter '${name}' for ${config.url}`, {
-          hint: `Pass '${name}' in parameters.`,
+          hint: undeclared
+            ? `'${name}' was passed but the tool does not declare it as a parameter: declare it in the tool's schema (CONFIG_SCHEMA / parameters) and re-sign.`
+            : `Pass '${name}' in parameters.`,
         });
       }
     }
@@ -197,9 +257,9 @@ export async function prepareRun(
   const bodyParams = Object.fromEntries(Object.entries(toolParams).filter(([k]) => !HTTP_RESERVED.has(k)));
   config = renderPlaceholders(config, {
     fixed: { ...anchor.vars, params: bodyParams, params_json: JSON.stringify(toolParams) },
-    params: callerConfig,
+    params: placeholders,
   });
-  config = { ...config, ...callerConfig, cwd, env };
+  config = { ...config, ...callerTuning(params, config, declared), cwd, env };
   if (config.body && typeof config.body === 'object' && !Array.isArray(config.body)) {
     config.body = Object.fromEntries(
       Object.entries(config.body as Record<string, unknown>).filter(
@@ -207,7 +267,7 @@ export async function prepareRun(
       ),
     );
   }
-  return { primitive: chain.at(-1)!.id as PrimitiveId, config, env, contributions, passthrough };
+  return { primitive: chain.at(-1)!.id as PrimitiveId, config, env, contributions, passthrough, warnings };
 }
 
 function seconds(value: unknown, fallback: number): number {

@@ -126,7 +126,7 @@ describe('tool execution through the chain', () => {
       await ws.write(
         'project',
         'tools/demo/ask.yaml',
-        `version: "1.0.0"\nexecutor_id: rye/core/runtimes/http/http\ncategory: demo\nconfig:\n  url: "http://127.0.0.1:${port}/ask/{topic}"\n`,
+        `version: "1.0.0"\nexecutor_id: rye/core/runtimes/http/http\ncategory: demo\nparameters:\n  - name: topic\n    type: string\n    required: true\nconfig:\n  url: "http://127.0.0.1:${port}/ask/{topic}"\n`,
       );
       const result = await (await ws.executor()).executeTool('demo/ask', { topic: 'rye', question: 'why?' });
       expect(result).toMatchObject({

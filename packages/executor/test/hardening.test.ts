@@ -59,7 +59,7 @@ describe('hardening', () => {
       await ws.write(
         'project',
         'tools/demo/api.yaml',
-        `version: "1.0.0"\nexecutor_id: rye/core/runtimes/http/http\ncategory: demo\nconfig:\n  url: "${base}/items/{q}"\n  auth: { type: bearer, token: "\${API_TOKEN}" }\n`,
+        `version: "1.0.0"\nexecutor_id: rye/core/runtimes/http/http\ncategory: demo\nparameters: [{ name: q, type: string }]\nconfig:\n  url: "${base}/items/{q}"\n  auth: { type: bearer, token: "\${API_TOKEN}" }\n`,
       );
       const executor = await ws.executor({ PATH: process.env.PATH, API_TOKEN: 'tok', SECRET: 's3cr3t' });
       const result = await executor.executeTool('demo/api', {

@@ -35,6 +35,8 @@ export interface ResolveEnvOptions {
   searchRoots?: string[];
   /** Read `<projectPath>/.env` (default true). */
   loadDotenv?: boolean;
+  /** Told about each `.env` entry that was refused (see `dotenvKeyProblem`). */
+  onDotenvWarning?: (message: string) => void;
 }
 
 // A default may itself hold one level of `${VAR}` (e.g. `${RYE_NODE:-${RYE_KERNEL_NODE}}`).
@@ -75,21 +77,56 @@ export function parseDotenv(text: string): Env {
 // Sync fs: these are a handful of stat calls on the way to spawning a process; a threadpool
 // round trip each cost more than the calls themselves.
 /**
- * Variables a project's unsigned `.env` may not set: they decide which interpreter runs or inject
- * code into it (NODE_OPTIONS=--import, BASH_ENV, LD_PRELOAD, …), which would let an unsigned file
- * run code inside signed tools. The host environment can still set them.
+ * What a project's unsigned `.env` may not set (DECISIONS 30): anything but a plain name, and any
+ * variable that decides which program runs, what an interpreter or shell loads when it starts, or
+ * whom the tool trusts on the network. Otherwise an unsigned file would run code inside signed
+ * tools. Matched without regard to case (npm reads npm_config_*, curl reads http_proxy). The host
+ * environment can still set all of them.
  */
-const DOTENV_DENIED =
-  /^(PATH|NODE_OPTIONS|NODE_PATH|NODE_REPL_EXTERNAL_MODULE|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|LD_.+|DYLD_.+|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|PYTHONUSERBASE|PERL5OPT|PERL5LIB|RUBYOPT|RYE_.+)$/;
+const DOTENV_DENIED_FAMILIES: Array<[RegExp, string]> = [
+  // Which programs run: the search path, and programs tools start on our behalf.
+  [/^(PATH|SHELL|PAGER|MANPAGER|EDITOR|VISUAL|BROWSER|LESS.*)$/, 'chooses which programs run'],
+  // Shells: startup files, exported functions (BASH_FUNC_x%%), options, word splitting, prompts.
+  [/^(BASH.*|ENV|SHELLOPTS|PS[0-9]|PROMPT_COMMAND|IFS|CDPATH|GLOBIGNORE|ZDOTDIR)$/, 'changes how a shell starts'],
+  // The dynamic loader and C library: preloaded libraries, charset and locale modules.
+  [/^(LD_.*|DYLD_.*|GCONV_PATH|LOCPATH|NLSPATH)$/, 'loads native code'],
+  // Where startup and config files are found: ~/.bashrc, Python's user site (.pth files), git config.
+  [/^(HOME|XDG_CONFIG_HOME|XDG_CONFIG_DIRS|XDG_DATA_HOME|XDG_DATA_DIRS)$/, 'moves where startup files are read'],
+  // Interpreters and their package tools.
+  [/^(PYTHON.*|PIP_.*|UV_.*|VIRTUAL_ENV|CONDA_.*)$/, 'changes how Python starts'],
+  [/^(NODE_.*|NPM_CONFIG_.*|COREPACK_.*|TS_NODE_.*|TSX_.*)$/, 'changes how Node starts'],
+  [/^(PERL.*|RUBY.*|GEM_.*|BUNDLE_.*|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH)$/, 'changes how an interpreter starts'],
+  [/^(GIT_.*)$/, 'runs programs through git'],
+  // Trust on the network: CA bundles, OpenSSL engines, proxies that see every request.
+  [/^(SSL_.*|OPENSSL_.*|.*_CA_BUNDLE|HTTPS?_PROXY|ALL_PROXY|NO_PROXY)$/, 'changes whom the network trusts'],
+  // ryeos itself.
+  [/^(RYE_.*|USER_SPACE|LILLUX_.*)$/, 'configures ryeos'],
+];
 
-function readDotenv(projectPath: string): Env {
+const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Why a project's `.env` may not set `key`, or undefined when it may. */
+export function dotenvKeyProblem(key: string): string | undefined {
+  if (!PLAIN_NAME.test(key)) return 'is not a plain variable name';
+  const upper = key.toUpperCase();
+  for (const [family, reason] of DOTENV_DENIED_FAMILIES) if (family.test(upper)) return reason;
+  return undefined;
+}
+
+function readDotenv(projectPath: string, onWarning?: (message: string) => void): Env {
   let parsed: Env;
   try {
     parsed = parseDotenv(readFileSync(join(projectPath, '.env'), 'utf8'));
   } catch {
     return {};
   }
-  return Object.fromEntries(Object.entries(parsed).filter(([key]) => !DOTENV_DENIED.test(key)));
+  const allowed: Env = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    const problem = dotenvKeyProblem(key);
+    if (problem === undefined) allowed[key] = value;
+    else onWarning?.(`Ignored ${JSON.stringify(key)} in ${join(projectPath, '.env')}: it ${problem}; set it in your own environment if you mean it`);
+  }
+  return allowed;
 }
 
 function isFile(path: string): boolean {
@@ -197,7 +234,7 @@ export async function resolveEnvConfig(
     if (value !== undefined) env[key] = value;
   }
   if (options.projectPath && options.loadDotenv !== false)
-    Object.assign(env, readDotenv(options.projectPath));
+    Object.assign(env, readDotenv(options.projectPath, options.onDotenvWarning));
   if (!config) return env;
   if (config.interpreter) {
     const found = await resolveInterpreter(config.interpreter, env, options);

@@ -1,5 +1,6 @@
 export type { Env, EnvConfig, InterpreterConfig, ResolveEnvOptions } from './env.js';
 export {
+  dotenvKeyProblem,
   expandEnvTemplate,
   parseDotenv,
   resolveEnvConfig,

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// rye:signed:2026-11-24T21:53:51Z:1ef012f4ded83f343711659cee6190cf39018d466e1a9eab018295aaeed3aff0:Bi9y8rk4BTkvHEa_qqj3jaopPrOBRiWljPEONd4zAOjt_d_KaEzg_rUxTxxbOaZc-1T9NZLQhus7ADBFsQEKAw==:007af625371e6e71
+// rye:signed:2026-11-24T22:27:07Z:7b95ab00fa4c7a4da5ea1c5ddf41f1b3262b6e842203ab9113f115b92fb1435a:uti3mqN8vZ2GIRkw9vURXSU8uE2XgzNiEueGIuW6lfM6zGy8-lJZpu1hLsvXrt4FqjP1Zv0QowIffdY3GIEEDA==:007af625371e6e71
 /**
  * rye/mcp/connect — the MCP client of RYE OS: calls one tool of an external MCP server (or lists
  * its tools) with the official MCP SDK client, over stdio or Streamable HTTP.
@@ -268,22 +268,41 @@ function parseDotenv(file) {
   return vars;
 }
 
-/** Variables for `${VAR}`: user .ai/.env < project .ai/.env < .env < .env.local < process env. */
-export function templateVariables(ctx) {
-  const vars = {
-    ...parseDotenv(join(ctx.userSpace, '.ai', '.env')),
-    ...parseDotenv(join(ctx.projectPath, '.ai', '.env')),
-    ...parseDotenv(join(ctx.projectPath, '.env')),
-    ...parseDotenv(join(ctx.projectPath, '.env.local')),
-  };
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) vars[key] = value;
+/**
+ * Variables for `${VAR}` in a server config, by where the config comes from (DECISIONS 30):
+ *  - 'project': user .ai/.env < project .ai/.env < .env < .env.local < process env;
+ *  - 'trusted' (a user or system config): user .ai/.env < process env, minus what the process
+ *    env only holds because a project's .env put it there (a project tool's run carries it);
+ *  - 'caller' (connection fields a caller passed): none — caller values are data, never expanded.
+ */
+export function templateVariables(ctx, scope = 'project') {
+  if (scope === 'caller') return null;
+  const projectFiles = [
+    join(ctx.projectPath, '.ai', '.env'),
+    join(ctx.projectPath, '.env'),
+    join(ctx.projectPath, '.env.local'),
+  ].map(parseDotenv);
+  const vars = { ...parseDotenv(join(ctx.userSpace, '.ai', '.env')) };
+  if (scope === 'project') Object.assign(vars, ...projectFiles);
+  const fromProject = scope === 'project' ? {} : Object.assign({}, ...projectFiles);
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined || (key in fromProject && fromProject[key] === value)) continue;
+    vars[key] = value;
+  }
   return vars;
+}
+
+/** Which variables a server config at `path` may use: its space decides (see templateVariables). */
+export function configScope(path, ctx) {
+  const real = realOrNull(originalPath(path)) ?? originalPath(path);
+  const projectTools = realOrNull(join(ctx.projectPath, '.ai', 'tools'));
+  return projectTools !== null && inside(real, projectTools) ? 'project' : 'trusted';
 }
 
 const ENV_TEMPLATE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 function expand(value, vars, missing) {
-  if (typeof value !== 'string') return value;
+  if (typeof value !== 'string' || vars === null) return value;
   return value.replace(ENV_TEMPLATE, (_match, name, fallback) => {
     if (vars[name] !== undefined && vars[name] !== '') return vars[name];
     if (fallback !== undefined) return fallback;
@@ -324,10 +343,10 @@ export async function readServerConfig(path) {
  * Validates connection fields and expands their `${VAR}` templates. Returns
  * {name, transport, command, args, env, cwd, url, headers, timeoutMs, missingVars}.
  */
-export function normalizeConnection(fields, ctx) {
+export function normalizeConnection(fields, ctx, scope = 'caller') {
   const name = typeof fields.name === 'string' && fields.name ? fields.name : 'server';
   const transport = fields.transport ?? (fields.url ? 'http' : fields.command ? 'stdio' : undefined);
-  const vars = templateVariables(ctx);
+  const vars = templateVariables(ctx, scope);
   const missing = new Set();
   const timeoutSeconds = Number(fields.timeout);
   const conn = {
@@ -609,15 +628,15 @@ async function connectionFor(ctx, source) {
   if (source.configPath !== undefined) {
     const path = await checkServerConfigPath(source.configPath, ctx);
     if (!inRunSnapshot(path)) await verifyServerConfig(path, ctx);
-    return normalizeConnection(await readServerConfig(path), ctx);
+    return normalizeConnection(await readServerConfig(path), ctx, configScope(path, ctx));
   }
   if (source.serverId !== undefined) {
     const { path } = await resolveServerId(source.serverId, ctx);
     const checked = await checkServerConfigPath(path, ctx);
     await verifyServerConfig(checked, ctx);
-    return normalizeConnection(await readServerConfig(checked), ctx);
+    return normalizeConnection(await readServerConfig(checked), ctx, configScope(checked, ctx));
   }
-  return normalizeConnection(source.fields, ctx);
+  return normalizeConnection(source.fields, ctx, 'caller');
 }
 
 async function run() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// rye:signed:2026-11-22T02:36:43Z:0980ef4c60084844ae20eb28784b8c2536730b70e2cf321fdb3123981f3bd67b:O2-IeERzzS-7mkTcNDCWQK8Nfg-u0lmFFAFnB7G_FU4pMZG6CM9IfHB5R2McxAuv6cL6FZQjZrhMVEHecCv4DQ==:007af625371e6e71
+// rye:signed:2026-11-24T22:27:07Z:b12eea3737cac5fad3eebb8834cdd08877744033603fc2e3bb6fe232d4826dcc:yTV_RXgR_53TbVf7e-u8f8nBldMS47n-mImlgDUL5VUMq6OrfmuKc3NH6iLVs-9I0YXmb5uJywj1_Onk0PjMAQ==:007af625371e6e71
 /**
  * rye/mcp/discover — turns the tools of an external MCP server into RYE tool items.
  *
@@ -25,6 +25,7 @@ import {
   listTools,
   McpClientError,
   normalizeConnection,
+  configScope,
   openClient,
   readServerConfig,
   resolveServerId,
@@ -174,7 +175,7 @@ async function run() {
   // The config names the command to spawn: it must verify before anything starts.
   await verifyServerConfig(configPath, ctx);
   const fields = await readServerConfig(configPath);
-  const conn = normalizeConnection(fields, ctx);
+  const conn = normalizeConnection(fields, ctx, configScope(configPath, ctx));
   const session = await openClient(conn);
   let tools;
   try {

@@ -1,0 +1,91 @@
+/**
+ * Attack 6 for MCP server configs (DECISIONS 30): `${VAR}` in a user or system server config
+ * never comes from the project's files, and connection fields a caller passes are never expanded.
+ * Exercised on the bundle's own client module (rye/mcp/connect).
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const CONNECT = join(import.meta.dirname, '..', '..', '.ai', 'tools', 'rye', 'mcp', 'connect.js');
+
+interface ConnectModule {
+  templateVariables(
+    ctx: { projectPath: string; userSpace: string },
+    scope?: string,
+  ): Record<string, string> | null;
+  configScope(path: string, ctx: { projectPath: string; userSpace: string }): string;
+  normalizeConnection(
+    fields: Record<string, unknown>,
+    ctx: { projectPath: string; userSpace: string },
+    scope?: string,
+  ): { url?: string; headers?: Record<string, string> };
+}
+
+let root: string;
+let ctx: { projectPath: string; userSpace: string };
+const saved = { ...process.env };
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'rye-mcp-scope-'));
+  ctx = { projectPath: join(root, 'project'), userSpace: join(root, 'user') };
+  await mkdir(join(ctx.projectPath, '.ai', 'tools', 'acme'), { recursive: true });
+  await mkdir(join(ctx.userSpace, '.ai', 'tools', 'acme'), { recursive: true });
+  await writeFile(join(ctx.projectPath, '.env'), 'API_BASE=http://evil.invalid\nSHARED=from-project\n');
+  await writeFile(join(ctx.projectPath, '.ai', '.env'), 'API_TOKEN=attacker\n');
+  await writeFile(join(ctx.userSpace, '.ai', '.env'), 'API_TOKEN=user-token\n');
+});
+
+afterEach(async () => {
+  process.env = { ...saved };
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('MCP server config variables', () => {
+  it('a user or system config never sees the project files, even through a project run’s env', async () => {
+    const connect = (await import(CONNECT)) as ConnectModule;
+    // A project tool's run carries the project's .env in its process env: still not for this config.
+    process.env.API_BASE = 'http://evil.invalid';
+    process.env.HOST_ONLY = 'host';
+    const userConfig = join(ctx.userSpace, '.ai', 'tools', 'acme', 'server.yaml');
+    await writeFile(userConfig, 'x: 1\n');
+    expect(connect.configScope(userConfig, ctx)).toBe('trusted');
+    const conn = connect.normalizeConnection(
+      {
+        transport: 'http',
+        url: 'http://good.invalid/${API_BASE}',
+        headers: { Authorization: 'Bearer ${API_TOKEN}' },
+      },
+      ctx,
+      'trusted',
+    );
+    expect(conn.url).toBe('http://good.invalid/');
+    expect(conn.headers?.Authorization).toBe('Bearer user-token');
+    const vars = connect.templateVariables(ctx, 'trusted')!;
+    expect(vars.HOST_ONLY).toBe('host');
+    expect(vars.SHARED).toBeUndefined();
+  });
+
+  it('a project config may use the project files', async () => {
+    const connect = (await import(CONNECT)) as ConnectModule;
+    const projectConfig = join(ctx.projectPath, '.ai', 'tools', 'acme', 'server.yaml');
+    await writeFile(projectConfig, 'x: 1\n');
+    expect(connect.configScope(projectConfig, ctx)).toBe('project');
+    expect(connect.templateVariables(ctx, 'project')).toMatchObject({
+      API_BASE: 'http://evil.invalid',
+      API_TOKEN: 'attacker',
+    });
+  });
+
+  it('connection fields from a caller are data: ${VAR} is sent as written', async () => {
+    const connect = (await import(CONNECT)) as ConnectModule;
+    process.env.SECRET = 's3cr3t';
+    const conn = connect.normalizeConnection(
+      { transport: 'http', url: 'http://127.0.0.1:9/?k=${SECRET}', headers: { X: '${SECRET}' } },
+      ctx,
+    );
+    expect(conn.url).toBe('http://127.0.0.1:9/?k=${SECRET}');
+    expect(conn.headers?.X).toBe('${SECRET}');
+  });
+});
