@@ -136,7 +136,8 @@ async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, cont
     return { env, contributions };
   };
   const full = await build(true);
-  const trusted = projectTool && chain.some((el) => el.space.name !== 'project') ? (await build(false)).env : full.env;
+  const trusted =
+    projectTool && chain.some((el) => el.space.name !== 'project') ? (await build(false)).env : full.env;
   return { ...full, trusted, warnings };
 }
 
@@ -183,7 +184,8 @@ export interface PreparedRun {
 export function declaredParameters(tool: ChainElement): Set<string> {
   const names = new Set<string>();
   const properties = tool.metadata.configSchema?.properties;
-  if (properties && typeof properties === 'object') for (const name of Object.keys(properties)) names.add(name);
+  if (properties && typeof properties === 'object')
+    for (const name of Object.keys(properties)) names.add(name);
   const parameters = tool.metadata.fields.parameters;
   if (Array.isArray(parameters)) {
     for (const entry of parameters) {

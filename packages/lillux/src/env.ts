@@ -87,15 +87,24 @@ const DOTENV_DENIED_FAMILIES: Array<[RegExp, string]> = [
   // Which programs run: the search path, and programs tools start on our behalf.
   [/^(PATH|SHELL|PAGER|MANPAGER|EDITOR|VISUAL|BROWSER|LESS.*)$/, 'chooses which programs run'],
   // Shells: startup files, exported functions (BASH_FUNC_x%%), options, word splitting, prompts.
-  [/^(BASH.*|ENV|SHELLOPTS|PS[0-9]|PROMPT_COMMAND|IFS|CDPATH|GLOBIGNORE|ZDOTDIR)$/, 'changes how a shell starts'],
+  [
+    /^(BASH.*|ENV|SHELLOPTS|PS[0-9]|PROMPT_COMMAND|IFS|CDPATH|GLOBIGNORE|ZDOTDIR)$/,
+    'changes how a shell starts',
+  ],
   // The dynamic loader and C library: preloaded libraries, charset and locale modules.
   [/^(LD_.*|DYLD_.*|GCONV_PATH|LOCPATH|NLSPATH)$/, 'loads native code'],
   // Where startup and config files are found: ~/.bashrc, Python's user site (.pth files), git config.
-  [/^(HOME|XDG_CONFIG_HOME|XDG_CONFIG_DIRS|XDG_DATA_HOME|XDG_DATA_DIRS)$/, 'moves where startup files are read'],
+  [
+    /^(HOME|XDG_CONFIG_HOME|XDG_CONFIG_DIRS|XDG_DATA_HOME|XDG_DATA_DIRS)$/,
+    'moves where startup files are read',
+  ],
   // Interpreters and their package tools.
   [/^(PYTHON.*|PIP_.*|UV_.*|VIRTUAL_ENV|CONDA_.*)$/, 'changes how Python starts'],
   [/^(NODE_.*|NPM_CONFIG_.*|COREPACK_.*|TS_NODE_.*|TSX_.*)$/, 'changes how Node starts'],
-  [/^(PERL.*|RUBY.*|GEM_.*|BUNDLE_.*|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH)$/, 'changes how an interpreter starts'],
+  [
+    /^(PERL.*|RUBY.*|GEM_.*|BUNDLE_.*|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH)$/,
+    'changes how an interpreter starts',
+  ],
   [/^(GIT_.*)$/, 'runs programs through git'],
   // Trust on the network: CA bundles, OpenSSL engines, proxies that see every request.
   [/^(SSL_.*|OPENSSL_.*|.*_CA_BUNDLE|HTTPS?_PROXY|ALL_PROXY|NO_PROXY)$/, 'changes whom the network trusts'],
@@ -124,7 +133,10 @@ function readDotenv(projectPath: string, onWarning?: (message: string) => void):
   for (const [key, value] of Object.entries(parsed)) {
     const problem = dotenvKeyProblem(key);
     if (problem === undefined) allowed[key] = value;
-    else onWarning?.(`Ignored ${JSON.stringify(key)} in ${join(projectPath, '.env')}: it ${problem}; set it in your own environment if you mean it`);
+    else
+      onWarning?.(
+        `Ignored ${JSON.stringify(key)} in ${join(projectPath, '.env')}: it ${problem}; set it in your own environment if you mean it`,
+      );
   }
   return allowed;
 }
