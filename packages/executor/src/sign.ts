@@ -2,9 +2,9 @@
  * Signing items (spec items §6.2, interfaces §4): resolve refs or globs in one space, validate
  * the metadata, then rewrite each file atomically with a fresh signature line.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { extname, join, relative } from 'node:path';
+import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { KeyPairPem } from '@ryeos/lillux';
 import { isRyeError, RyeError, signContent, writeFileAtomic } from '@ryeos/lillux';
 import type { ContentCache } from './content-cache.js';
@@ -13,9 +13,9 @@ import { formatFor } from './kinds.js';
 import { extractToolMetadata } from './metadata.js';
 import { parseYamlDocument } from './parsers/yaml.js';
 import type { SignableKind } from './refs.js';
-import { canonicalRef, ITEM_KINDS, parseRef } from './refs.js';
+import { canonicalRef, ITEM_KINDS, parseRef, TYPE_DIRS } from './refs.js';
 import { resolveItem, typeRootOf } from './resolve.js';
-import type { SpaceName } from './spaces.js';
+import type { Space, SpaceName } from './spaces.js';
 import { pathIdentity } from './verify.js';
 
 /** Metadata an item declares, as the sign-time validation needs it. */
@@ -166,6 +166,48 @@ function listGlob(root: string, pattern: string, extensions: readonly string[]):
 
 const isGlob = (id: string) => /[*?[\]{}]/.test(id);
 
+/** Every file of one id in one space (one per extension that exists). */
+function filesOf(space: Space, kind: SignableKind, id: string, extensions: readonly string[]): string[] {
+  const root = typeRootOf(space, kind);
+  return extensions
+    .map((extension) => join(root, id + extension))
+    .filter((path) => statSync(path, { throwIfNoEntry: false })?.isFile());
+}
+
+function ambiguous(kind: SignableKind, id: string, files: string[]): RyeError {
+  return new RyeError(
+    'VALIDATION',
+    `'${canonicalRef(kind, id)}' names ${files.length} files: ${files.join(' and ')}`,
+    {
+      hint: 'Keep one file per item id (remove or rename the other), or sign the file you mean by its path.',
+      details: { files },
+    },
+  );
+}
+
+/**
+ * A ref that is a path to an item file (`.ai/tools/acme/x.py`, absolute or relative to the
+ * space): its kind and id, from where it lies. Writers sign exactly the files they wrote this way.
+ */
+function itemAtPath(ref: string, space: Space, extensionsOf: Record<SignableKind, readonly string[]>) {
+  const absolute = isAbsolute(ref) ? ref : resolve(space.base, ref);
+  if (!statSync(absolute, { throwIfNoEntry: false })?.isFile()) return undefined;
+  const real = realpathSync(absolute);
+  for (const kind of ITEM_KINDS as readonly SignableKind[]) {
+    let root: string;
+    try {
+      root = realpathSync(join(space.base, '.ai', TYPE_DIRS[kind]));
+    } catch {
+      continue;
+    }
+    if (!real.startsWith(root + sep)) continue;
+    const extension = extname(real);
+    if (!extensionsOf[kind]?.includes(extension)) return undefined;
+    return { kind, id: relative(root, real).slice(0, -extension.length), path: real, extension };
+  }
+  return undefined;
+}
+
 /** Signs every item a ref or glob names in one space (project by default). */
 export async function signItems(executor: Executor, ref: string, options: SignOptions): Promise<SignResult> {
   const spaceName = options.space ?? 'project';
@@ -185,18 +227,31 @@ export async function signItems(executor: Executor, ref: string, options: SignOp
   const rawId = prefix ? trimmed.slice(prefix.length + 1) : trimmed;
   const kinds: SignableKind[] = prefix ? [prefix] : [...ITEM_KINDS];
   const targets: { kind: SignableKind; id: string; path: string; extension: string }[] = [];
+  const result: SignResult = { signed: [], failed: [], summary: '' };
+  const extensionsOf = {} as Record<SignableKind, readonly string[]>;
+  for (const kind of ITEM_KINDS as readonly SignableKind[])
+    extensionsOf[kind] = (await executor.kinds.get(kind)).extensions;
 
-  for (const kind of kinds) {
-    const config = await executor.kinds.get(kind);
-    if (isGlob(rawId)) {
-      for (const id of listGlob(typeRootOf(space, kind), rawId, config.extensions)) {
+  const atPath = prefix || isGlob(rawId) ? undefined : itemAtPath(rawId, space, extensionsOf);
+  if (atPath) targets.push(atPath);
+  else {
+    for (const kind of kinds) {
+      const config = await executor.kinds.get(kind);
+      const ids = isGlob(rawId)
+        ? listGlob(typeRootOf(space, kind), rawId, config.extensions)
+        : [parseRef(`${kind}:${rawId}`).id];
+      for (const id of ids) {
+        // One id, one file: signing "the first extension that resolves" would sign a planted
+        // sibling (x.py beside the x.js you meant) with your key.
+        const files = filesOf(space, kind, id, config.extensions);
+        if (files.length > 1) {
+          if (!isGlob(rawId)) throw ambiguous(kind, id, files);
+          result.failed.push({ item_id: canonicalRef(kind, id), error: ambiguous(kind, id, files).message });
+          continue;
+        }
         const item = await resolveItem(executor.spaces, kind, id, config.extensions, { only: spaceName });
         if (item) targets.push({ kind, id, path: item.path, extension: item.extension });
       }
-    } else {
-      const id = parseRef(`${kind}:${rawId}`).id;
-      const item = await resolveItem(executor.spaces, kind, id, config.extensions, { only: spaceName });
-      if (item) targets.push({ kind, id, path: item.path, extension: item.extension });
     }
   }
   if (!prefix && !isGlob(rawId) && targets.length > 1) {
@@ -206,8 +261,7 @@ export async function signItems(executor: Executor, ref: string, options: SignOp
     );
   }
 
-  const result: SignResult = { signed: [], failed: [], summary: '' };
-  if (targets.length === 0) {
+  if (targets.length === 0 && result.failed.length === 0) {
     result.failed.push({ item_id: trimmed, error: `No items match '${trimmed}' in ${spaceName} space` });
   }
   for (const target of targets) {

@@ -3,8 +3,9 @@
  * a project `.ai/` with an example tool, directive and knowledge item, signed. Idempotent:
  * existing files are never overwritten, an existing key is kept.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, realpathSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname, join, sep } from 'node:path';
 import { writeFileAtomic } from '@ryeos/lillux';
 import type { Rye } from './rye.js';
 
@@ -16,6 +17,8 @@ export interface InitResult {
   created: string[];
   kept: string[];
   signed: string[];
+  /** Files init wrote but could not sign (each with the reason). */
+  failed?: { item_id: string; path?: string; error: string }[];
 }
 
 const EXAMPLE_TOOL = `export const __version__ = "1.0.0";
@@ -87,7 +90,22 @@ const EXAMPLES: [string, string][] = [
   ['.gitignore', 'state/\n'],
 ];
 
-const REFS = ['tool:example/hello', 'directive:example/greet', 'knowledge:example/about'];
+/**
+ * Whether a file written at `path` stays inside `root` once symlinks are resolved: a cloned
+ * repository could make `.ai/tools/example` a link into the user's own space.
+ */
+function landsInside(path: string, project: string): boolean {
+  try {
+    const root = join(realpathSync(project), '.ai');
+    let existing = dirname(path);
+    while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
+    const real = realpathSync(existing);
+    // Not created yet: the nearest existing ancestor is the project itself.
+    return real === root || real.startsWith(root + sep) || real === dirname(root);
+  } catch {
+    return false;
+  }
+}
 
 export async function initWorkspace(rye: Rye, options: { userOnly?: boolean } = {}): Promise<InitResult> {
   const key = await rye.generateKeys();
@@ -99,12 +117,14 @@ export async function initWorkspace(rye: Rye, options: { userOnly?: boolean } = 
     kept: [],
     signed: [],
   };
+  const failed: NonNullable<InitResult['failed']> = [];
   if (options.userOnly) return result;
   result.project = rye.projectPath;
+  await mkdir(rye.projectPath, { recursive: true });
   const created = new Set<string>();
   for (const [relative, text] of EXAMPLES) {
     const path = join(rye.projectPath, '.ai', relative);
-    if (existsSync(path)) {
+    if (existsSync(path) || !landsInside(path, rye.projectPath)) {
       result.kept.push(path);
       continue;
     }
@@ -112,13 +132,14 @@ export async function initWorkspace(rye: Rye, options: { userOnly?: boolean } = 
     result.created.push(path);
     created.add(relative);
   }
-  // Only the files init wrote are signed: a user's own files are never touched.
-  for (const ref of REFS) {
-    const [kind, id] = ref.split(':') as [string, string];
-    const dir = kind === 'tool' ? 'tools' : kind === 'directive' ? 'directives' : 'knowledge';
-    if (![...created].some((rel) => rel.startsWith(`${dir}/${id}.`))) continue;
-    const signed = await rye.sign(ref);
+  // Only the files init wrote in this run are signed, by their exact paths: a user's own files
+  // (or a planted example/hello.py beside the hello.js we wrote) are never signed with their key.
+  for (const [relative] of EXAMPLES) {
+    if (!created.has(relative) || relative === '.gitignore') continue;
+    const signed = await rye.sign(join(rye.projectPath, '.ai', relative));
     result.signed.push(...signed.signed.map((s) => s.item_id));
+    failed.push(...signed.failed);
   }
+  if (failed.length) result.failed = failed;
   return result;
 }

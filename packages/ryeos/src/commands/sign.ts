@@ -1,4 +1,5 @@
 /** `rye sign <ref | glob>... [--space project|user] [--project DIR]` (also `rye sign <type> <id>`) */
+import { statSync } from 'node:fs';
 import type { SignResult } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
 import { callerPath, parse, printJson, refFromPositionals, str } from '../cli/args.js';
@@ -26,7 +27,12 @@ export async function signCommand(args: string[], io: CliIo): Promise<number> {
   const projectPath = str(values, 'project') ?? str(values, 'project-path');
   const rye = createRye({ projectPath: callerPath(projectPath ?? '.') });
   // One `<type> <id>` pair, or any number of refs/globs signed as one batch.
-  const refs = KIND_WORDS.has(positionals[0] ?? '') ? [refFromPositionals(positionals, 'sign')] : positionals;
+  // A positional naming an existing file is that exact file (`rye sign .ai/tools/acme/x.py`).
+  const refs = KIND_WORDS.has(positionals[0] ?? '')
+    ? [refFromPositionals(positionals, 'sign')]
+    : positionals.map((ref) =>
+        statSync(callerPath(ref), { throwIfNoEntry: false })?.isFile() ? callerPath(ref) : ref,
+      );
   if (refs.length === 0) refFromPositionals(refs, 'sign');
   const result: SignResult = { signed: [], failed: [], summary: '' };
   for (const ref of refs) {

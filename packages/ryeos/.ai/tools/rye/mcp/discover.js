@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// rye:signed:2026-11-24T22:27:07Z:b12eea3737cac5fad3eebb8834cdd08877744033603fc2e3bb6fe232d4826dcc:yTV_RXgR_53TbVf7e-u8f8nBldMS47n-mImlgDUL5VUMq6OrfmuKc3NH6iLVs-9I0YXmb5uJywj1_Onk0PjMAQ==:007af625371e6e71
+// rye:signed:2026-11-24T22:32:11Z:d1e4b70029282688c670166de7fb0188e38150168d925c0b2df1538a9a1ff0a0:5UBSyRrVOzOMkBWC9m9AdPyrhj7HXlT6Jl9lqvi0j8ZrW75UAsL70q4T-OtoJDvdWTRkvZfRzZt9c-SgRYU4AQ==:007af625371e6e71
 /**
  * rye/mcp/discover — turns the tools of an external MCP server into RYE tool items.
  *
@@ -7,8 +7,8 @@
  * server config's folder's parent + '/' + the server name, e.g. acme/docs), space (project | user,
  * default project). Connects with rye/mcp/connect, lists the server's tools and writes one YAML
  * item per tool at .ai/tools/<namespace>/<tool>.yaml (tool_type: mcp, executor
- * rye/core/runtimes/mcp/stdio or …/http), then signs exactly those with the user's key by
- * running `rye sign tool:<id> …`. Without a signing key the items stay written but unsigned and
+ * rye/core/runtimes/mcp/stdio or …/http), then signs exactly those files with the user's key
+ * by running `rye sign <path> …`. Without a signing key the items stay written but unsigned and
  * the result says so (success: false, with the CLI's hint).
  *
  * The server is named by `server_id` (`server` is a reserved parameter name that never reaches
@@ -105,13 +105,14 @@ function itemText(fields) {
 }
 
 /**
- * Runs `rye sign tool:<id> …` for exactly the items written here (never a glob: that would also
- * sign whatever else sits in the folder). Returns what the CLI printed.
+ * Runs `rye sign <path> …` for exactly the files written here (never a glob or an id: a glob
+ * would also sign whatever else sits in the folder, an id a planted file beside ours). Returns
+ * what the CLI printed.
  */
-function signWithCli({ ids, projectPath, userSpace, space }) {
+function signWithCli({ paths, projectPath, userSpace, space }) {
   const cli = join(ryeosRoot(), 'dist', 'cli.js');
   const node = process.env.RYE_KERNEL_NODE || process.execPath;
-  const args = [cli, 'sign', ...ids, '--project', projectPath];
+  const args = [cli, 'sign', ...paths, '--project', projectPath];
   if (space === 'user') args.push('--space', 'user');
   return new Promise((done) => {
     const child = spawn(node, args, {
@@ -191,6 +192,7 @@ async function run() {
   await mkdir(dir, { recursive: true });
   const used = new Set();
   const written = [];
+  const writtenPaths = [];
   const renamed = [];
   for (const tool of tools) {
     let name = sanitize(tool.name);
@@ -202,6 +204,7 @@ async function run() {
     await writeFile(temp, text);
     await rename(temp, path);
     written.push(`tool:${namespace}/${name}`);
+    writtenPaths.push(path);
     if (name !== tool.name) renamed.push({ tool: tool.name, item_id: `tool:${namespace}/${name}` });
   }
 
@@ -223,7 +226,8 @@ async function run() {
     return { success: true, ...result, signed: { ok: true, count: 0 }, warnings: [...warnings, 'The server offers no tools'] };
   }
 
-  const signing = await signWithCli({ ids: written, projectPath, userSpace, space });
+  // Signed by path: exactly the YAML files written above, never another file of the same id.
+  const signing = await signWithCli({ paths: writtenPaths, projectPath, userSpace, space });
   const envelope = signing.envelope;
   if (signing.code === 0 && envelope.status === 'success') {
     const signed = (envelope.signed ?? []).map((item) => item.item_id);
