@@ -300,6 +300,7 @@ export class Executor {
       if (prepared.primitive === 'rye/core/primitives/subprocess')
         runFromSnapshot(prepared, chain, anchor, verifiedFiles, this.spaces.user.base);
       const outcome = await runPrimitive(prepared, context);
+      if (outcome.warnings) allWarnings.push(...outcome.warnings);
       const common = {
         item_id: itemId,
         chain: chain.map((el) => el.id),

@@ -24,6 +24,28 @@ export interface RunOutcome {
   data: unknown;
   error?: string;
   timedOut?: boolean;
+  /** Notes for the envelope, e.g. that output was cut at the cap. */
+  warnings?: string[];
+}
+
+/**
+ * Output a run may hand back, per stream (stdout, stderr, an HTTP body), unless the item's config
+ * sets `max_output_bytes`. MCP clients commonly read at most 10 MB per message (the TypeScript SDK
+ * client's buffer), and a result is JSON inside JSON: 2 MiB stays well clear of that and of a
+ * model's context, while a tool that means to return more can say so in its signed config.
+ */
+export const DEFAULT_MAX_OUTPUT_BYTES = 2 * 1024 * 1024;
+
+function outputCap(config: Record<string, unknown>): number {
+  const value = config.max_output_bytes;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0
+    ? value
+    : DEFAULT_MAX_OUTPUT_BYTES;
+}
+
+function truncationNote(what: string, total: number | undefined, cap: number): string {
+  const size = total === undefined ? 'was longer' : `was ${total} bytes`;
+  return `${what} ${size}: only the first ${cap} bytes are returned (raise max_output_bytes in the tool's config to keep more)`;
 }
 
 /** Keys each element's env_config contributed (trace mode; never values). */
@@ -319,12 +341,14 @@ async function runProcess(prepared: PreparedRun, context: RunContext): Promise<R
     : [];
   const input =
     config.input_data === undefined || config.input_data === '' ? undefined : String(config.input_data);
+  const cap = outputCap(config);
   const result = await runSubprocess({
     command,
     args,
     cwd: String(config.cwd),
     env: prepared.env,
     envMode: 'replace',
+    maxOutputBytes: cap,
     ...(input !== undefined ? { input } : {}),
     timeoutMs: seconds(config.timeout, 300) * 1000,
     ...(context.signal ? { signal: context.signal } : {}),
@@ -340,6 +364,31 @@ async function runProcess(prepared: PreparedRun, context: RunContext): Promise<R
       success: false,
       data: { stdout: result.stdout, stderr: result.stderr, exit_code: -1 },
       error: result.error,
+    };
+  }
+  if (result.truncated) {
+    // Cut output is never parsed as the tool's JSON result: it is returned as text, with a note.
+    const warnings = Object.entries(result.truncated).map(([stream, total]) =>
+      truncationNote(`Tool ${stream}`, total!, cap),
+    );
+    const success = result.exit_code === 0 && !result.timed_out;
+    return {
+      success,
+      data: {
+        stdout: result.stdout,
+        stderr: result.stderr,
+        exit_code: result.exit_code,
+        truncated: result.truncated,
+      },
+      warnings,
+      ...(success
+        ? {}
+        : {
+            error: result.timed_out
+              ? `Timed out after ${seconds(config.timeout, 300)} seconds (the process tree was killed)`
+              : result.stderr.trim() || `Process exited with code ${result.exit_code}`,
+          }),
+      ...(result.timed_out ? { timedOut: true } : {}),
     };
   }
   const normalized = normalizeProcessResult(result.stdout, result.stderr, result.exit_code);
@@ -379,10 +428,12 @@ async function runHttp(prepared: PreparedRun, context: RunContext): Promise<RunO
   // A body is sent only for POST/PUT/PATCH and only when it has something in it (spec §5.2).
   const hasBody =
     ['POST', 'PUT', 'PATCH'].includes(method) && body !== undefined && body !== '' && !emptyObject;
+  const cap = outputCap(config);
   const request = {
     url,
     method,
     headers,
+    maxBodyBytes: cap,
     ...(hasBody ? { body: config.body } : {}),
     timeoutMs: seconds(config.timeout, 30) * 1000,
     retries: Math.max(0, (retry.max_attempts ?? 1) - 1),
@@ -406,8 +457,9 @@ async function runHttp(prepared: PreparedRun, context: RunContext): Promise<RunO
   const data = { status_code: result.status, body: result.json ?? result.body, headers: result.headers };
   return {
     success: result.success,
-    data,
+    data: result.truncated ? { ...data, truncated: true } : data,
     ...(result.error ? { error: result.error } : {}),
+    ...(result.truncated ? { warnings: [truncationNote('The response body', undefined, cap)] } : {}),
   };
 }
 

@@ -17,6 +17,7 @@ import { canonicalRef, ITEM_KINDS, parseRef, TYPE_DIRS } from './refs.js';
 import { resolveItem, typeRootOf } from './resolve.js';
 import type { Space, SpaceName } from './spaces.js';
 import { pathIdentity } from './verify.js';
+import { wildcardMatcher } from './wildcard.js';
 
 /** Metadata an item declares, as the sign-time validation needs it. */
 export interface ItemFacts {
@@ -119,25 +120,8 @@ const configReader: FactsReader = (text, path) => {
  * any depth; with `/` it is anchored at the type root (interfaces §2.4).
  */
 export function globMatcher(pattern: string): (id: string) => boolean {
-  let source = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '*') source += '.*';
-    else if (c === '?') source += '.';
-    else if (c === '[') {
-      const end = pattern.indexOf(']', i + 1);
-      if (end === -1) source += '\\[';
-      else {
-        const body = pattern.slice(i + 1, end).replace(/\\/g, '\\\\');
-        source += body.startsWith('!') ? `[^${body.slice(1)}]` : `[${body}]`;
-        i = end;
-      }
-    } else source += c.replace(/[.+^${}()|\\]/g, '\\$&');
-  }
-  const regex = new RegExp(`^${source}$`);
-  return pattern.includes('/')
-    ? (id) => regex.test(id)
-    : (id) => regex.test(id.slice(id.lastIndexOf('/') + 1));
+  const matches = wildcardMatcher(pattern, { classes: true });
+  return pattern.includes('/') ? matches : (id) => matches(id.slice(id.lastIndexOf('/') + 1));
 }
 
 function listGlob(root: string, pattern: string, extensions: readonly string[]): string[] {

@@ -235,11 +235,11 @@ describe('chain failures give clear envelopes', () => {
     });
   });
 
-  it('5 MB of output arrives intact', async () => {
+  it('5 MB of output arrives intact when the tool raises its output cap', async () => {
     await ws.write(
       'project',
       'tools/x/big.py',
-      '__version__ = "1.0.0"\n__executor_id__ = "rye/core/runtimes/python/script"\n__category__ = "x"\nimport json\nprint(json.dumps({"success": True, "blob": "x" * (5 * 1024 * 1024)}))\n',
+      '__version__ = "1.0.0"\n__executor_id__ = "rye/core/runtimes/python/script"\n__category__ = "x"\nCONFIG = {"max_output_bytes": 8000000}\nimport json\nprint(json.dumps({"success": True, "blob": "x" * (5 * 1024 * 1024)}))\n',
     );
     const result = await (await ws.executor()).executeTool('x/big');
     expect(result.status).toBe('success');

@@ -2,6 +2,7 @@
  * Text primitives for search (spec interfaces §2.1): word splitting, bounded Levenshtein
  * distance, glob-against-word and proximity. All inputs are already lower-cased.
  */
+import { wildcardMatcher } from '../wildcard.js';
 
 /** A piece of searchable text, prepared once per index entry. */
 export interface TextDoc {
@@ -60,7 +61,8 @@ export function levenshtein(a: string, b: string, max = Number.POSITIVE_INFINITY
 }
 
 export interface Glob {
-  regex: RegExp;
+  /** Whether a whole word matches the pattern (linear-time matcher, no regex backtracking). */
+  matches: (word: string) => boolean;
   /** Literal runs between `*`s; a word must contain each of them, so the text must too. */
   literals: string[];
   /** False when a literal holds a non-word character: no `\w+` word can ever match. */
@@ -71,21 +73,14 @@ const WORD_ONLY = /^[\p{L}\p{M}\p{N}_]*$/u;
 
 /** Compiles an fnmatch-style pattern (`*` any run, `?` one character) anchored to a whole word. */
 export function compileGlob(pattern: string): Glob {
-  let source = '^';
-  for (const ch of pattern) {
-    if (ch === '*') source += '.*';
-    else if (ch === '?') source += '.';
-    else source += ch.replace(/[\\^$.|+()[\]{}]/g, '\\$&');
-  }
-  source += '$';
   const literals = pattern.split(/[*?]+/).filter(Boolean);
-  return { regex: new RegExp(source, 'su'), literals, possible: literals.every((l) => WORD_ONLY.test(l)) };
+  return { matches: wildcardMatcher(pattern), literals, possible: literals.every((l) => WORD_ONLY.test(l)) };
 }
 
 export function globMatches(glob: Glob, doc: TextDoc): boolean {
   if (!glob.possible) return false;
   for (const literal of glob.literals) if (!doc.lower.includes(literal)) return false;
-  for (const word of doc.words) if (glob.regex.test(word)) return true;
+  for (const word of doc.words) if (glob.matches(word)) return true;
   return false;
 }
 

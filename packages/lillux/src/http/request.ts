@@ -335,8 +335,7 @@ export async function httpRequest(options: HttpRequestOptions): Promise<HttpResu
   const started = performance.now();
   const outcome = await withRetries(req, async (res, timer) => {
     try {
-      const body = await res.text();
-      return { res, body };
+      return { res, ...(await readBody(res, options.maxBodyBytes)) };
     } finally {
       timer.clear();
     }
@@ -353,7 +352,7 @@ export async function httpRequest(options: HttpRequestOptions): Promise<HttpResu
       error: outcome.error,
     };
   }
-  const { res, body } = outcome.value;
+  const { res, body, truncated } = outcome.value;
   const result: HttpResult = {
     success: res.status >= 200 && res.status < 400,
     status: res.status,
@@ -362,8 +361,32 @@ export async function httpRequest(options: HttpRequestOptions): Promise<HttpResu
     duration_ms,
     attempts: outcome.attempts,
   };
-  const json = parseJson(body);
+  const json = truncated ? undefined : parseJson(body);
   if (json !== undefined) result.json = json;
+  if (truncated) result.truncated = true;
   if (res.status >= 400) result.error = httpErrorText(res);
   return result;
+}
+
+/** Reads a body as text, stopping (and cancelling the rest) after `limit` bytes. */
+async function readBody(
+  res: Response,
+  limit = Number.POSITIVE_INFINITY,
+): Promise<{ body: string; truncated: boolean }> {
+  if (!Number.isFinite(limit) || !res.body) return { body: await res.text(), truncated: false };
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (size + value.length > limit) {
+      chunks.push(value.subarray(0, limit - size));
+      await reader.cancel().catch(() => undefined);
+      return { body: Buffer.concat(chunks).toString('utf8'), truncated: true };
+    }
+    chunks.push(value);
+    size += value.length;
+  }
+  return { body: Buffer.concat(chunks).toString('utf8'), truncated: false };
 }

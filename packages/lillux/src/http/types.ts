@@ -31,6 +31,8 @@ export interface HttpRequestOptions {
   /** Cap on any retry delay, `retry-after` included. Default 30 000. */
   maxRetryDelayMs?: number;
   signal?: AbortSignal;
+  /** Bytes of the response body kept; the rest is not read and `truncated` is set. Default: no limit. */
+  maxBodyBytes?: number;
 }
 
 export interface HttpResult {
@@ -47,6 +49,8 @@ export interface HttpResult {
   attempts: number;
   /** `HTTP 404: Not Found`, `Request failed after 3 attempts: <cause>`, `Aborted by caller`. */
   error?: string;
+  /** Set when the body went over `maxBodyBytes` (it was cut there, and not parsed as JSON). */
+  truncated?: boolean;
 }
 
 export interface SseEvent {

@@ -8,12 +8,14 @@ import { killTree } from './tree.js';
 import type { SubprocessOptions, SubprocessResult } from './types.js';
 
 const DEFAULT_TIMEOUT_MS = 300_000;
+/** After the leader exits, how long its group gets between SIGTERM and SIGKILL. */
+const GROUP_GRACE_MS = 500;
 /** After a tree kill, how long to wait for the pipes to close before abandoning them. */
 const PIPE_GRACE_MS = 1_000;
 
 interface ChildOutcome {
-  stdout: Buffer;
-  stderr: Buffer;
+  stdout: Collected;
+  stderr: Collected;
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   /** Set when the process could not be started. */
@@ -21,16 +23,31 @@ interface ChildOutcome {
 }
 
 /** Collects a stream's bytes; decoding happens once at the end (invalid UTF-8 → U+FFFD). */
-function collect(stream: Readable | null): () => Buffer {
+interface Collected {
+  bytes: Buffer;
+  /** Total bytes the stream produced (more than `bytes.length` when capped). */
+  total: number;
+}
+
+/** Buffers a stream up to `limit` bytes and keeps counting (and draining) past it. */
+function collect(stream: Readable | null, limit: number): () => Collected {
   const chunks: Buffer[] = [];
-  stream?.on('data', (chunk: Buffer) => chunks.push(chunk));
-  return () => Buffer.concat(chunks);
+  let kept = 0;
+  let total = 0;
+  stream?.on('data', (chunk: Buffer) => {
+    total += chunk.length;
+    if (kept >= limit) return;
+    const part = kept + chunk.length > limit ? chunk.subarray(0, limit - kept) : chunk;
+    chunks.push(part);
+    kept += part.length;
+  });
+  return () => ({ bytes: Buffer.concat(chunks), total });
 }
 
 /** Waits for the child to exit and its pipes to close (or be destroyed after a tree kill). */
-function settle(child: ChildProcess): Promise<ChildOutcome> {
-  const stdout = collect(child.stdout);
-  const stderr = collect(child.stderr);
+function settle(child: ChildProcess, limit: number): Promise<ChildOutcome> {
+  const stdout = collect(child.stdout, limit);
+  const stderr = collect(child.stderr, limit);
   return new Promise((resolve) => {
     let done = false;
     const finish = (outcome: Omit<ChildOutcome, 'stdout' | 'stderr'>) => {
@@ -47,6 +64,13 @@ function settle(child: ChildProcess): Promise<ChildOutcome> {
 
 function validate(options: SubprocessOptions): number {
   validateCommon(options, 'runSubprocess');
+  const cap = options.maxOutputBytes;
+  if (cap !== undefined && !(Number.isSafeInteger(cap) && cap > 0)) {
+    throw new RyeError(
+      'VALIDATION',
+      `runSubprocess: maxOutputBytes must be a positive integer, got ${String(cap)}`,
+    );
+  }
   const { timeoutMs = DEFAULT_TIMEOUT_MS, input } = options;
   if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs < 0) {
     throw new RyeError('VALIDATION', 'runSubprocess: timeoutMs must be a number >= 0', {
@@ -163,7 +187,7 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
       spawnErrorSentence(error, command, cwd),
     );
   }
-  const outcome = settle(child);
+  const outcome = settle(child, options.maxOutputBytes ?? Number.POSITIVE_INFINITY);
   if (options.input !== undefined && child.stdin) {
     // A child that exits without reading all its input closes the pipe: that is not our failure.
     child.stdin.on('error', () => {});
@@ -192,7 +216,8 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
     cancelled = true;
     terminate();
   };
-  if (child.pid !== undefined) {
+  const pid = child.pid;
+  if (pid !== undefined) {
     if (Number.isFinite(timeoutMs)) {
       // setTimeout overflows above 2^31-1 ms and would fire at once: cap it (≈ 24.8 days).
       timer = setTimeout(
@@ -204,6 +229,19 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
       );
     }
     signal?.addEventListener('abort', onAbort, { once: true });
+    // The run ends with its leader: a background child it left behind (`sleep 100 &`) must not
+    // outlive it. The group is signalled, not the reaped leader's pid. A child that left the
+    // group with setsid() escapes this (only a cgroup would catch it).
+    child.once('exit', () => {
+      if (graceTimer !== undefined) return;
+      killTree(pid, 'SIGTERM', false);
+      setTimeout(() => killTree(pid, 'SIGKILL', false), GROUP_GRACE_MS).unref();
+      // One that escaped the group may still hold our pipes: stop waiting for them eventually.
+      setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }, GROUP_GRACE_MS + PIPE_GRACE_MS).unref();
+    });
   }
 
   let result: ChildOutcome;
@@ -217,8 +255,8 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
   flushStdout();
   flushStderr();
 
-  const stdout = result.stdout.toString('utf8');
-  let stderr = result.stderr.toString('utf8');
+  const stdout = result.stdout.bytes.toString('utf8');
+  let stderr = result.stderr.bytes.toString('utf8');
   if (result.spawnError !== undefined || child.pid === undefined) {
     const cause = result.spawnError;
     return notStarted(
@@ -241,5 +279,9 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
   };
   if (cancelled) out.cancelled = true;
   if (result.signal !== null) out.signal = result.signal;
+  const truncated: NonNullable<SubprocessResult['truncated']> = {};
+  if (result.stdout.total > result.stdout.bytes.length) truncated.stdout = result.stdout.total;
+  if (result.stderr.total > result.stderr.bytes.length) truncated.stderr = result.stderr.total;
+  if (truncated.stdout !== undefined || truncated.stderr !== undefined) out.truncated = truncated;
   return out;
 }

@@ -19,6 +19,11 @@ export interface SubprocessOptions {
   onStderr?: (chunk: string) => void;
   /** Whole lines without their `\n` (or `\r\n`); a last partial line is flushed at exit. */
   onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /**
+   * Bytes of stdout (and, separately, of stderr) kept in the result; the rest is read and dropped
+   * so the child never blocks, and `truncated` says how much there was. Default: no limit.
+   */
+  maxOutputBytes?: number;
 }
 
 export interface SubprocessResult {
@@ -36,6 +41,8 @@ export interface SubprocessResult {
   signal?: string;
   /** A sentence saying why the command could not be started. */
   error?: string;
+  /** Set when output went over `maxOutputBytes`: the total bytes each stream produced. */
+  truncated?: { stdout?: number; stderr?: number };
 }
 
 /** Options of {@link spawnDetached}. */

@@ -1,0 +1,163 @@
+/**
+ * Attacks 10 and 11 of the integrity review, at the executor: wildcard queries that blocked the
+ * server (backtracking regexes), tool output and HTTP bodies without a cap, and a tool's
+ * background child outliving its run.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { compileGlob, globMatches } from '../../src/search/match.js';
+import { wildcardMatcher } from '../../src/wildcard.js';
+import type { Workspace } from '../helpers/workspace.js';
+import { createWorkspace } from '../helpers/workspace.js';
+
+const workspaces: Workspace[] = [];
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const ws of workspaces.splice(0)) await rm(ws.root, { recursive: true, force: true });
+  for (const server of servers.splice(0)) server.close();
+});
+
+async function workspace(): Promise<Workspace> {
+  const ws = await createWorkspace();
+  workspaces.push(ws);
+  return ws;
+}
+
+const env = () => ({ PATH: process.env.PATH, RYE_KERNEL_NODE: process.execPath });
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    const state = readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1]?.[0];
+    return state !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('wildcards match in linear time', () => {
+  it('a query of many wildcards over a long word answers at once', () => {
+    for (const length of [200, 10_000]) {
+      const word = 'a'.repeat(length);
+      const doc = { lower: word, words: [word] };
+      for (const pattern of ['a*a*a*a*b', `${'a*'.repeat(40)}b`, '*a*a*a*a*a*a*a*a*a*a*c*']) {
+        const started = performance.now();
+        expect(globMatches(compileGlob(pattern), doc as never)).toBe(false);
+        expect(performance.now() - started, `${pattern} over ${length}`).toBeLessThan(100);
+      }
+    }
+  });
+
+  it('keeps the query language: * any run, ? one character, classes where enabled', () => {
+    expect(wildcardMatcher('fi*e')('file')).toBe(true);
+    expect(wildcardMatcher('fi*e')('files')).toBe(false);
+    expect(wildcardMatcher('f?le')('file')).toBe(true);
+    expect(wildcardMatcher('*')('')).toBe(true);
+    expect(wildcardMatcher('a*b*c')('aXbYbZc')).toBe(true);
+    expect(wildcardMatcher('rye/*/read')('rye/file-system/read')).toBe(true);
+    expect(wildcardMatcher('[rw]*', { classes: true })('write')).toBe(true);
+    expect(wildcardMatcher('[!rw]*', { classes: true })('write')).toBe(false);
+    expect(wildcardMatcher('x[a-c]', { classes: true })('xb')).toBe(true);
+    expect(wildcardMatcher('é?')('éa')).toBe(true);
+  });
+});
+
+describe('output is capped', () => {
+  it('a 100 MB tool output comes back cut at the cap, as text with a note, and memory stays bounded', async () => {
+    const ws = await workspace();
+    await ws.write(
+      'project',
+      'tools/flood/out.js',
+      [
+        'export const __version__ = "1.0.0";',
+        'export const __executor_id__ = "rye/core/runtimes/node/node";',
+        'export const __category__ = "flood";',
+        "const chunk = 'x'.repeat(1 << 20);",
+        'let left = 100;',
+        'const write = () => { while (left > 0) { left--; if (!process.stdout.write(chunk)) return process.stdout.once("drain", write); } };',
+        'write();',
+      ].join('\n'),
+    );
+    const executor = await ws.executor(env());
+    const before = process.memoryUsage().rss;
+    const result = await executor.executeTool('flood/out');
+    const grown = process.memoryUsage().rss - before;
+    expect(result.status).toBe('success');
+    const data = result.data as { stdout: string; truncated: { stdout: number } };
+    expect(data.stdout.length).toBe(2 * 1024 * 1024);
+    expect(data.truncated.stdout).toBe(100 * 1024 * 1024);
+    expect(JSON.stringify(result.warnings)).toMatch(
+      /Tool stdout was 104857600 bytes: only the first 2097152 bytes/,
+    );
+    expect(grown).toBeLessThan(60 * 1024 * 1024);
+  });
+
+  it('an HTTP response body is cut at the cap', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      const chunk = Buffer.alloc(1 << 20, 'y');
+      let left = 20;
+      const write = () => {
+        while (left > 0) {
+          left--;
+          if (!res.write(chunk)) return res.once('drain', write);
+        }
+        res.end();
+      };
+      write();
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const ws = await workspace();
+    await ws.write(
+      'project',
+      'tools/flood/http.yaml',
+      `version: "1.0.0"\nexecutor_id: rye/core/runtimes/http/http\ncategory: flood\nconfig:\n  url: "http://127.0.0.1:${(server.address() as AddressInfo).port}/"\n  method: GET\n`,
+    );
+    const result = await (await ws.executor(env())).executeTool('flood/http');
+    expect(result.status).toBe('success');
+    const data = result.data as { body: string; truncated: boolean };
+    expect(data.body.length).toBe(2 * 1024 * 1024);
+    expect(data.truncated).toBe(true);
+    expect(JSON.stringify(result.warnings)).toMatch(/response body was longer/);
+  });
+});
+
+describe('a run ends its process group (attack 11)', () => {
+  it("a tool's background child does not outlive the tool's normal exit", async () => {
+    const ws = await workspace();
+    const pidFile = join(ws.root, 'bg.pid');
+    await ws.write(
+      'project',
+      'tools/bg/leave.sh',
+      `# __version__ = "1.0.0"\n# __executor_id__ = "rye/core/runtimes/bash/bash"\n# __category__ = "bg"\nsleep 100 > /dev/null 2>&1 &\necho $! > ${JSON.stringify(pidFile)}\necho '{"success": true}'\n`,
+    );
+    const result = await (await ws.executor(env())).executeTool('bg/leave');
+    expect(result.status).toBe('success');
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    const deadline = Date.now() + 3_000;
+    while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(alive(pid)).toBe(false);
+  });
+
+  it('a background child that keeps the output pipe open does not hang the run', async () => {
+    const ws = await workspace();
+    const pidFile = join(ws.root, 'bg.pid');
+    await ws.write(
+      'project',
+      'tools/bg/hold.sh',
+      `# __version__ = "1.0.0"\n# __executor_id__ = "rye/core/runtimes/bash/bash"\n# __category__ = "bg"\nsleep 100 &\necho $! > ${JSON.stringify(pidFile)}\necho '{"success": true}'\n`,
+    );
+    const started = Date.now();
+    const result = await (await ws.executor(env())).executeTool('bg/hold');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(result.status).toBe('success');
+    expect(existsSync(pidFile)).toBe(true);
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    expect(alive(pid)).toBe(false);
+  });
+});
