@@ -24,8 +24,25 @@ function isToolName(name: string): name is ToolName {
   return (TOOL_NAMES as readonly string[]).includes(name);
 }
 
+/**
+ * The largest reply text sent: MCP clients commonly read at most 10 MB per message (the SDK
+ * client's buffer) and a bigger one ends the session. Tools are capped lower already; this is
+ * the last guard for anything else.
+ */
+export const MAX_REPLY_CHARS = 8 * 1024 * 1024;
+
 function reply(result: OperationResult): CallToolResult {
-  const content: CallToolResult['content'] = [{ type: 'text', text: JSON.stringify(result) }];
+  let text = JSON.stringify(result);
+  if (text.length > MAX_REPLY_CHARS) {
+    text = JSON.stringify({
+      status: result.status,
+      ...(result.status === 'error' ? { error: result.error } : {}),
+      truncated: true,
+      note: `The result was ${text.length} characters; only the first ${MAX_REPLY_CHARS / 2} are kept in 'partial'`,
+      partial: text.slice(0, MAX_REPLY_CHARS / 2),
+    });
+  }
+  const content: CallToolResult['content'] = [{ type: 'text', text }];
   return result.status === 'error' ? { content, isError: true } : { content };
 }
 

@@ -1,6 +1,7 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Transform, type TransformCallback } from 'node:stream';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 
@@ -9,6 +10,8 @@ import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/se
 
 export interface StdioServerHandle {
   close(): Promise<void>;
+  /** Settles when the server has closed (e.g. the client closed stdin). */
+  closed: Promise<void>;
 }
 
 const STDOUT_CONSOLE_METHODS = ['log', 'info', 'debug'] as const;
@@ -18,13 +21,39 @@ const STDOUT_CONSOLE_METHODS = ['log', 'info', 'debug'] as const;
  * `console.log`, `console.info` and `console.debug` write to stderr like `console.error`. The
  * server closes itself when stdin ends.
  */
-export async function serveStdio(server: Server): Promise<StdioServerHandle> {
+export interface StdioServeOptions {
+  /** Largest JSON-RPC message accepted, in bytes; default 4 MiB (as over HTTP). */
+  maxMessageBytes?: number;
+}
+
+export async function serveStdio(
+  server: Server,
+  options: StdioServeOptions = {},
+): Promise<StdioServerHandle> {
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
-  const transport = new StdioServerTransport();
+  const limit = options.maxMessageBytes ?? MAX_BODY_BYTES;
+  // An oversized line never reaches the SDK (an 11 MB line used to end the server): it is
+  // dropped as it streams in and answered with a JSON-RPC error, and the server lives on.
+  const input = new LineLimiter(limit, (head) => {
+    const reply = {
+      jsonrpc: '2.0',
+      id: requestIdOf(head),
+      error: { code: -32600, message: `Request too large: the limit is ${limit} bytes` },
+    };
+    process.stdout.write(`${JSON.stringify(reply)}\n`);
+  });
+  process.stdin.pipe(input);
+  const transport = new StdioServerTransport(input, process.stdout);
   const saved = STDOUT_CONSOLE_METHODS.map((method) => [method, console[method]] as const);
   const onEnd = (): void => void close().catch(() => {});
   // Set before connect: the Server chains its own close handler onto this one.
+  let markClosed: () => void = () => {};
+  const closed = new Promise<void>((resolve) => {
+    markClosed = resolve;
+  });
   transport.onclose = () => {
+    markClosed();
+    process.stdin.unpipe(input);
     process.stdin.off('end', onEnd);
     for (const [method, original] of saved) {
       if (console[method] === console.error) console[method] = original;
@@ -38,27 +67,131 @@ export async function serveStdio(server: Server): Promise<StdioServerHandle> {
   await server.connect(transport);
   for (const method of STDOUT_CONSOLE_METHODS) console[method] = console.error;
   process.stdin.once('end', onEnd);
-  return { close };
+  return { close, closed };
 }
 
 export interface HttpServeOptions {
   /** TCP port; 0 (the default) picks a free one. */
   port?: number;
-  /** Interface to bind; default 127.0.0.1. */
+  /** Interface to bind; default 127.0.0.1. A non-loopback host also needs `allowRemote`. */
   host?: string;
+  /** Permit binding a non-loopback interface (the Host/Origin check is then off). */
+  allowRemote?: boolean;
+  /**
+   * Bearer token every request must carry (`Authorization: Bearer <token>`); absent: no
+   * authentication. Any local account can reach 127.0.0.1, so servers should set one.
+   */
+  token?: string;
+  /** Sessions idle this long are closed; default 30 minutes. */
+  sessionIdleMs?: number;
+  /** At most this many sessions; a new one closes the least recently used. Default 64. */
+  maxSessions?: number;
 }
 
 export interface HttpServerHandle {
   /** The MCP endpoint, e.g. `http://127.0.0.1:4321/mcp`. */
   url: string;
   port: number;
+  /** Open sessions (bounded by `maxSessions`, pruned after `sessionIdleMs`). */
+  sessionCount(): number;
   /** Closes every session, then the listener. */
   close(): Promise<void>;
 }
 
 const MCP_PATH = '/mcp';
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
+const DEFAULT_MAX_SESSIONS = 64;
+
+/**
+ * The one loopback rule (DECISIONS 31), for both binding and the Host/Origin check: `localhost`,
+ * `::1` and all of 127.0.0.0/8.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (bare === 'localhost' || bare === '::1') return true;
+  const octets = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(bare);
+  return octets !== null && octets.slice(1).every((octet) => Number(octet) <= 255);
+}
+
+/**
+ * Where a server binds without `allowRemote`: the usual loopback names only. Another 127.x
+ * alias may be routed differently (e.g. published from a container), so it must be asked for;
+ * it still counts as loopback for the Host/Origin check, as every loopback bind does.
+ */
+export function isDefaultBindHost(host: string): boolean {
+  return ['127.0.0.1', '::1', '[::1]', 'localhost'].includes(host);
+}
+
+/** Compares a presented bearer token with the expected one in constant time. */
+function tokenMatches(header: string | undefined, token: string): boolean {
+  const presented = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1] ?? '';
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  return timingSafeEqual(digest(presented), digest(token)) && presented.length > 0;
+}
+
+/** The `id` of a JSON-RPC request from the start of its text, when it can be read there. */
+function requestIdOf(head: string): string | number | null {
+  const match = /"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)/.exec(head);
+  if (!match) return null;
+  try {
+    return JSON.parse(match[1]!) as string | number;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Passes stdin on line by line and drops any line longer than `limit` as it streams in (keeping
+ * at most `limit` bytes in memory), reporting its first bytes to `onOversize`.
+ */
+class LineLimiter extends Transform {
+  private line: Buffer[] = [];
+  private size = 0;
+  private dropping = false;
+  private head = '';
+
+  constructor(
+    private readonly limit: number,
+    private readonly onOversize: (head: string) => void,
+  ) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    let start = 0;
+    while (start < chunk.length) {
+      const newline = chunk.indexOf(10, start);
+      const end = newline === -1 ? chunk.length : newline + 1;
+      this.accept(chunk.subarray(start, end), newline !== -1);
+      start = end;
+    }
+    done();
+  }
+
+  private accept(piece: Buffer, complete: boolean): void {
+    if (!this.dropping) {
+      if (this.size + piece.length > this.limit + 1) {
+        this.head = Buffer.concat([...this.line, piece])
+          .subarray(0, 1024)
+          .toString('utf8');
+        this.line = [];
+        this.size = 0;
+        this.dropping = true;
+      } else {
+        this.line.push(piece);
+        this.size += piece.length;
+      }
+    }
+    if (!complete) return;
+    if (this.dropping) {
+      this.dropping = false;
+      this.onOversize(this.head);
+    } else this.push(Buffer.concat(this.line));
+    this.line = [];
+    this.size = 0;
+  }
+}
 
 function sendJsonRpcError(res: ServerResponse, httpStatus: number, code: number, message: string): void {
   if (res.headersSent) {
@@ -113,11 +246,11 @@ function hostnameOf(hostHeader: string): string {
  * requests carry a foreign Host (after rebinding) or Origin header.
  */
 function isAllowedLocalRequest(req: IncomingMessage): boolean {
-  if (!LOOPBACK_HOSTS.has(hostnameOf(req.headers.host ?? ''))) return false;
+  if (!isLoopbackHost(hostnameOf(req.headers.host ?? ''))) return false;
   const origin = req.headers.origin;
   if (origin === undefined) return true; // not a browser
   try {
-    return LOOPBACK_HOSTS.has(new URL(origin).hostname);
+    return isLoopbackHost(new URL(origin).hostname);
   } catch {
     return false;
   }
@@ -126,6 +259,7 @@ function isAllowedLocalRequest(req: IncomingMessage): boolean {
 interface Session {
   transport: StreamableHTTPServerTransport;
   server: Server;
+  lastSeen: number;
 }
 
 /**
@@ -141,13 +275,38 @@ export async function serveHttp(
     '@modelcontextprotocol/sdk/server/streamableHttp.js'
   );
   const host = options.host ?? '127.0.0.1';
-  const loopbackOnly = LOOPBACK_HOSTS.has(host);
+  const loopbackOnly = isLoopbackHost(host);
+  if (!isDefaultBindHost(host) && !options.allowRemote) {
+    throw new Error(
+      `Refusing to serve MCP on ${host}: only 127.0.0.1, ::1 and localhost are bound without allowRemote. Bind to 127.0.0.1, or allow it explicitly (and keep authentication on).`,
+    );
+  }
+  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  // Map order is use order: a session is re-inserted on every request, so the first is the LRU.
   const sessions = new Map<string, Session>();
   const pending = new Set<Session>();
+  const closeSession = (id: string, session: Session): void => {
+    sessions.delete(id);
+    session.server.close().catch(() => {});
+  };
+  const sweeper = setInterval(
+    () => {
+      const cutoff = Date.now() - idleMs;
+      for (const [id, session] of sessions) if (session.lastSeen < cutoff) closeSession(id, session);
+    },
+    Math.max(1_000, Math.min(idleMs / 2, 60_000)),
+  );
+  sweeper.unref();
 
   async function startSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    while (sessions.size >= maxSessions) {
+      const [id, oldest] = sessions.entries().next().value as [string, Session];
+      closeSession(id, oldest);
+    }
     const server = createServer();
     const session: Session = {
+      lastSeen: Date.now(),
       server,
       transport: new StreamableHTTPServerTransport({
         sessionIdGenerator: randomUUID,
@@ -176,6 +335,15 @@ export async function serveHttp(
     if (loopbackOnly && !isAllowedLocalRequest(req)) {
       return sendJsonRpcError(res, 403, -32000, 'Forbidden: Host or Origin is not local');
     }
+    if (options.token !== undefined && !tokenMatches(req.headers.authorization, options.token)) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="ryeos-mcp"');
+      return sendJsonRpcError(
+        res,
+        401,
+        -32001,
+        'Unauthorized: send Authorization: Bearer <token> (see the server start-up message)',
+      );
+    }
 
     const header = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(header) ? header[0] : header;
@@ -186,6 +354,9 @@ export async function serveHttp(
       const session = sessions.get(sessionId);
       // MCP: an unknown or terminated session is 404, so the client starts a new one.
       if (!session) return sendJsonRpcError(res, 404, -32001, 'Session not found');
+      session.lastSeen = Date.now();
+      sessions.delete(sessionId);
+      sessions.set(sessionId, session);
       return session.transport.handleRequest(req, res, body);
     }
     if (req.method === 'POST' && isInitialize(body)) return startSession(req, res, body);
@@ -216,8 +387,10 @@ export async function serveHttp(
   return {
     url: `http://${urlHost}:${port}${MCP_PATH}`,
     port,
+    sessionCount: () => sessions.size,
     close() {
       closing ??= (async () => {
+        clearInterval(sweeper);
         const all = [...sessions.values(), ...pending];
         sessions.clear();
         pending.clear();

@@ -1,8 +1,9 @@
 /**
  * The four operations as `@ryeos/mcp` serves them: every call names its project, so one `Rye`
- * per project path is kept (each with its own caches).
+ * per project path is kept (each with its own caches), for the most recently used projects.
  */
-import { isAbsolute, resolve } from 'node:path';
+import { realpathSync, statSync } from 'node:fs';
+import { isAbsolute, parse, resolve } from 'node:path';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import type { OperationContext, OperationResult, RyeOperations } from '@ryeos/mcp';
 import { Rye } from './rye.js';
@@ -10,6 +11,8 @@ import { Rye } from './rye.js';
 export interface OperationsOptions {
   userSpace?: string;
   env?: Record<string, string | undefined>;
+  /** Projects whose `Rye` is kept between calls (least recently used dropped first); default 16. */
+  maxProjects?: number;
 }
 
 type Args = Record<string, unknown>;
@@ -75,39 +78,102 @@ function checkArgumentTypes(args: Args): void {
   }
 }
 
-export function createOperations(options: OperationsOptions = {}): RyeOperations {
+/** Default number of projects whose `Rye` (caches, trust store) is kept between calls. */
+const DEFAULT_MAX_PROJECTS = 16;
+
+/**
+ * The project a call names: an absolute path to an existing directory other than `/` (a project
+ * at the root would put every file of the machine inside "the project" for the file tools).
+ */
+export function checkProjectPath(value: unknown): string {
+  const given = str(value);
+  if (!given) {
+    throw new RyeError(
+      'VALIDATION',
+      'project_path is required: the absolute path of the project root (the parent of .ai/)',
+      {
+        hint: 'Pass project_path, e.g. "/home/me/my-project".',
+      },
+    );
+  }
+  if (!isAbsolute(given)) {
+    throw new RyeError('VALIDATION', `project_path must be absolute, got '${given}'`, {
+      hint: 'Pass the absolute path of the project root, e.g. "/home/me/my-project".',
+    });
+  }
+  let real: string;
+  try {
+    real = realpathSync(resolve(given));
+  } catch {
+    throw new RyeError('VALIDATION', `project_path ${given} does not exist`, {
+      hint: 'Pass the root of an existing project (create it first, or run rye init there).',
+    });
+  }
+  if (!statSync(real).isDirectory()) {
+    throw new RyeError('VALIDATION', `project_path ${given} is not a directory`, {
+      hint: 'Pass the project root directory.',
+    });
+  }
+  if (real === parse(real).root) {
+    throw new RyeError('VALIDATION', `project_path cannot be the filesystem root (${given})`, {
+      hint: 'Pass the root of the project itself, e.g. "/home/me/my-project".',
+    });
+  }
+  return resolve(given);
+}
+
+/**
+ * The four operations, plus `close()` (stops every running call and its tools, then settles) and
+ * `cachedProjects()` (how many projects' state is kept, at most `maxProjects`).
+ */
+export type ServerOperations = RyeOperations & { close(): Promise<void>; cachedProjects(): number };
+
+export function createOperations(options: OperationsOptions = {}): ServerOperations {
+  const maxProjects = options.maxProjects ?? DEFAULT_MAX_PROJECTS;
+  // Map order is use order (re-inserted on every call): the first entry is the least recent.
   const ryes = new Map<string, Rye>();
   const ryeFor = (args: Args): Rye => {
-    const projectPath = str(args.project_path);
-    if (!projectPath || !isAbsolute(projectPath)) {
-      throw new RyeError(
-        'VALIDATION',
-        'project_path is required: the absolute path of the project root (the parent of .ai/)',
-        {
-          hint: 'Pass project_path, e.g. "/home/me/my-project".',
-        },
-      );
-    }
-    const key = resolve(projectPath);
+    const key = checkProjectPath(args.project_path);
     let rye = ryes.get(key);
-    if (!rye) {
-      rye = new Rye({ projectPath: key, ...pick({ userSpace: options.userSpace, env: options.env }) });
-      ryes.set(key, rye);
-    }
+    if (rye) ryes.delete(key);
+    else rye = new Rye({ projectPath: key, ...pick({ userSpace: options.userSpace, env: options.env }) });
+    ryes.set(key, rye);
+    while (ryes.size > maxProjects) ryes.delete(ryes.keys().next().value!);
     return rye;
   };
+  const shutdown = new AbortController();
+  const running = new Set<Promise<unknown>>();
   const guard =
     (run: (rye: Rye, args: Args, context: OperationContext) => Promise<OperationResult>) =>
     async (args: Args, context: OperationContext): Promise<OperationResult> => {
+      if (shutdown.signal.aborted) {
+        return { status: 'error', error: 'The server is shutting down', error_type: 'unavailable' };
+      }
+      const signal = context.signal ? AbortSignal.any([context.signal, shutdown.signal]) : shutdown.signal;
+      const call = (async () => {
+        try {
+          checkArgumentTypes(args);
+          return await run(ryeFor(args), args, { ...context, signal });
+        } catch (error) {
+          return toErrorEnvelope(error, pick({ item_id: str(args.item_id) }));
+        }
+      })();
+      running.add(call);
       try {
-        checkArgumentTypes(args);
-        return await run(ryeFor(args), args, context);
-      } catch (error) {
-        return toErrorEnvelope(error, pick({ item_id: str(args.item_id) }));
+        return await call;
+      } finally {
+        running.delete(call);
       }
     };
 
   return {
+    cachedProjects: () => ryes.size,
+    /** Aborts every running call (tools get their process trees killed) and waits for them. */
+    async close() {
+      shutdown.abort();
+      const grace = new Promise((resolve) => setTimeout(resolve, 5_000).unref());
+      await Promise.race([Promise.allSettled([...running]), grace]);
+    },
     search: guard((rye, args) =>
       rye.search({
         scope: str(args.scope) ?? '',

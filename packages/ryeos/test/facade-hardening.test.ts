@@ -15,7 +15,7 @@ describe('facade hardening', () => {
     });
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toMatch(/refusing to listen on 0\.0\.0\.0: the server has no authentication/);
+    expect(run.stderr).toMatch(/refusing to listen on 0\.0\.0\.0: anyone who can reach it could run tools/);
   });
 
   it('mistyped MCP arguments are validation errors, not silently ignored', async () => {

@@ -126,18 +126,23 @@ describe('ryeos-mcp over Streamable HTTP', () => {
       env: { PATH: process.env.PATH ?? '', USER_SPACE: t.user },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const url = await new Promise<string>((resolve, reject) => {
+    const { url, token } = await new Promise<{ url: string; token: string }>((resolve, reject) => {
       let err = '';
       server.stderr?.on('data', (chunk) => {
         err += chunk;
-        const match = /Streamable HTTP on (\S+)/.exec(err);
-        if (match) resolve(match[1]!);
+        const url = /Streamable HTTP on (\S+)/.exec(err)?.[1];
+        const token = /Authorization: Bearer (\S+?)"/.exec(err)?.[1];
+        if (url && token) resolve({ url, token });
       });
       server.on('exit', (code) => reject(new Error(`server exited ${code}: ${err}`)));
     });
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     client = new Client({ name: 'e2e-http', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
+    );
   }, 60_000);
   afterAll(async () => {
     await client?.close();

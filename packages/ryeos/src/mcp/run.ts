@@ -1,26 +1,45 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { userSpaceBase } from '@ryeos/executor';
+import { writeFileAtomic } from '@ryeos/lillux';
 import { packageVersion } from '../package-root.js';
 
-const USAGE = `Usage: ryeos-mcp [--http] [--port N] [--host H]
+const USAGE = `Usage: ryeos-mcp [--http] [--port N] [--host H] [--token-file F | --no-auth]
 
 Serves the RYE OS tools (search, load, execute, sign) over MCP.
-  (default)     stdio transport, for MCP clients that spawn the server
-  --http        Streamable HTTP at http://<host>:<port>/mcp
-  --port N      HTTP port (default 7770; 0 picks a free one)
-  --host H      HTTP bind address (default 127.0.0.1)
-  --allow-remote  permit a non-loopback --host (there is no authentication: only behind a
-                  trusted network or an authenticating proxy)
+  (default)       stdio transport, for MCP clients that spawn the server
+  --http          Streamable HTTP at http://<host>:<port>/mcp
+  --port N        HTTP port (default 7770; 0 picks a free one)
+  --host H        HTTP bind address (default 127.0.0.1; others than 127.0.0.1, ::1 and localhost
+                  need --allow-remote; every loopback address keeps the Host/Origin check)
+  --token-file F  HTTP: the bearer token clients must send, read from F (mode 0600). Without it a
+                  new token is generated at start, written 0600 to
+                  $USER_SPACE/.ai/state/mcp/http-token and printed to stderr
+  --no-auth       HTTP: accept requests without a token (any local account could then run tools)
+  --allow-remote  permit a non-loopback --host (only behind a trusted network or proxy)
 Environment: USER_SPACE (default: home), RYE_DEV_MODE, RYE_SIGNING_KEY_DIR, RYE_DEBUG.
 `;
 
 export async function runMcpServer(argv: string[]): Promise<number> {
-  let values: { http?: boolean; port?: string; host?: string; help?: boolean; 'allow-remote'?: boolean };
+  let values: {
+    http?: boolean;
+    port?: string;
+    host?: string;
+    help?: boolean;
+    'allow-remote'?: boolean;
+    'token-file'?: string;
+    'no-auth'?: boolean;
+  };
   try {
     ({ values } = parseArgs({
       args: argv,
       options: {
         http: { type: 'boolean' },
         'allow-remote': { type: 'boolean' },
+        'token-file': { type: 'string' },
+        'no-auth': { type: 'boolean' },
         port: { type: 'string' },
         host: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -38,10 +57,8 @@ export async function runMcpServer(argv: string[]): Promise<number> {
   // Every entry point names its own node for runtimes (DECISIONS 23); AI_DIR for {env:AI_DIR}.
   process.env.RYE_KERNEL_NODE ??= process.execPath;
   process.env.AI_DIR ??= '.ai';
-  const [{ createRyeServer, serveHttp, serveStdio }, { createOperations }] = await Promise.all([
-    import('@ryeos/mcp'),
-    import('../operations.js'),
-  ]);
+  const [{ createRyeServer, isDefaultBindHost, serveHttp, serveStdio }, { createOperations }] =
+    await Promise.all([import('@ryeos/mcp'), import('../operations.js')]);
   const operations = createOperations();
   const info = { name: 'rye', version: packageVersion() };
   if (values.http) {
@@ -51,23 +68,56 @@ export async function runMcpServer(argv: string[]): Promise<number> {
       return 2;
     }
     const host = values.host ?? '127.0.0.1';
-    if (!isLoopback(host) && !values['allow-remote']) {
-      // No authentication is offered: anyone who can reach the port can run tools (rye/bash).
+    if (!isDefaultBindHost(host) && !values['allow-remote']) {
       process.stderr.write(
-        `ryeos-mcp: refusing to listen on ${host}: the server has no authentication and would let anyone who can reach it run tools. Bind to 127.0.0.1 (default), or pass --allow-remote if a trusted network or proxy protects it.\n`,
+        `ryeos-mcp: refusing to listen on ${host}: anyone who can reach it could run tools (rye/bash). Bind to 127.0.0.1 (default), ::1 or localhost, or pass --allow-remote if a trusted network or proxy protects it (the token stays required).\n`,
       );
       return 2;
     }
-    const server = await serveHttp(() => createRyeServer(operations, info), {
-      port,
-      ...(values.host ? { host: values.host } : {}),
-    });
+    if (values['no-auth'] && values['token-file'] !== undefined) {
+      process.stderr.write('ryeos-mcp: --no-auth and --token-file contradict each other: pass one\n');
+      return 2;
+    }
+    let token: string | undefined;
+    try {
+      token = values['no-auth'] ? undefined : await httpToken(values['token-file']);
+    } catch (error) {
+      process.stderr.write(`ryeos-mcp: ${(error as Error).message}\n`);
+      return 2;
+    }
+    let server: Awaited<ReturnType<typeof serveHttp>>;
+    try {
+      server = await serveHttp(() => createRyeServer(operations, info), {
+        port,
+        host,
+        ...(values['allow-remote'] ? { allowRemote: true } : {}),
+        ...(token !== undefined ? { token } : {}),
+      });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const reason =
+        code === 'EADDRINUSE'
+          ? `port ${port} is already in use (pick another with --port)`
+          : (error as Error).message;
+      process.stderr.write(`ryeos-mcp: cannot listen on ${host}:${port}: ${reason}\n`);
+      return 2;
+    }
     process.stderr.write(`ryeos-mcp: Streamable HTTP on ${server.url}\n`);
+    if (token === undefined) process.stderr.write('ryeos-mcp: --no-auth: requests are not authenticated\n');
+    else
+      process.stderr.write(
+        `ryeos-mcp: clients must send "Authorization: Bearer ${token}"${values['token-file'] ? '' : ` (also in ${tokenPath()})`}\n`,
+      );
     await waitForSignal();
+    await operations.close();
     await server.close();
     return 0;
   }
-  await serveStdio(createRyeServer(operations, info));
+  const stdio = await serveStdio(createRyeServer(operations, info));
+  // On a signal (or when the client closes stdin) stop every running tool, then close.
+  await Promise.race([waitForSignal(), stdio.closed]);
+  await operations.close();
+  await stdio.close();
   return 0;
 }
 
@@ -78,6 +128,36 @@ function waitForSignal(): Promise<void> {
   });
 }
 
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+function tokenPath(): string {
+  return join(userSpaceBase(), '.ai', 'state', 'mcp', 'http-token');
+}
+
+/**
+ * The bearer token of the HTTP transport: read from `--token-file` (refused when group or others
+ * can read it), or generated (32 random bytes) and written 0600 to the user space's state.
+ */
+async function httpToken(tokenFile: string | undefined): Promise<string> {
+  if (tokenFile !== undefined) {
+    let mode: number;
+    let text: string;
+    try {
+      mode = statSync(tokenFile).mode;
+      text = readFileSync(tokenFile, 'utf8').trim();
+    } catch (error) {
+      throw new Error(`cannot read --token-file ${tokenFile}: ${(error as Error).message}`);
+    }
+    if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
+      throw new Error(
+        `--token-file ${tokenFile} is readable by other users (mode ${(mode & 0o777).toString(8)}): chmod 600 it`,
+      );
+    }
+    if (text.length < 16)
+      throw new Error(`--token-file ${tokenFile} holds no usable token (at least 16 characters)`);
+    return text;
+  }
+  const token = randomBytes(32).toString('base64url');
+  const path = tokenPath();
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  await writeFileAtomic(path, `${token}\n`, { mode: 0o600 });
+  return token;
 }
