@@ -2,8 +2,8 @@
  * The signing key pair and the trust store on disk (spec items §6.3–§6.4). Keys are created only
  * on request (`rye keys generate`, the keys tool, `rye init`), never implicitly (DECISIONS 20).
  */
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { constants, existsSync } from 'node:fs';
+import { chmod, copyFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KeyPairPem } from '@ryeos/lillux';
 import {
@@ -49,6 +49,26 @@ export interface GeneratedKey {
   fingerprint: string;
   dir: string;
   created: boolean;
+  /** When `force` replaced a key pair: where the old files were kept. */
+  backup?: string[];
+}
+
+/** Keeps the current key pair as `<name>.<UTC stamp>.bak` beside it (0600) before a replacement. */
+async function backUpKeyPair(dir: string): Promise<string[]> {
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}Z$/, 'Z');
+  const kept: string[] = [];
+  for (const name of ['private_key.pem', 'public_key.pem']) {
+    const from = join(dir, name);
+    if (!existsSync(from)) continue;
+    const to = join(dir, `${name}.${stamp}.bak`);
+    await copyFile(from, to, constants.COPYFILE_EXCL);
+    await chmod(to, 0o600);
+    kept.push(to);
+  }
+  return kept;
 }
 
 /** Creates a key pair unless one exists (then returns it unchanged, unless `force`). */
@@ -72,6 +92,8 @@ export async function generateSigningKey(
     }
     return { ...existing, fingerprint: fingerprint(existing.publicKeyPem), dir, created: false };
   }
+  // Replacing a key never loses the old one: items it signed stay verifiable with its public half.
+  const backup = options.force ? await backUpKeyPair(dir) : [];
   const pair = generateKeyPair();
   await writeFileAtomic(join(dir, 'private_key.pem'), pair.privateKeyPem, {
     mode: 0o600,
@@ -79,7 +101,13 @@ export async function generateSigningKey(
     dirMode: 0o700,
   });
   await writeFileAtomic(join(dir, 'public_key.pem'), pair.publicKeyPem, { mode: 0o644 });
-  return { ...pair, fingerprint: fingerprint(pair.publicKeyPem), dir, created: true };
+  return {
+    ...pair,
+    fingerprint: fingerprint(pair.publicKeyPem),
+    dir,
+    created: true,
+    ...(backup.length ? { backup } : {}),
+  };
 }
 
 /**

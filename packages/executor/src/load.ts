@@ -2,8 +2,8 @@
  * The `load` operation (interfaces spec §2.2): read a verified item from the cascade or a named
  * space, and optionally copy it byte-for-byte into project or user space.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
+import { dirname, join, sep } from 'node:path';
 import { isRyeError, RyeError, writeFileAtomic } from '@ryeos/lillux';
 import type { Executor } from './executor.js';
 import type { SignableKind } from './refs.js';
@@ -80,10 +80,8 @@ export async function loadItem(executor: Executor, request: LoadRequest): Promis
   if (kind === 'tool') declared = { category: executor.toolCategory(text, located.path, located.extension) };
   let verification: ItemVerification;
   try {
-    ({ verification } = await executor.verifyItemFile(kind, id, {
-      only: located.space.name,
-      ...(declared ? { declared } : {}),
-    }));
+    // The text returned (and copied) is the text verified: no second read of the path.
+    verification = await executor.verifyText(located, text, declared);
   } catch (error) {
     // Config files may be unsigned (spec items §6.5); anything else about them is still refused.
     if (!(kind === 'config' && isRyeError(error) && error.details.outcome === 'unsigned')) throw error;
@@ -113,7 +111,9 @@ export async function loadItem(executor: Executor, request: LoadRequest): Promis
   if (request.destination && request.destination !== located.space.name) {
     const target = executor.spaces.byName(request.destination);
     if (!target) throw new RyeError('VALIDATION', `No ${request.destination} space: pass a project path`);
-    const destination = join(target.base, '.ai', TYPE_DIRS[kind], `${id}${located.extension}`);
+    const typeRoot = join(target.base, '.ai', TYPE_DIRS[kind]);
+    const destination = join(typeRoot, `${id}${located.extension}`);
+    refuseEscapingDestination(destination, target.base);
     await writeFileAtomic(destination, bytes, { mkdirs: true });
     response.copied_to = request.destination;
     response.destination_path = destination;
@@ -122,4 +122,26 @@ export async function loadItem(executor: Executor, request: LoadRequest): Promis
     }
   }
   return response;
+}
+
+/**
+ * Refuses a copy whose folder leads out of the destination space once symlinks are resolved (a
+ * project's `.ai/tools/acme` could link into the user's own space, or anywhere else).
+ */
+function refuseEscapingDestination(destination: string, spaceBase: string): void {
+  let existing = dirname(destination);
+  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
+  const real = realpathSync(existing);
+  const root = realpathSync(spaceBase);
+  const inside = real === root || real.startsWith(root + sep);
+  if (!inside || lstatSync(destination, { throwIfNoEntry: false })?.isSymbolicLink()) {
+    throw new RyeError(
+      'PERMISSION',
+      `Refusing to copy to ${destination}: it leads out of the space (${real})`,
+      {
+        hint: 'Replace the symlinked folder in the destination .ai/ with a real folder, then load again.',
+        details: { destination, real },
+      },
+    );
+  }
 }

@@ -32,8 +32,37 @@ export interface ResolveOptions {
   collectShadowed?: boolean;
 }
 
+/**
+ * Whether an item file exists at `path`. A path that cannot name a file (a file used as a
+ * folder) is simply absent; one the OS refuses outright is the caller's bad id, said plainly.
+ */
 function isFile(path: string): boolean {
-  return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOTDIR') return false;
+    if (code === 'ENAMETOOLONG') {
+      throw new RyeError(
+        'VALIDATION',
+        'Item id too long: the file name it names exceeds what the file system allows',
+        {
+          hint: 'Use a shorter id (each segment under 255 bytes).',
+        },
+      );
+    }
+    if (code === 'ELOOP') {
+      throw new RyeError('VALIDATION', `Item path loops through symbolic links: ${path}`, {
+        hint: 'Replace the looping symlink with a real folder or file.',
+      });
+    }
+    if (code === 'EACCES') {
+      throw new RyeError('PERMISSION', `Cannot read ${path}: permission denied`, {
+        hint: 'Check the permissions of the .ai folder and its parents.',
+      });
+    }
+    throw error;
+  }
 }
 
 /** Returns the real path of a match, refusing one that leaves its space's type directory. */

@@ -111,7 +111,7 @@ export function isLoopbackHost(host: string): boolean {
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
   if (bare === 'localhost' || bare === '::1') return true;
   const octets = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(bare);
-  return octets !== null && octets.slice(1).every((octet) => Number(octet) <= 255);
+  return octets?.slice(1).every((octet) => Number(octet) <= 255) ?? false;
 }
 
 /**

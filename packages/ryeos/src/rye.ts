@@ -270,7 +270,13 @@ export class Rye {
     const key = await generateSigningKey(dir, options);
     const executor = await this.executor();
     const trustedAt = await trustKey(executor.spaces.user, key.publicKeyPem, 'local');
-    return { fingerprint: key.fingerprint, dir: key.dir, created: key.created, trusted_at: trustedAt };
+    return {
+      fingerprint: key.fingerprint,
+      dir: key.dir,
+      created: key.created,
+      trusted_at: trustedAt,
+      ...(key.backup ? { previous_key_kept_at: key.backup } : {}),
+    };
   }
 
   async trustKey(publicKeyPem: string, options: { owner?: string; space?: 'project' | 'user' } = {}) {

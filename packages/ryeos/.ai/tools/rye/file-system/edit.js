@@ -1,4 +1,4 @@
-// rye:signed:2026-11-22T02:20:09Z:bb2413b8c2b27ad324cd60cb202a615b957f1f8726c3b3a5ce8bdbb9da1cea8b:aRPT_GqHv2Ji74JVAYtTEqbdc0jgBNk_gk97bKspQjkqQ-jzy_8r3mGXKvZRF7pUz9JU2DfJHqLgTbxvzCWbCw==:007af625371e6e71
+// rye:signed:2026-11-24T22:47:15Z:e98cbcd831a9ae2a5e92edc7a457bd644dfb3674527f14d9db2745158ee74ee4:pp72XC-ynRJbYE6F55t1Om7dXw6mbZ6BMeRSACrpKPjGWVaM4cJ2m8fPMEUPhUWH9wP_llbqO_BiLWJ8vuMQAw==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/node';
@@ -38,7 +38,7 @@ await runTool(async (params, projectPath) => {
   if (oldString === newString) throw new ToolError('old_string and new_string are identical; nothing to do');
   const replaceAll = boolean(params, 'replace_all');
   const { real, shown } = await resolveInside(root, path);
-  const { text, mode } = await readTextFile(real, shown);
+  const { text, mode } = await readTextFile(real, shown, root);
 
   let count = occurrences(text, oldString);
   // Models write '\n'; a CRLF file still matches, and the replacement keeps its line endings.
@@ -58,6 +58,6 @@ await runTool(async (params, projectPath) => {
   const updated = replaceAll
     ? text.split(oldString).join(newString)
     : text.replace(oldString, () => newString);
-  await atomicWrite(real, updated, mode);
+  await atomicWrite(real, updated, mode, root);
   return { path: shown, replacements: replaceAll ? count : 1 };
 });

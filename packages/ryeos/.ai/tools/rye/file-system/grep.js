@@ -1,4 +1,4 @@
-// rye:signed:2026-11-22T02:20:09Z:cd4dd8ac9e2f1e69e27182c066d65549a3c8ce619fdabc3e496ffde7c8bbe7ee:Eje9YJTpMQK-WRB9r9VLGKHL8U6aNnv7bTRUs5RPOvwFZiAMrTKAK3Nsy0YPs4LoPynEUSQxr6LspuGVLaw9BQ==:007af625371e6e71
+// rye:signed:2026-11-24T22:47:15Z:71c4551b00c8a4b098e3f279fcd1b2a2a0328d931d6bb156ad95659648c5f9fc:CHGvcfn6ASY0YoHC40_G-K2gRThFEXdZmCGK8Avkz3yOMUba4B3Ggn_Rw2eV-DTJuNuhUNJ3xng5pGc4b3Z-Dw==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/node';
@@ -29,8 +29,7 @@ export const CONFIG_SCHEMA = {
   required: ['pattern'],
 };
 
-import { readFile } from 'node:fs/promises';
-import { isBinary, MAX_FILE_BYTES, statOrUndefined } from './_lib/files.mjs';
+import { isBinary, MAX_FILE_BYTES, openChecked, statOrUndefined } from './_lib/files.mjs';
 import { projectRoot, resolveInside, shownPath } from './_lib/paths.mjs';
 import { boolean, integer, optionalString, requiredString, runTool, ToolError } from './_lib/tool.mjs';
 import { listFiles } from './_lib/walk.mjs';
@@ -80,7 +79,17 @@ await runTool(async (params, projectPath) => {
       skipped.too_large++;
       continue;
     }
-    const buffer = await readFile(file);
+    let buffer;
+    try {
+      const handle = await openChecked(file, shownPath(root, file), root);
+      try {
+        buffer = await handle.readFile();
+      } finally {
+        await handle.close();
+      }
+    } catch {
+      continue; // changed or moved while searching: not read
+    }
     if (isBinary(buffer)) {
       skipped.binary++;
       continue;

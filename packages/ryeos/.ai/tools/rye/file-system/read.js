@@ -1,4 +1,4 @@
-// rye:signed:2026-11-22T02:20:09Z:047688d006fe41dfc90f59d263eccd5d1cf3aaa30a4c5eb2e268dd90dd279dc3:EzQmIdMAKboKnwzSAK65B8FGOZOqF_i3LZJ4IiH1S8Ezbsz5a7fEcDbA0tpTqwAdUv2r08ltKobT6thikaUZBA==:007af625371e6e71
+// rye:signed:2026-11-24T22:47:15Z:7e1fc402ba0a520bdd4406da3c0bc17c927578f3b84e22d2ae6d0a9e6f5b6456:0_rZsfuToIPdkfnWvW-auauNr8Wa9LPoTI5XMKYi1K3s8kkQWOic8rPwTUfsXbXVQwIWNY3BUuuub4jAvdbhDA==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/node';
@@ -37,7 +37,7 @@ await runTool(async (params, projectPath) => {
   const offset = integer(params, 'offset', 1, 1);
   const limit = integer(params, 'limit', 2000, 1);
   const { real, shown } = await resolveInside(root, path);
-  const { text } = await readTextFile(real, shown);
+  const { text } = await readTextFile(real, shown, root);
 
   const lines = text.split(/\r?\n/);
   if (lines.at(-1) === '') lines.pop(); // a final newline ends the last line; it is not a line

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-22T02:20:09Z:e39f53c8497995291e2a77d716a17f3145cfa5831d7c2c3487ab1e27bb5f9141:Tqe5wUtxOTY7CeCAM7xarn8At5TDfSNtVrfnv1FlYI14iekp6UMmx6R4ozqxMIjW7HEPGOaDR1WPi38JKPLWBw==:007af625371e6e71
+// rye:signed:2026-11-24T22:47:15Z:6ee802b1e1ee01d0c653b6d79b4d090103f4dcb589434a3ce111bdd68c6236f6:V4q4zTzzlxvPJj4mQ8Nd9xhX3mF-CYkV67gBF2F4HsJS6GM21JSGAWofnwxfJSmlj63EC2kwdCEum5AbdoSDBQ==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/node';
@@ -29,6 +29,6 @@ await runTool(async (params, projectPath) => {
   const { real, shown } = await resolveInside(root, path);
   const existing = await statOrUndefined(real);
   if (existing?.isDirectory()) throw new ToolError(`${shown} is a directory`);
-  const bytes = await atomicWrite(real, content, existing?.mode);
+  const bytes = await atomicWrite(real, content, existing?.mode, root);
   return { path: shown, bytes_written: bytes, created: !existing };
 });

@@ -1,8 +1,10 @@
-// rye:signed:2026-11-22T02:20:09Z:438bf05cb1924c1958cc026dbfac1a9b702c224077569c02906fd5c9a5f3931f:CX7df3dpJ-T98BcSXkAnJ3Nae8xhjaZRvWEjh_atcB60pQ-7WULl4gEGIRbBRx-0CuFPYsQM7O9jMtm7gA6YBA==:007af625371e6e71
+// rye:signed:2026-11-24T22:47:15Z:0cbc38b2c2a2e8bf364d090585ad90e630c4864691dcd00dc9cc8b62e76de3d5:hNyd-Y7yUKbw2qlcmki_1eUFIyS1fOM9nIgRkAqoLlsOdvEPbyTWBGxZw2wwv-pvh4VX9VwTi5OY5wwznL3dCQ==:007af625371e6e71
 // Reading and writing whole text files with the limits every file-system tool shares.
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdir, open, readlink, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { isInside, pathError, refuseProtected } from './paths.mjs';
 import { ToolError } from './tool.mjs';
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
@@ -26,19 +28,60 @@ export async function statOrUndefined(path) {
   }
 }
 
+/**
+ * Opens `real` for reading without following a symlink in its last component, then checks the
+ * file actually opened (through its descriptor) is the one that was checked: still inside the
+ * project and outside protected folders. A path component swapped for a symlink between the check
+ * and the open (a race a concurrent process can win) is caught here instead of read.
+ */
+export async function openChecked(real, shown, root) {
+  let handle;
+  try {
+    handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    if (error.code === 'ENOENT') throw new ToolError(`File not found: ${shown}`);
+    if (error.code === 'ELOOP') throw new ToolError(`${shown} is a symbolic link that changed while it was opened`);
+    throw pathError(error, shown);
+  }
+  try {
+    const opened = await openedPath(handle, real);
+    if (root !== undefined && !isInside(root, opened)) throw new ToolError(`Path '${shown}' is outside the project root ${root}`);
+    refuseProtected(opened, shown);
+    return handle;
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/** Where an open descriptor really points: /proc/self/fd on Linux, else the same inode check. */
+async function openedPath(handle, real) {
+  try {
+    return await readlink(`/proc/self/fd/${handle.fd}`);
+  } catch {
+    const [byFd, byPath] = await Promise.all([handle.stat(), stat(real)]);
+    if (byFd.dev !== byPath.dev || byFd.ino !== byPath.ino) throw new ToolError(`${real} changed while it was opened`);
+    return real;
+  }
+}
+
 /** Reads a UTF-8 text file, refusing directories, files over 10 MB and binary files. */
-export async function readTextFile(real, shown) {
-  const info = await statOrUndefined(real);
-  if (!info) throw new ToolError(`File not found: ${shown}`);
-  if (info.isDirectory()) throw new ToolError(`${shown} is a directory (use rye/file-system/ls)`);
-  if (!info.isFile()) throw new ToolError(`${shown} is not a regular file`);
-  if (info.size > MAX_FILE_BYTES)
-    throw new ToolError(
-      `${shown} is ${formatBytes(info.size)}; files over ${formatBytes(MAX_FILE_BYTES)} are refused`,
-    );
-  const buffer = await readFile(real);
-  if (isBinary(buffer)) throw new ToolError(`${shown} is a binary file (it contains NUL bytes)`);
-  return { text: buffer.toString('utf8'), mode: info.mode };
+export async function readTextFile(real, shown, root) {
+  const handle = await openChecked(real, shown, root);
+  try {
+    const info = await handle.stat();
+    if (info.isDirectory()) throw new ToolError(`${shown} is a directory (use rye/file-system/ls)`);
+    if (!info.isFile()) throw new ToolError(`${shown} is not a regular file`);
+    if (info.size > MAX_FILE_BYTES)
+      throw new ToolError(
+        `${shown} is ${formatBytes(info.size)}; files over ${formatBytes(MAX_FILE_BYTES)} are refused`,
+      );
+    const buffer = await handle.readFile();
+    if (isBinary(buffer)) throw new ToolError(`${shown} is a binary file (it contains NUL bytes)`);
+    return { text: buffer.toString('utf8'), mode: info.mode };
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
@@ -46,18 +89,28 @@ export async function readTextFile(real, shown) {
  * file system), then rename over the target. Creates missing parent directories and keeps the
  * mode of a file it replaces. Returns the number of bytes written.
  */
-export async function atomicWrite(real, content, mode) {
+export async function atomicWrite(real, content, mode, root) {
   const dir = dirname(real);
-  await mkdir(dir, { recursive: true });
   const temp = join(dir, `.${basename(real)}.rye-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
   const data = Buffer.from(content, 'utf8');
   try {
-    await writeFile(temp, data, { flag: 'wx' });
-    if (mode !== undefined) await chmod(temp, mode & 0o7777);
+    await mkdir(dir, { recursive: true });
+    // The temp file is created without following links, and where it landed is checked through
+    // its descriptor: a folder swapped for a symlink after the path check is caught here.
+    const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    try {
+      const landed = await openedPath(handle, temp);
+      if (root !== undefined && !isInside(root, landed)) throw new ToolError(`${basename(real)}: its folder moved out of the project`);
+      refuseProtected(landed, basename(real));
+      await handle.writeFile(data);
+      await handle.chmod(mode !== undefined ? mode & 0o7777 : 0o644);
+    } finally {
+      await handle.close();
+    }
     await rename(temp, real);
   } catch (error) {
     await unlink(temp).catch(() => {});
-    throw error;
+    throw pathError(error, basename(real));
   }
   return data.length;
 }

@@ -1,18 +1,23 @@
-// rye:signed:2026-11-22T02:20:09Z:78f64382ec899a019cc49df620221f770c0623c77121f4680d498286c19ba3f2:18bqluVxx3h__3rmRDD6CFMn6Ziqp_koXMJyIloPDdTCb9caNojOfXBeWP9xDdOBkONVTwxuArjvQ4CdsrLABg==:007af625371e6e71
+// rye:signed:2026-11-24T22:47:15Z:25b20506531e1ba41b32e47e97a20006a43ae880b2710bd3aa479974b0ef7ca8:J_fB8iCO2TrEkuaiQlKbCwdazhHB5_A-Blro9x5MTn-F7F9O-xqln-xZKj7qEIevU-Ceemf_aAvuFM0v5EVmCg==:007af625371e6e71
 // Confinement of path parameters to the project root. Every path is resolved to its real
 // location (symlinks followed, including those of missing targets and their parents) and the
 // tools then work on that real path, so what was checked is what gets read or written.
+import { realpathSync } from 'node:fs';
 import { lstat, readlink, realpath } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { homedir } from 'node:os';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from './tool.mjs';
 
-/** The project root as a real path. */
+/** The project root as a real path; never the file-system root itself. */
 export async function projectRoot(projectPath) {
+  let root;
   try {
-    return await realpath(projectPath);
+    root = await realpath(projectPath);
   } catch {
     throw new ToolError(`Project path ${projectPath} does not exist`);
   }
+  if (dirname(root) === root) throw new ToolError('The project cannot be the file-system root: pass the project folder');
+  return root;
 }
 
 /** True when `path` is `root` or below it (both absolute and normalised). */
@@ -42,15 +47,62 @@ async function realLocation(path, hops = 0) {
 }
 
 /**
+ * Folders no file tool reads or writes, whatever the project is (it may be the home directory):
+ * the user's signing key, the user's trust store, and ryeos state (snapshots, the MCP token).
+ * The host names the user space (USER_SPACE) and an overridden key folder (RYE_SIGNING_KEY_DIR).
+ */
+export function protectedDirs(env = process.env) {
+  const home = env.USER_SPACE || homedir();
+  const dirs = [join(home, '.ai', 'config', 'keys'), join(home, '.ai', 'state')];
+  if (env.RYE_SIGNING_KEY_DIR) dirs.push(env.RYE_SIGNING_KEY_DIR);
+  return dirs.map((dir) => {
+    try {
+      return realpathSync(dir);
+    } catch {
+      return resolve(dir);
+    }
+  });
+}
+
+/** Throws when `real` is inside a protected folder (see protectedDirs). */
+export function refuseProtected(real, shown) {
+  for (const dir of protectedDirs()) {
+    if (isInside(dir, real)) {
+      throw new ToolError(`'${shown}' is in ${dir}, which holds your keys, trust store or ryeos state: file tools never touch it`);
+    }
+  }
+}
+
+/** A typed message for errors the OS gives about a path itself. */
+export function pathError(error, path) {
+  const messages = {
+    ENAMETOOLONG: `Path '${path}' is too long for the file system`,
+    ELOOP: `Path '${path}' loops through symbolic links`,
+    ENOTDIR: `Path '${path}' goes through something that is not a directory`,
+    EACCES: `Permission denied: '${path}'`,
+    EISDIR: `'${path}' is a directory`,
+  };
+  const message = messages[error?.code];
+  return message ? new ToolError(message) : error;
+}
+
+/**
  * Resolves a path parameter (relative to the project root; absolute only inside it) to its real
- * location, refusing anything outside the root. Returns `{real, shown}`: `shown` is the path
- * relative to the root, for messages and results.
+ * location, refusing anything outside the root or in a protected folder. Returns `{real, shown}`:
+ * `shown` is the path relative to the root, for messages and results.
  */
 export async function resolveInside(root, path) {
   const absolute = isAbsolute(path) ? resolve(path) : resolve(root, path);
-  const real = await realLocation(absolute);
+  let real;
+  try {
+    real = await realLocation(absolute);
+  } catch (error) {
+    throw pathError(error, path);
+  }
   if (!isInside(root, real)) throw new ToolError(`Path '${path}' is outside the project root ${root}`);
-  return { real, shown: shownPath(root, real) };
+  const shown = shownPath(root, real);
+  refuseProtected(real, shown);
+  return { real, shown };
 }
 
 /** A path for results: relative to the root, '.' for the root itself, '/' separators. */

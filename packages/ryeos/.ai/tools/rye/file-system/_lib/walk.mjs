@@ -1,6 +1,7 @@
-// rye:signed:2026-11-22T02:20:09Z:fc953787fd741fa15e72d67a520e954ad37a429db2eaf058f74382eeb7bd3f21:SlGpDH4Z3TO-TQ_9sSEBFn4pjTpygy6omiPtjm-OOZ266iAIeJqqlgUFi89TA9R245fcqw9M0OcUD11ZR30cCA==:007af625371e6e71
+// rye:signed:2026-11-24T22:47:15Z:67c1f810fd0f1e1116df15047934b7cce1a30108981db3889bf0d936df3dd242:nzn1ghBWyJYPbFZM6ceSXqvKQ_gHD7i0hVGQk6ONHv5Z6ApyIO6aQJ4Z6WdGPDKagnHPp7jX-ZOJFXbGqy7FCg==:007af625371e6e71
 // Listing files under a directory with tinyglobby, the same way for glob and grep.
 import { glob } from 'tinyglobby';
+import { isInside, protectedDirs } from './paths.mjs';
 import { ToolError } from './tool.mjs';
 
 /** Skipped unless a pattern names them: dependency trees and VCS metadata. */
@@ -20,9 +21,10 @@ export function checkPattern(pattern) {
  * Real paths of the files under `baseReal` matching `pattern`. Symbolic links are neither
  * followed nor returned, so a link inside the project cannot lead the search outside it.
  */
-export function listFiles(baseReal, pattern, { onlyFiles = true } = {}) {
+export async function listFiles(baseReal, pattern, { onlyFiles = true } = {}) {
   checkPattern(pattern);
-  return glob(pattern, {
+  const hidden = protectedDirs();
+  const found = await glob(pattern, {
     cwd: baseReal,
     absolute: true,
     dot: true,
@@ -31,4 +33,6 @@ export function listFiles(baseReal, pattern, { onlyFiles = true } = {}) {
     expandDirectories: false,
     ignore: DEFAULT_IGNORE,
   });
+  // Keys, trust stores and ryeos state are never listed (the project may be the home folder).
+  return found.filter((file) => !hidden.some((dir) => isInside(dir, file)));
 }

@@ -1,0 +1,148 @@
+/**
+ * Attacks 9 and 12 of the integrity review: the reach of file tools (the user's keys and trust
+ * store, whatever the project), a symlink flipped between a path check and the open, `load --to
+ * project` through a symlinked folder, and raw errno text where a typed error belongs.
+ */
+import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRye, type Rye } from '../../src/index.js';
+import type { TempProject } from '../helpers.js';
+import { rye, tempProject } from '../helpers.js';
+
+const projects: TempProject[] = [];
+afterEach(async () => {
+  for (const t of projects.splice(0)) await rm(t.root, { recursive: true, force: true });
+});
+
+async function setup(): Promise<{ t: TempProject; r: Rye; key: string }> {
+  const t = await tempProject();
+  projects.push(t);
+  expect((await rye(['keys', 'generate'], { env: t.env })).code).toBe(0);
+  const r = createRye({
+    projectPath: t.project,
+    userSpace: t.user,
+    env: { PATH: process.env.PATH, RYE_KERNEL_NODE: process.execPath },
+  });
+  return { t, r, key: join(t.user, '.ai', 'config', 'keys', 'signing', 'private_key.pem') };
+}
+
+describe("file tools never touch the user's keys or trust store (attack 9)", () => {
+  it('not when the project is the user space itself, not by grep, not through a symlink', async () => {
+    const { t, key } = await setup();
+    const home = createRye({
+      projectPath: t.user,
+      userSpace: t.user,
+      env: { PATH: process.env.PATH, RYE_KERNEL_NODE: process.execPath },
+    });
+    const read = await home.execute({
+      item_id: 'tool:rye/file-system/read',
+      parameters: { path: '.ai/config/keys/signing/private_key.pem' },
+    });
+    expect(read.status).toBe('error');
+    expect(JSON.stringify(read)).not.toContain('PRIVATE KEY');
+    expect(String(read.error)).toMatch(/never touch/);
+    const write = await home.execute({
+      item_id: 'tool:rye/file-system/write',
+      parameters: { path: '.ai/config/keys/trusted/evil.toml', content: 'x' },
+    });
+    expect(write.status).toBe('error');
+    const grep = await home.execute({
+      item_id: 'tool:rye/file-system/grep',
+      parameters: { pattern: 'PRIVATE KEY' },
+    });
+    expect(JSON.stringify(grep)).not.toContain('private_key.pem');
+    const { r } = {
+      r: createRye({ projectPath: t.project, userSpace: t.user, env: { PATH: process.env.PATH } }),
+    };
+    await symlink(join(t.user, '.ai', 'config', 'keys'), join(t.project, 'keys'));
+    const viaLink = await r.execute({
+      item_id: 'tool:rye/file-system/read',
+      parameters: { path: 'keys/signing/private_key.pem' },
+    });
+    expect(viaLink.status).toBe('error');
+    expect(JSON.stringify(viaLink)).not.toContain('PRIVATE KEY');
+    expect(await readFile(key, 'utf8')).toContain('PRIVATE KEY');
+  });
+
+  it('the project cannot be the file-system root', async () => {
+    const { t } = await setup();
+    const root = createRye({ projectPath: '/', userSpace: t.user, env: { PATH: process.env.PATH } });
+    const result = await root.execute({
+      item_id: 'tool:rye/file-system/read',
+      parameters: { path: 'etc/passwd' },
+    });
+    expect(result.status).toBe('error');
+    expect(JSON.stringify(result)).not.toContain('root:x:0:0');
+  });
+});
+
+describe('smaller gaps (attack 12)', () => {
+  it('a symlink flipped between the check and the open never leaks the file outside', async () => {
+    const { t, r } = await setup();
+    const outside = join(t.root, 'secret.txt');
+    await writeFile(outside, 'TOP-SECRET\n');
+    await writeFile(join(t.project, 'inside.txt'), 'harmless\n');
+    const link = join(t.project, 'flip.txt');
+    const staging = join(t.project, 'flip.next');
+    let flipping = true;
+    const flipper = (async () => {
+      let toOutside = false;
+      while (flipping) {
+        await rm(staging, { force: true });
+        await symlink(toOutside ? outside : join(t.project, 'inside.txt'), staging);
+        await rename(staging, link);
+        toOutside = !toOutside;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    let leaks = 0;
+    for (let i = 0; i < 60; i++) {
+      const result = await r.execute({
+        item_id: 'tool:rye/file-system/read',
+        parameters: { path: 'flip.txt' },
+      });
+      if (JSON.stringify(result).includes('TOP-SECRET')) leaks++;
+    }
+    flipping = false;
+    await flipper;
+    expect(leaks).toBe(0);
+  }, 60_000);
+
+  it('load --to project does not follow a symlinked folder out of the project', async () => {
+    const { t, r } = await setup();
+    const elsewhere = join(t.root, 'elsewhere');
+    await mkdir(elsewhere);
+    await mkdir(join(t.project, '.ai', 'tools', 'rye', 'core', 'runtimes'), { recursive: true });
+    await symlink(elsewhere, join(t.project, '.ai', 'tools', 'rye', 'core', 'runtimes', 'bash'));
+    const result = await r.load({ item_id: 'tool:rye/core/runtimes/bash/bash', destination: 'project' });
+    expect(result).toMatchObject({ status: 'error' });
+    expect(String(result.error)).toMatch(/leads out of the space/);
+    await expect(readFile(join(elsewhere, 'bash.yaml'))).rejects.toThrow();
+  });
+
+  it('ENOTDIR and ENAMETOOLONG are typed errors, not internal errno text', async () => {
+    const { t, r } = await setup();
+    await mkdir(join(t.project, '.ai', 'tools'), { recursive: true });
+    await writeFile(join(t.project, '.ai', 'tools', 'afile'), 'x');
+    const notDir = await r.execute({ item_id: 'tool:afile/x' });
+    expect(notDir).toMatchObject({ status: 'error', error_type: 'not_found' });
+    const long = await r.execute({ item_id: `tool:${'a'.repeat(300)}` });
+    expect(long).toMatchObject({ status: 'error', error_type: 'validation' });
+    expect(String(long.error)).toMatch(/too long/);
+    const loadLong = await r.load({ item_id: `tool:${'a'.repeat(300)}` });
+    expect(loadLong).toMatchObject({ status: 'error', error_type: 'validation' });
+    await writeFile(join(t.project, 'plain.txt'), 'x');
+    const toolNotDir = await r.execute({
+      item_id: 'tool:rye/file-system/read',
+      parameters: { path: 'plain.txt/inner' },
+    });
+    expect(toolNotDir.status).toBe('error');
+    expect(String(toolNotDir.error)).not.toMatch(/ENOTDIR|ENAMETOOLONG/);
+    const toolLong = await r.execute({
+      item_id: 'tool:rye/file-system/read',
+      parameters: { path: 'b'.repeat(300) },
+    });
+    expect(String(toolLong.error)).toMatch(/too long/);
+  });
+});
