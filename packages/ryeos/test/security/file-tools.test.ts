@@ -3,7 +3,8 @@
  * store, whatever the project), a symlink flipped between a path check and the open, `load --to
  * project` through a symlinked folder, and raw errno text where a typed error belongs.
  */
-import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRye, type Rye } from '../../src/index.js';
@@ -80,32 +81,40 @@ describe("file tools never touch the user's keys or trust store (attack 9)", () 
 describe('smaller gaps (attack 12)', () => {
   it('a symlink flipped between the check and the open never leaks the file outside', async () => {
     const { t, r } = await setup();
-    const outside = join(t.root, 'secret.txt');
-    await writeFile(outside, 'TOP-SECRET\n');
-    await writeFile(join(t.project, 'inside.txt'), 'harmless\n');
-    const link = join(t.project, 'flip.txt');
-    const staging = join(t.project, 'flip.next');
-    let flipping = true;
-    const flipper = (async () => {
-      let toOutside = false;
-      while (flipping) {
-        await rm(staging, { force: true });
-        await symlink(toOutside ? outside : join(t.project, 'inside.txt'), staging);
-        await rename(staging, link);
-        toOutside = !toOutside;
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    })();
+    // `d/file.txt` is checked while `d` is a real folder in the project, then read after `d` has
+    // become a link to a folder outside holding a secret `file.txt`.
+    const outsideDir = join(t.root, 'outside');
+    await mkdir(outsideDir);
+    await writeFile(join(outsideDir, 'file.txt'), 'TOP-SECRET\n');
+    await mkdir(join(t.project, 'd'));
+    await writeFile(join(t.project, 'd', 'file.txt'), 'harmless\n');
+    // A separate process flips the folder as fast as it can (sync calls, no event loop between).
+    const flipScript = `
+      const { symlinkSync, renameSync, rmSync } = require('node:fs');
+      const [dir, outside] = process.argv.slice(1);
+      for (;;) {
+        try {
+          renameSync(dir, dir + '.real');
+          symlinkSync(outside, dir);
+          rmSync(dir);
+          renameSync(dir + '.real', dir);
+        } catch {}
+      }`;
+    const flipper = spawn(process.execPath, ['-e', flipScript, join(t.project, 'd'), outsideDir], {
+      stdio: 'ignore',
+    });
     let leaks = 0;
-    for (let i = 0; i < 60; i++) {
-      const result = await r.execute({
-        item_id: 'tool:rye/file-system/read',
-        parameters: { path: 'flip.txt' },
-      });
-      if (JSON.stringify(result).includes('TOP-SECRET')) leaks++;
+    try {
+      for (let i = 0; i < 120; i++) {
+        const result = await r.execute({
+          item_id: 'tool:rye/file-system/read',
+          parameters: { path: 'd/file.txt' },
+        });
+        if (JSON.stringify(result).includes('TOP-SECRET')) leaks++;
+      }
+    } finally {
+      flipper.kill('SIGKILL');
     }
-    flipping = false;
-    await flipper;
     expect(leaks).toBe(0);
   }, 60_000);
 
