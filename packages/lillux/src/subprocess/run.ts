@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { RyeError } from '../errors.js';
 import { childEnv, osErrorMessage, spawnErrorSentence, validateCommon } from './shared.js';
-import { killTree } from './tree.js';
+import { killGroup, killTree } from './tree.js';
 import type { SubprocessOptions, SubprocessResult } from './types.js';
 
 const DEFAULT_TIMEOUT_MS = 300_000;
@@ -234,13 +234,13 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
     // group with setsid() escapes this (only a cgroup would catch it).
     child.once('exit', () => {
       if (graceTimer !== undefined) return;
-      killTree(pid, 'SIGTERM', false);
-      setTimeout(() => killTree(pid, 'SIGKILL', false), GROUP_GRACE_MS).unref();
       // One that escaped the group may still hold our pipes: stop waiting for them eventually.
       setTimeout(() => {
         child.stdout?.destroy();
         child.stderr?.destroy();
       }, GROUP_GRACE_MS + PIPE_GRACE_MS).unref();
+      // Nothing left in the group (the common case): no second signal.
+      if (killGroup(pid, 'SIGTERM')) setTimeout(() => killGroup(pid, 'SIGKILL'), GROUP_GRACE_MS).unref();
     });
   }
 

@@ -70,6 +70,15 @@ export function killTree(pid: number, signal: NodeJS.Signals, includeLeader = tr
 }
 
 /**
+ * Signals only the process group `pid` led (no /proc walk): for a leader that already exited,
+ * whose children were reparented and can only be found through the group. False when the group
+ * is gone.
+ */
+export function killGroup(pid: number, signal: NodeJS.Signals): boolean {
+  return IS_WINDOWS ? false : trySignal(-pid, signal);
+}
+
+/**
  * Kills the process group led by `pid` (as started by `spawnDetached`, or a runSubprocess child) and
  * every descendant of `pid`. Default signal `SIGTERM`. Returns false when nothing could be signalled
  * (nothing was running, or it belongs to another user).
