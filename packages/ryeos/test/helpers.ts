@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterEach } from 'vitest';
 
 export const CLI = join(import.meta.dirname, '..', 'dist', 'cli.js');
 
@@ -116,4 +117,17 @@ export async function connectMcpStdio(name: string, userSpace: string): Promise<
     }),
   );
   return client;
+}
+
+/** Registers cleanup in the calling test file and returns a temp-project factory. */
+export function useTempProjects(): () => Promise<TempProject> {
+  const made: TempProject[] = [];
+  afterEach(async () => {
+    for (const t of made.splice(0)) await rm(t.root, { recursive: true, force: true });
+  });
+  return async () => {
+    const t = await tempProject();
+    made.push(t);
+    return t;
+  };
 }

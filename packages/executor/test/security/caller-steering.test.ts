@@ -6,27 +6,19 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { dotenvKeyProblem } from '@ryeos/lillux';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Workspace } from '../helpers/workspace.js';
-import { createWorkspace } from '../helpers/workspace.js';
+import { toolEnv, useWorkspaces } from './helpers.js';
 
-const workspaces: Workspace[] = [];
 const servers: Server[] = [];
-afterEach(async () => {
-  for (const ws of workspaces.splice(0)) await rm(ws.root, { recursive: true, force: true });
+afterEach(() => {
   for (const server of servers.splice(0)) server.close();
 });
-
-async function workspace(): Promise<Workspace> {
-  const ws = await createWorkspace();
-  workspaces.push(ws);
-  return ws;
-}
+const workspace = useWorkspaces();
 
 /** An HTTP server on 127.0.0.1 that records what reaches it. */
 async function recorder(): Promise<{ url: string; seen: { path?: string; auth?: string }[] }> {
@@ -41,11 +33,7 @@ async function recorder(): Promise<{ url: string; seen: { path?: string; auth?: 
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
 }
 
-const env = (extra: Record<string, string> = {}) => ({
-  PATH: process.env.PATH,
-  RYE_KERNEL_NODE: process.execPath,
-  ...extra,
-});
+const env = toolEnv;
 
 describe('callers supply data only (attack 6)', () => {
   it('a parameter named like a config key does not swap the script a signed tool runs', async () => {

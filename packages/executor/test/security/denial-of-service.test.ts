@@ -4,30 +4,21 @@
  * background child outliving its run.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compileGlob, globMatches } from '../../src/search/match.js';
 import { wildcardMatcher } from '../../src/wildcard.js';
-import type { Workspace } from '../helpers/workspace.js';
-import { createWorkspace } from '../helpers/workspace.js';
+import { toolEnv, useWorkspaces } from './helpers.js';
 
-const workspaces: Workspace[] = [];
 const servers: Server[] = [];
-afterEach(async () => {
-  for (const ws of workspaces.splice(0)) await rm(ws.root, { recursive: true, force: true });
+afterEach(() => {
   for (const server of servers.splice(0)) server.close();
 });
+const workspace = useWorkspaces();
 
-async function workspace(): Promise<Workspace> {
-  const ws = await createWorkspace();
-  workspaces.push(ws);
-  return ws;
-}
-
-const env = () => ({ PATH: process.env.PATH, RYE_KERNEL_NODE: process.execPath });
+const env = toolEnv;
 
 function alive(pid: number): boolean {
   try {

@@ -4,24 +4,14 @@
  * bash tool. Each is refused with an integrity error and its code never runs.
  */
 import { existsSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Workspace } from '../helpers/workspace.js';
-import { createWorkspace } from '../helpers/workspace.js';
+import { describe, expect, it } from 'vitest';
+import { toolEnv, useWorkspaces } from './helpers.js';
 
-const workspaces: Workspace[] = [];
-afterEach(async () => {
-  for (const ws of workspaces.splice(0)) await rm(ws.root, { recursive: true, force: true });
-});
+const workspace = useWorkspaces();
 
-async function workspace(): Promise<Workspace> {
-  const ws = await createWorkspace();
-  workspaces.push(ws);
-  return ws;
-}
-
-const env = () => ({ PATH: process.env.PATH, RYE_KERNEL_NODE: process.execPath });
+const env = toolEnv;
 
 const NODE_TOOL = (
   category: string,

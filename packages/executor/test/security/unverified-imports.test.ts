@@ -6,24 +6,14 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Workspace } from '../helpers/workspace.js';
-import { createWorkspace } from '../helpers/workspace.js';
+import { describe, expect, it } from 'vitest';
+import { toolEnv, useWorkspaces } from './helpers.js';
 
-const workspaces: Workspace[] = [];
-afterEach(async () => {
-  for (const ws of workspaces.splice(0)) await rm(ws.root, { recursive: true, force: true });
-});
+const workspace = useWorkspaces();
 
-async function workspace(): Promise<Workspace> {
-  const ws = await createWorkspace();
-  workspaces.push(ws);
-  return ws;
-}
-
-const env = () => ({ PATH: process.env.PATH, RYE_KERNEL_NODE: process.execPath });
+const env = toolEnv;
 
 const pyFunction = (category: string, body: string) =>
   `__version__ = "1.0.0"\n__executor_id__ = "rye/core/runtimes/python/function"\n__category__ = "${category}"\n${body}\n`;

@@ -5,24 +5,15 @@
  * changes nothing.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Workspace } from '../helpers/workspace.js';
-import { createWorkspace } from '../helpers/workspace.js';
+import { toolEnv, useWorkspaces } from './helpers.js';
 
-const workspaces: Workspace[] = [];
-afterEach(async () => {
-  for (const ws of workspaces.splice(0)) await rm(ws.root, { recursive: true, force: true });
-});
+const workspace = useWorkspaces();
 
-async function workspace(): Promise<Workspace> {
-  const ws = await createWorkspace();
-  workspaces.push(ws);
-  return ws;
-}
-
-const env = () => ({ PATH: process.env.PATH, RYE_KERNEL_NODE: process.execPath });
+const env = toolEnv;
 
 /** Code that proves it ran by writing a marker file. */
 const evil = (marker: string) =>

@@ -4,21 +4,17 @@
  * project` through a symlinked folder, and raw errno text where a typed error belongs.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRye, type Rye } from '../../src/index.js';
 import type { TempProject } from '../helpers.js';
-import { rye, tempProject } from '../helpers.js';
+import { rye, useTempProjects } from '../helpers.js';
 
-const projects: TempProject[] = [];
-afterEach(async () => {
-  for (const t of projects.splice(0)) await rm(t.root, { recursive: true, force: true });
-});
+const project = useTempProjects();
 
 async function setup(): Promise<{ t: TempProject; r: Rye; key: string }> {
-  const t = await tempProject();
-  projects.push(t);
+  const t = await project();
   expect((await rye(['keys', 'generate'], { env: t.env })).code).toBe(0);
   const r = createRye({
     projectPath: t.project,

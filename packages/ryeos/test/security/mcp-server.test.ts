@@ -5,27 +5,21 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { createRyeServer, serveHttp } from '@ryeos/mcp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOperations } from '../../src/operations.js';
 import type { TempProject } from '../helpers.js';
-import { isAlive, MCP_SERVER, rye, tempProject, until } from '../helpers.js';
+import { isAlive, MCP_SERVER, rye, until, useTempProjects } from '../helpers.js';
 
-const projects: TempProject[] = [];
 const children: ChildProcess[] = [];
 afterEach(async () => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
-  for (const t of projects.splice(0)) await rm(t.root, { recursive: true, force: true });
 });
 
-async function project(): Promise<TempProject> {
-  const t = await tempProject();
-  projects.push(t);
-  return t;
-}
+const project = useTempProjects();
 
 const INIT = {
   jsonrpc: '2.0',

@@ -5,24 +5,15 @@
  * the YAML it wrote. Writers now sign exactly the paths they wrote; an id with two files is an
  * error naming both.
  */
-import { mkdir, readFile, rm, symlink } from 'node:fs/promises';
+import { mkdir, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRye } from '../../src/index.js';
-import type { TempProject } from '../helpers.js';
-import { rye, tempProject } from '../helpers.js';
+import { rye, useTempProjects } from '../helpers.js';
 
 const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'mcp-test-server.mjs');
-const projects: TempProject[] = [];
-afterEach(async () => {
-  for (const t of projects.splice(0)) await rm(t.root, { recursive: true, force: true });
-});
 
-async function project(): Promise<TempProject> {
-  const t = await tempProject();
-  projects.push(t);
-  return t;
-}
+const project = useTempProjects();
 
 const PLANTED =
   '__version__ = "1.0.0"\n__executor_id__ = "rye/core/runtimes/python/script"\n__category__ = "example"\nprint("planted")\n';
