@@ -3,12 +3,12 @@
 // project only). Prints the server's RSS at the start, after the load, and after it went away.
 // Unbounded per-project state grew ~330 KB per path; bounded (LRU), RSS stays flat.
 // Run after `pnpm build`: node bench/mcp-memory.mjs   (BENCH_PROJECTS=n, default 2000)
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { stdioClient } from './lib/common.mjs';
 
 const repo = join(import.meta.dirname, '..');
 const SERVER = join(repo, 'packages', 'ryeos', 'dist', 'mcp-server.js');
@@ -21,31 +21,14 @@ function rssMb(pid) {
 export async function run({ projects = Number(process.env.BENCH_PROJECTS) || 2000 } = {}) {
   const root = await mkdtemp(join(tmpdir(), 'rye-bench-mem-'));
   const env = { PATH: process.env.PATH, USER_SPACE: join(root, 'user') };
-  const child = spawn(process.execPath, [SERVER], { env, stdio: ['pipe', 'pipe', 'ignore'] });
-  let buffer = '';
-  const waiting = new Map();
-  child.stdout.on('data', (chunk) => {
-    buffer += chunk;
-    for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n')) {
-      const message = JSON.parse(buffer.slice(0, nl));
-      buffer = buffer.slice(nl + 1);
-      waiting.get(message.id)?.(message);
-      waiting.delete(message.id);
-    }
-  });
-  let id = 0;
-  const request = (method, params) =>
-    new Promise((resolve) => {
-      const n = ++id;
-      waiting.set(n, resolve);
-      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: n, method, params })}\n`);
-    });
+  const client = stdioClient(SERVER, env);
+  const { request } = client;
   await request('initialize', {
     protocolVersion: '2025-06-18',
     capabilities: {},
     clientInfo: { name: 'b', version: '1' },
   });
-  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  client.notify('notifications/initialized');
   const search = (project) =>
     request('tools/call', {
       name: 'search',
@@ -54,17 +37,16 @@ export async function run({ projects = Number(process.env.BENCH_PROJECTS) || 200
   const home = join(root, 'p', 'home');
   await mkdir(home, { recursive: true });
   for (let i = 0; i < 20; i++) await search(home);
-  const start = rssMb(child.pid);
+  const start = rssMb(client.pid);
   for (let i = 0; i < projects; i++) {
     const dir = join(root, 'p', String(i));
     await mkdir(dir, { recursive: true });
     await search(dir);
   }
-  const loaded = rssMb(child.pid);
+  const loaded = rssMb(client.pid);
   for (let i = 0; i < 500; i++) await search(home);
-  const after = rssMb(child.pid);
-  child.stdin.end();
-  await new Promise((resolve) => child.on('close', resolve));
+  const after = rssMb(client.pid);
+  await client.close();
   await rm(root, { recursive: true, force: true });
   return {
     bench: 'mcp_memory_many_projects',

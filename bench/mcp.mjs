@@ -6,43 +6,13 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { median, NOOP_TOOL, round } from './lib/common.mjs';
+import { median, NOOP_TOOL, round, stdioClient } from './lib/common.mjs';
 
 const repo = join(import.meta.dirname, '..');
 const SERVER = join(repo, 'packages', 'ryeos', 'dist', 'mcp-server.js');
 const CLI = join(repo, 'packages', 'ryeos', 'dist', 'cli.js');
 
-/** A tiny newline-delimited JSON-RPC client over a child's stdio. */
-function connect(env) {
-  const child = spawn(process.execPath, [SERVER], { env, stdio: ['pipe', 'pipe', 'ignore'] });
-  let buffer = '';
-  const waiting = new Map();
-  child.stdout.on('data', (chunk) => {
-    buffer += chunk;
-    let nl = buffer.indexOf('\n');
-    while (nl !== -1) {
-      const message = JSON.parse(buffer.slice(0, nl));
-      buffer = buffer.slice(nl + 1);
-      waiting.get(message.id)?.(message);
-      waiting.delete(message.id);
-      nl = buffer.indexOf('\n');
-    }
-  });
-  let id = 0;
-  const request = (method, params) =>
-    new Promise((resolve) => {
-      const n = ++id;
-      waiting.set(n, resolve);
-      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: n, method, params })}\n`);
-    });
-  const notify = (method) => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method })}\n`);
-  const close = () =>
-    new Promise((resolve) => {
-      child.on('close', resolve);
-      child.stdin.end();
-    });
-  return { request, notify, close };
-}
+const connect = (env) => stdioClient(SERVER, env);
 
 const INIT = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } };
 
