@@ -2,6 +2,7 @@
  * Runs a validated chain (spec items §4.3–§4.7): environment down the chain, config merge and
  * templating, the primitive, and normalisation of its result.
  */
+import { realpathSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { EnvConfig, EventSink, HttpMethod } from '@ryeos/lillux';
 import { httpRequest, httpStream, RyeError, resolveEnvConfig, runSubprocess } from '@ryeos/lillux';
@@ -163,15 +164,28 @@ async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, cont
   return { ...full, trusted, warnings };
 }
 
-/** A cwd from a parameter stays inside the project. */
+/**
+ * A cwd from a parameter stays inside the project, also once symlinks are resolved (a link in
+ * the project could otherwise point the run anywhere); the real folder is what the run gets.
+ */
 function confinedCwd(cwd: unknown, projectPath: string): string {
   if (typeof cwd !== 'string' || !cwd) return projectPath;
   const absolute = isAbsolute(cwd) ? cwd : resolve(projectPath, cwd);
-  const rel = relative(projectPath, absolute);
-  if (rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel))) return absolute;
+  const real = realOrSelf(absolute);
+  const root = realOrSelf(projectPath);
+  const rel = relative(root, real);
+  if (rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel))) return real;
   throw new RyeError('VALIDATION', `cwd '${cwd}' is outside the project ${projectPath}`, {
     hint: 'Pass a cwd inside the project, or omit it to run in the project root.',
   });
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 function paramsForTool(

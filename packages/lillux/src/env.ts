@@ -92,7 +92,7 @@ const DOTENV_DENIED_FAMILIES: Array<[RegExp, string]> = [
     'changes how a shell starts',
   ],
   // The dynamic loader and C library: preloaded libraries, charset and locale modules.
-  [/^(LD_.*|DYLD_.*|GCONV_PATH|LOCPATH|NLSPATH)$/, 'loads native code'],
+  [/^(LD_.*|DYLD_.*|GCONV_PATH|LOCPATH|NLSPATH|GLIBC_TUNABLES|MALLOC_.*)$/, 'loads native code'],
   // Where startup and config files are found: ~/.bashrc, Python's user site (.pth files), git config.
   [
     /^(HOME|XDG_CONFIG_HOME|XDG_CONFIG_DIRS|XDG_DATA_HOME|XDG_DATA_DIRS)$/,
@@ -106,6 +106,7 @@ const DOTENV_DENIED_FAMILIES: Array<[RegExp, string]> = [
     'changes how an interpreter starts',
   ],
   [/^(GIT_.*)$/, 'runs programs through git'],
+  [/^(LUA_.*|TCLLIBPATH|R_LIBS.*|R_PROFILE.*|PHPRC|PHP_INI_SCAN_DIR)$/, 'changes what an interpreter loads'],
   // Trust on the network: CA bundles, OpenSSL engines, proxies that see every request.
   [/^(SSL_.*|OPENSSL_.*|.*_CA_BUNDLE|HTTPS?_PROXY|ALL_PROXY|NO_PROXY)$/, 'changes whom the network trusts'],
   // ryeos itself.

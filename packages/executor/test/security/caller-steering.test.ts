@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -119,6 +119,20 @@ describe('callers supply data only (attack 6)', () => {
     expect(Date.now() - started).toBeLessThan(2_500);
   });
 
+  it('a caller cwd cannot leave the project through a symlink inside it', async () => {
+    const ws = await workspace();
+    await symlink(ws.root, join(ws.project, 'up'));
+    await ws.write(
+      'project',
+      'tools/victim/where.yaml',
+      'version: "1.0.0"\nexecutor_id: rye/core/primitives/subprocess\ncategory: victim\nconfig:\n  command: "${RYE_KERNEL_NODE}"\n  args: ["-e", "console.log(JSON.stringify({ cwd: process.cwd() }))"]\n',
+    );
+    const executor = await ws.executor(env());
+    const result = await executor.executeTool('victim/where', { cwd: 'up' });
+    expect(result).toMatchObject({ status: 'error', error_type: 'validation' });
+    expect(String(result.error)).toMatch(/outside the project/);
+  });
+
   it("a project's .env never feeds ${VAR} in a signed user runtime's config", async () => {
     const good = await recorder();
     const evil = await recorder();
@@ -214,6 +228,8 @@ describe("a project's .env (attack 7)", () => {
       'CDPATH',
       'GLOBIGNORE',
       'LD_PRELOAD',
+      'GLIBC_TUNABLES',
+      'LUA_PATH',
       'LD_LIBRARY_PATH',
       'DYLD_INSERT_LIBRARIES',
       'GCONV_PATH',
