@@ -123,7 +123,8 @@ export function runFromSnapshot(
   const snapshot = materializeSnapshot(snapshotRoot(userSpace), all, extraDirs);
   const map = (value: string) => (isAbsolute(value) ? (snapshot.map(value) ?? value) : value);
   const { config, env } = prepared;
-  if (Array.isArray(config.args)) config.args = config.args.map((a) => (typeof a === 'string' ? map(a) : a));
+  if (Array.isArray(config.args))
+    config.args = config.args.map((a) => (typeof a === 'string' ? snapshot.rewrite(a) : a));
   if (anchor.cwd !== undefined && config.cwd === anchor.cwd) config.cwd = map(anchor.cwd);
   for (const name of Object.keys(anchor.envPaths)) {
     if (env[name] !== undefined) env[name] = env[name].split(delimiter).map(map).join(delimiter);

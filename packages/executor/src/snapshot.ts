@@ -51,6 +51,11 @@ export interface Snapshot {
   dir: string;
   /** Snapshot path of a verified file or of a directory that holds verified files. */
   map(path: string): string | undefined;
+  /**
+   * A string with every verified file or folder path inside it (e.g. `--script=/p/.ai/tools/x.py`)
+   * pointed at the snapshot; whole path components only.
+   */
+  rewrite(text: string): string;
   /** `[snapshot space root, original space root]` pairs, for module resolution in launchers. */
   sources: Array<[string, string]>;
 }
@@ -204,6 +209,25 @@ function write(root: string, dir: string, placed: Placed[]): void {
   }
 }
 
+/** Characters that may follow a path inside a larger argument (`--x=/p/a.py,…`). */
+const PATH_END = new Set(['/', ' ', '\t', '"', "'", ',', ';', ':', '=', ')']);
+
+/** Replaces `original` in `text` where it is a whole path (`/a/x.py` never inside `/a/x.pyc`). */
+function replacePath(text: string, original: string, copy: string, folder: boolean): string {
+  let out = '';
+  let from = 0;
+  for (let at = text.indexOf(original); at !== -1; at = text.indexOf(original, at + original.length)) {
+    const next = text[at + original.length];
+    const before = at === 0 ? undefined : text[at - 1];
+    const ends = next === undefined || (PATH_END.has(next) && !(folder && next === '/'));
+    if (ends && (before === undefined || !/[\w.-]/.test(before))) {
+      out += text.slice(from, at) + copy;
+      from = at + original.length;
+    }
+  }
+  return out + text.slice(from);
+}
+
 /** Snapshots not used for this long are removed when a new one is written. */
 const UNUSED_FOR_MS = 14 * 24 * 3600 * 1000;
 
@@ -284,12 +308,26 @@ export function materializeSnapshot(
     if (slot && isInside(real, realOr(extra.space.base)) && !dirPaths.has(real))
       dirPaths.set(real, join(dir, slot, relative(realOr(extra.space.base), real)));
   }
+  // Folders are rewritten only where they stand whole (`--lib=/x/lib`), never as a prefix: a path
+  // below one (`/x/lib/node_modules/…`) names the installation, not a verified file.
+  const byLength = [
+    ...[...filePaths].map(([original, copy]) => ({ original, copy, folder: false })),
+    ...[...dirPaths].map(([original, copy]) => ({ original, copy, folder: true })),
+  ].sort((a, b) => b.original.length - a.original.length);
   return {
     dir,
     sources,
     map(path: string) {
+      if (!isAbsolute(path)) return undefined;
       const real = realOr(path);
       return filePaths.get(real) ?? dirPaths.get(real);
+    },
+    rewrite(text: string) {
+      const exact = this.map(text);
+      if (exact !== undefined) return exact;
+      let out = text;
+      for (const { original, copy, folder } of byLength) out = replacePath(out, original, copy, folder);
+      return out;
     },
   };
 }

@@ -42,6 +42,16 @@ describe('run snapshots', () => {
     expect(readFileSync(join(snapshot.dir, 'package.json'), 'utf8')).toContain('"module"');
   });
 
+  it('rewrites verified paths inside larger arguments, whole components only', () => {
+    const { space, tool, root } = setup();
+    const snapshot = materializeSnapshot(root, [{ path: tool, text: 'verified', space }]);
+    const copy = snapshot.map(tool)!;
+    expect(snapshot.rewrite(`--script=${tool}`)).toBe(`--script=${copy}`);
+    expect(snapshot.rewrite(`${tool},${tool}`)).toBe(`${copy},${copy}`);
+    expect(snapshot.rewrite(`${tool}x`)).toBe(`${tool}x`);
+    expect(snapshot.rewrite('-c')).toBe('-c');
+  });
+
   it('the same files give the same snapshot; other bytes give another', () => {
     const { space, tool, root } = setup();
     const a = materializeSnapshot(root, [{ path: tool, text: 'one', space }]);

@@ -84,14 +84,15 @@ describe('rye/bash', () => {
       expect(envelope).toMatchObject({ status: 'error', data: { success: false } });
       expect(envelope.error).toMatch(/^Path '.*' is outside the project root /);
     }
-    // The runtime refuses a lexical escape of the reserved cwd; the tool catches the symlink.
+    // The runtime refuses an escape of the reserved cwd, lexical or through a symlink.
     expect(await bash({ command: 'touch pwned', cwd: '..' })).toMatchObject({
       status: 'error',
       error: expect.stringMatching(/outside the project/),
     });
     expect(await bash({ command: 'touch pwned', cwd: 'escape' })).toMatchObject({
       status: 'error',
-      error: expect.stringMatching(/^Path '.*outside' is outside the project root /),
+      error_type: 'validation',
+      error: expect.stringMatching(/^cwd 'escape' is outside the project/),
     });
     expect(await bash({ command: 'pwd', working_dir: 'missing' })).toMatchObject({
       error: 'Working directory not found: missing',
