@@ -4,8 +4,9 @@
  * snapshot of the verified bytes (DECISIONS 29): swapping the original after verification
  * changes nothing.
  */
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Workspace } from '../helpers/workspace.js';
@@ -135,29 +136,32 @@ describe('what runs is what was verified', () => {
     const goodPath = `${path}.good`;
     await writeFile(evilPath, evil(marker));
     await writeFile(goodPath, signed);
-    let flipping = true;
-    const flipper = (async () => {
-      let toggle = false;
-      while (flipping) {
-        // rename() is atomic: the path always holds one whole version or the other.
-        await writeFile(toggle ? evilPath : goodPath, toggle ? evil(marker) : signed);
-        await rename(toggle ? evilPath : goodPath, path);
-        toggle = !toggle;
-        await new Promise((r) => setImmediate(r));
-      }
-    })();
+    // A separate process swaps the two versions in as fast as it can (rename is atomic, so the
+    // path always holds one whole version), with no event loop of ours in between.
+    const flipScript = `
+      const { copyFileSync, renameSync } = require('node:fs');
+      const [path, good, evil] = process.argv.slice(1);
+      for (let i = 0; ; i++) {
+        copyFileSync(i % 2 ? evil : good, path + '.next');
+        renameSync(path + '.next', path);
+      }`;
+    const flipper = spawn(process.execPath, ['-e', flipScript, path, goodPath, evilPath], {
+      stdio: 'ignore',
+    });
     const executor = await ws.executor(env());
     const outcomes: string[] = [];
-    for (let i = 0; i < 10; i++) {
-      const result = await executor.executeTool('victim/flip');
-      outcomes.push(
-        result.status === 'success'
-          ? String((result.data as { who?: string }).who)
-          : String(result.error_type),
-      );
+    try {
+      for (let i = 0; i < 20; i++) {
+        const result = await executor.executeTool('victim/flip');
+        outcomes.push(
+          result.status === 'success'
+            ? String((result.data as { who?: string }).who)
+            : String(result.error_type),
+        );
+      }
+    } finally {
+      flipper.kill('SIGKILL');
     }
-    flipping = false;
-    await flipper;
     expect(existsSync(marker)).toBe(false);
     // Each run either verified the signed bytes and ran them, or saw the swapped file and refused.
     for (const outcome of outcomes) expect(['signed', 'integrity']).toContain(outcome);
