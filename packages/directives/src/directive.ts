@@ -141,6 +141,23 @@ class DirectiveBuilder {
     return out;
   }
 
+  /** An element named after its field (`<result>text</result>`): optional, typed by `type`. */
+  namedField(element: XmlElement, parent: string): DirectiveOutput {
+    if (element.children.length)
+      this.fail(
+        element.children[0]!,
+        `unexpected element inside <${element.name}> in <${parent}>: it holds a description only`,
+      );
+    const out: DirectiveOutput = {
+      name: element.name,
+      type: element.attributes.type || 'string',
+      required: bool(element.attributes.required),
+    };
+    const description = textOf(element);
+    if (description) out.description = description;
+    return out;
+  }
+
   /** `<execute>`, `<search>`… inside `<permissions>` → capability strings. */
   permissions(element: XmlElement, directive: ParsedDirective): void {
     if (element.text.trim() === '*') directive.permissions.push({ tag: 'cap', content: 'rye.*' });
@@ -352,8 +369,12 @@ export function parseDirective(text: string, path: string): ParsedDirective {
   }
   for (const outputs of childrenNamed(root, 'outputs')) {
     for (const output of outputs.children) {
-      if (output.name !== 'output')
-        builder.fail(output, 'expected <output name="…"> elements inside <outputs>');
+      // The original's bundles also name outputs by element (`<outputs><result>…</result>
+      // <child_thread_id/></outputs>`): each is an optional output, its text the description.
+      if (output.name !== 'output') {
+        directive.outputs.push(builder.namedField(output, 'outputs'));
+        continue;
+      }
       directive.outputs.push(builder.field(output, 'output'));
     }
   }
