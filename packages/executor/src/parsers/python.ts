@@ -514,15 +514,52 @@ function describeTok(t: Tok): string {
 
 const MAX_DEPTH = 500;
 
-/** Evaluates a token range the way `ast.literal_eval` would (tuples and sets become arrays). */
+/** A module-level name whose last assignment was not a literal: referring to it cannot be folded. */
+const NOT_LITERAL = Symbol('not a literal');
+
+/** Module-level constants seen so far, in file order (what a name holds at that point). */
+type Constants = Map<string, unknown>;
+
+/**
+ * Evaluates a token range the way `ast.literal_eval` would (tuples and sets become arrays), and
+ * also folds references to module-level constants assigned a literal earlier in the file
+ * (`"enum": ACTIONS`, `{**BASE, "x": 1}`): the file is never run.
+ */
 class LiteralParser {
   private readonly t: Tok[];
   private i: number;
   private depth = 0;
+  private readonly constants: Constants;
 
-  constructor(tokens: Tok[], start: number) {
+  constructor(tokens: Tok[], start: number, constants: Constants = new Map()) {
     this.t = tokens;
     this.i = start;
+    this.constants = constants;
+  }
+
+  /** The value of a constant named by token `t`, when it holds a literal. */
+  private constant(t: Tok | undefined): { value: unknown } | undefined {
+    if (t === undefined || t.k !== NAME || !this.constants.has(t.v)) return undefined;
+    const value = this.constants.get(t.v);
+    return value === NOT_LITERAL ? undefined : { value: structuredClone(value) };
+  }
+
+  /** `**NAME` inside a dict: the constant's entries, or why it cannot be read. */
+  private spread(into: Record<string, unknown>): void {
+    this.i++; // the '**'
+    const named = this.t[this.i];
+    const found = this.constant(named);
+    const dict = found !== undefined && !this.accessedAfter() ? found.value : undefined;
+    if (typeof dict !== 'object' || dict === null || Array.isArray(dict))
+      throw new LitFail(false, 'a dict unpacking');
+    this.i++;
+    for (const [key, value] of Object.entries(dict)) setKey(into, key, value);
+  }
+
+  /** Whether the name at the cursor is called, indexed or has an attribute read (`X(`, `X[`, `X.`). */
+  private accessedAfter(): boolean {
+    const next = this.t[this.i + 1];
+    return next !== undefined && next.k === OP && (next.v === '(' || next.v === '.' || next.v === '[');
   }
 
   /** A whole statement value: `1`, `(1, 2)`, or a bare tuple `1, 2`. */
@@ -642,6 +679,11 @@ class LiteralParser {
   }
 
   private name(t: Tok): unknown {
+    const found = this.accessedAfter() ? undefined : this.constant(t);
+    if (found) {
+      this.i++;
+      return found.value;
+    }
     this.i++;
     if (t.v === 'True') return true;
     if (t.v === 'False') return false;
@@ -715,20 +757,21 @@ class LiteralParser {
       this.i++;
       return {};
     }
-    if (t.k === OP && t.v === '**') throw new LitFail(false, 'a dict unpacking');
-    const first = this.value();
-    if (!this.peekOp(':')) return this.items(open, '}', [first]); // a set
     const obj: Record<string, unknown> = {};
-    let key = first;
+    let key: unknown;
+    if (t.k === OP && t.v === '**') this.spread(obj);
+    else {
+      const first = this.value();
+      if (!this.peekOp(':')) return this.items(open, '}', [first]); // a set
+      key = first;
+    }
     for (;;) {
-      this.i++; // the ':'
-      const v = this.value();
-      if (typeof key === 'number') key = String(key);
-      if (typeof key !== 'string') throw new LitFail(false, 'a dict key that is not a string or number');
-      if (key === '__proto__') {
-        Object.defineProperty(obj, key, { value: v, enumerable: true, writable: true, configurable: true });
-      } else {
-        obj[key] = v;
+      if (key !== undefined) {
+        this.i++; // the ':'
+        const v = this.value();
+        if (typeof key === 'number') key = String(key);
+        if (typeof key !== 'string') throw new LitFail(false, 'a dict key that is not a string or number');
+        setKey(obj, key, v);
       }
       const sep = this.t[this.i];
       if (sep === undefined) throw this.neverClosed(open);
@@ -744,12 +787,25 @@ class LiteralParser {
         this.i++;
         return obj;
       }
-      if (u.k === OP && u.v === '**') throw new LitFail(false, 'a dict unpacking');
+      if (u.k === OP && u.v === '**') {
+        this.spread(obj);
+        key = undefined;
+        continue;
+      }
       key = this.value();
       const colon = this.t[this.i];
       if (colon === undefined) throw this.neverClosed(open);
       if (colon.k !== OP || colon.v !== ':') throw this.unexpected(colon, open);
     }
+  }
+}
+
+/** Sets a key, `__proto__` included, as a plain own property. */
+function setKey(obj: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') {
+    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  } else {
+    obj[key] = value;
   }
 }
 
@@ -790,7 +846,7 @@ function hasTopLevelAssign(tokens: Tok[], start: number): boolean {
   return false;
 }
 
-function handleAssignment(tokens: Tok[], path: string, result: ParsedMetadata): void {
+function handleAssignment(tokens: Tok[], path: string, result: ParsedMetadata, constants: Constants): void {
   const target = tokens[0]!;
   const name = target.v;
   if (KEYWORDS.has(name)) return;
@@ -799,13 +855,18 @@ function handleAssignment(tokens: Tok[], path: string, result: ParsedMetadata): 
   try {
     const first = tokens[2];
     if (first !== undefined && first.k === NAME && first.v === 'lambda') throw new LitFail(false, 'a lambda');
-    if (hasTopLevelAssign(tokens, 2)) return; // `a = b = 1`: not a single-target assignment
-    value = new LiteralParser(tokens, 2).parseAll();
+    if (hasTopLevelAssign(tokens, 2)) {
+      constants.set(name, NOT_LITERAL); // `a = b = 1`: not a single-target assignment
+      return;
+    }
+    value = new LiteralParser(tokens, 2, constants).parseAll();
   } catch (e) {
     if (!(e instanceof LitFail)) throw e;
+    constants.set(name, NOT_LITERAL);
     if (known) throw malformed(path, target.line, name, e);
     return;
   }
+  constants.set(name, value);
   if (known) {
     const wrong = checkFieldType(name, value, 'python');
     if (wrong !== undefined) throw new MalformedMetadataError(path, target.line, name, wrong);
@@ -826,10 +887,29 @@ function docstringOf(tokens: Tok[]): string | undefined {
   return value.trim();
 }
 
+/**
+ * Module-level names whose value is not simply "the literal assigned once": assigned twice,
+ * changed in place (`X.append(…)`, `X[k] = …`, `X += …`). Referring to them is not folded.
+ */
+function changedNames(source: string): Set<string> {
+  const assigned = new Map<string, number>();
+  const changed = new Set<string>();
+  for (const [, name, op] of source.matchAll(
+    /^([A-Za-z_]\w*)\s*(=(?!=)|[-+*/|&^%@]=|\/\/=|\*\*=|>>=|<<=|\.|\[)/gm,
+  )) {
+    if (op === '=') assigned.set(name!, (assigned.get(name!) ?? 0) + 1);
+    else changed.add(name!);
+  }
+  for (const [name, count] of assigned) if (count > 1) changed.add(name);
+  return changed;
+}
+
 export const parsePythonMetadata: MetadataParser = (text, path) => {
   let s = text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text;
   if (s.charCodeAt(0) === 0xfeff) s = s.slice(1);
   const result: ParsedMetadata = { fields: {}, lines: {} };
+  const constants: Constants = new Map();
+  const unsteady = changedNames(s);
   const scanner = new Scanner(s);
   let first = true;
   for (;;) {
@@ -851,7 +931,8 @@ export const parsePythonMetadata: MetadataParser = (text, path) => {
       const t0 = tokens[0];
       const t1 = tokens[1];
       if (t0 !== undefined && t0.k === NAME && t1 !== undefined && t1.k === OP && t1.v === '=') {
-        handleAssignment(tokens, path, result);
+        handleAssignment(tokens, path, result, constants);
+        if (unsteady.has(t0.v)) constants.set(t0.v, NOT_LITERAL);
       }
       if (k === 0 && head !== undefined && head.k === NAME && COMPOUND.has(head.v)) break;
     }
