@@ -2,8 +2,14 @@
  * Local inline execution of directives and knowledge (spec items §7.3, §7.5): the calling
  * agent gets the interpolated instructions back and follows them itself.
  */
-import type { Executor } from '@ryeos/executor';
-import { canonicalRef } from '@ryeos/executor';
+import type {
+  DirectionsReply,
+  ErrorEnvelope,
+  Executor,
+  SuccessEnvelope,
+  ValidationPassedEnvelope,
+} from '@ryeos/executor';
+import { canonicalRef, elapsed } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
 import type { ParsedDirective } from './directive.js';
 import type { Inputs } from './inputs.js';
@@ -17,17 +23,11 @@ export interface DirectiveRunOptions {
   env?: Record<string, string | undefined>;
 }
 
-export type Envelope = Record<string, unknown>;
-
-function since(start: number): { duration_ms: number } {
-  return { duration_ms: Math.round((performance.now() - start) * 100) / 100 };
-}
-
 /** Validates inputs and interpolates body, content, raw and actions of a parsed directive. */
 export function prepareDirective(
   directive: ParsedDirective,
   parameters: Inputs,
-  env: Record<string, string | undefined> = process.env,
+  env: Record<string, string | undefined> = {},
 ): { directive: ParsedDirective; inputs: Inputs } {
   const inputs = validateInputs(directive.inputs, parameters);
   const options = { env };
@@ -43,8 +43,8 @@ export function prepareDirective(
   };
 }
 
-function errorEnvelope(error: unknown, itemId: string, start: number): Envelope {
-  const extra: Envelope = { item_id: itemId, metadata: since(start) };
+function errorEnvelope(error: unknown, itemId: string, start: number): ErrorEnvelope {
+  const extra: Record<string, unknown> = { item_id: itemId, metadata: elapsed(start) };
   if (error instanceof InputError) extra.declared_inputs = error.declaredInputs;
   return toErrorEnvelope(error, extra);
 }
@@ -55,12 +55,12 @@ export async function executeDirectiveInline(
   id: string,
   parameters: Inputs,
   options: DirectiveRunOptions = {},
-): Promise<Envelope> {
+): Promise<DirectionsReply | ValidationPassedEnvelope | ErrorEnvelope> {
   const start = performance.now();
   const itemId = canonicalRef('directive', id);
   try {
     const loaded = await loadDirective(executor, id);
-    const { directive, inputs } = prepareDirective(loaded.parsed, parameters, options.env);
+    const { directive, inputs } = prepareDirective(loaded.parsed, parameters, options.env ?? executor.env);
     const warnings = [...loaded.verification.warnings, ...directive.warnings];
     if (options.dryRun) {
       const { raw: _raw, ...data } = directive;
@@ -76,14 +76,21 @@ export async function executeDirectiveInline(
     }
     // Old directives keep their steps inside the fence: fall back to the interpolated content.
     const directions = directive.body || directive.content;
-    return { your_directions: directions, metadata: since(start), ...(warnings.length ? { warnings } : {}) };
+    return {
+      your_directions: directions,
+      metadata: elapsed(start),
+      ...(warnings.length ? { warnings } : {}),
+    };
   } catch (error) {
     return errorEnvelope(error, itemId, start);
   }
 }
 
 /** The knowledge response: metadata + body as data, with the instructions to use it. */
-export async function executeKnowledge(executor: Executor, id: string): Promise<Envelope> {
+export async function executeKnowledge(
+  executor: Executor,
+  id: string,
+): Promise<SuccessEnvelope | ErrorEnvelope> {
   const start = performance.now();
   const itemId = canonicalRef('knowledge', id);
   try {
@@ -96,7 +103,7 @@ export async function executeKnowledge(executor: Executor, id: string): Promise<
       data: { ...fields, ...known, body, raw },
       instructions: KNOWLEDGE_INSTRUCTIONS,
       your_directions: KNOWLEDGE_INSTRUCTIONS,
-      metadata: since(start),
+      metadata: elapsed(start),
       ...(loaded.verification.warnings.length ? { warnings: loaded.verification.warnings } : {}),
     };
   } catch (error) {

@@ -2,7 +2,7 @@
  * What sign-time validation needs to know about a directive or knowledge item (the executor
  * applies the extractor's validation_schema to these facts; it cannot parse these kinds itself).
  */
-import type { FactsReader, SearchableFields } from '@ryeos/executor';
+import type { FactsReader, ItemReaders, SearchableFields } from '@ryeos/executor';
 import { parseDirective } from './directive.js';
 import { parseKnowledge } from './knowledge.js';
 
@@ -68,3 +68,12 @@ export function knowledgeSearchFields(text: string, path: string, id: string): S
     metadata: { ...k.fields },
   };
 }
+
+/**
+ * The readers of directives and knowledge, registered once with the executor
+ * (`Executor.create({ readers: ITEM_READERS })`): sign, load, search and the moved check use them.
+ */
+export const ITEM_READERS: ItemReaders = Object.freeze({
+  directive: Object.freeze({ facts: directiveFacts, search: directiveSearchFields }),
+  knowledge: Object.freeze({ facts: knowledgeFacts, search: knowledgeSearchFields }),
+});

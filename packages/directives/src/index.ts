@@ -9,7 +9,7 @@ export type {
   ParsedDirective,
 } from './directive.js';
 export { DirectiveParseError, parseDirective } from './directive.js';
-export type { DirectiveRunOptions, Envelope } from './execute.js';
+export type { DirectiveRunOptions } from './execute.js';
 export {
   executeDirectiveInline,
   executeKnowledge,
@@ -18,7 +18,13 @@ export {
 } from './execute.js';
 export type { ComposedContext } from './extends.js';
 export { composeContext, MAX_EXTENDS_DEPTH, resolveExtendsChain } from './extends.js';
-export { directiveFacts, directiveSearchFields, knowledgeFacts, knowledgeSearchFields } from './facts.js';
+export {
+  directiveFacts,
+  directiveSearchFields,
+  ITEM_READERS,
+  knowledgeFacts,
+  knowledgeSearchFields,
+} from './facts.js';
 export type { FenceMatch } from './fence.js';
 export { findFence } from './fence.js';
 export type { Inputs, InterpolateOptions } from './inputs.js';

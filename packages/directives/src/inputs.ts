@@ -66,7 +66,7 @@ export interface InterpolateOptions {
 }
 
 export function interpolate(text: string, inputs: Inputs, options: InterpolateOptions = {}): string {
-  const env = options.env ?? process.env;
+  const env = options.env ?? {};
   const envRefs = options.envRefs !== false;
   return text.replace(
     PLACEHOLDERS,

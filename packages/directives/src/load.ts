@@ -2,9 +2,14 @@
  * Loading directives and knowledge through the executor: resolve in the spaces, verify the
  * signature (integrity errors win over parse errors), then parse.
  */
-import { readFileSync } from 'node:fs';
-import type { DeclaredIdentity, Executor, ItemVerification, ResolvedItem, SpaceName } from '@ryeos/executor';
-import { resolveItem } from '@ryeos/executor';
+import type {
+  DeclaredIdentity,
+  ItemContext,
+  ItemVerification,
+  ResolvedItem,
+  SpaceName,
+} from '@ryeos/executor';
+import { readVerifiedItem } from '@ryeos/executor';
 import { isRyeError, normalizeNewlines, RyeError } from '@ryeos/lillux';
 import type { ParsedDirective } from './directive.js';
 import { parseDirective } from './directive.js';
@@ -24,7 +29,7 @@ export interface LoadOptions {
 }
 
 async function load<T>(
-  executor: Executor,
+  executor: ItemContext,
   kind: 'directive' | 'knowledge',
   id: string,
   parse: (text: string, path: string) => T,
@@ -34,28 +39,27 @@ async function load<T>(
   // One read: the text that is parsed is the text that is verified (no swap in between).
   // Parsing first only tells the moved check what the item declares; a parse failure is
   // reported after integrity, which names the more fundamental problem.
-  const config = await executor.kinds.get(kind);
-  const item = await resolveItem(executor.spaces, kind, id, config.extensions, options);
-  if (!item) {
-    throw new RyeError('NOT_FOUND', `Item not found: ${kind}:${id}`, { hint: 'Check the id and its kind.' });
-  }
-  const text = readFileSync(item.path, 'utf8');
   let parsed: T | undefined;
   let parseError: unknown;
-  try {
-    parsed = parse(normalizeNewlines(text), item.path);
-  } catch (error) {
-    parseError = error;
-  }
-  const declared = parsed ? declaredOf(parsed) : undefined;
-  const verification = await executor.verifyText(item, text, declared);
-  if (!parsed)
+  const { item, verification } = await readVerifiedItem(executor, kind, id, {
+    ...options,
+    declare: (text, found) => {
+      try {
+        parsed = parse(normalizeNewlines(text), found.path);
+        return declaredOf(parsed);
+      } catch (error) {
+        parseError = error;
+        return undefined;
+      }
+    },
+  });
+  if (parsed === undefined)
     throw isRyeError(parseError) ? parseError : new RyeError('VALIDATION', `Cannot parse ${item.path}`);
   return { id: item.id, item, parsed, verification };
 }
 
 export function loadDirective(
-  executor: Executor,
+  executor: ItemContext,
   id: string,
   options: LoadOptions = {},
 ): Promise<Loaded<ParsedDirective>> {
@@ -70,7 +74,7 @@ export function loadDirective(
 }
 
 export function loadKnowledge(
-  executor: Executor,
+  executor: ItemContext,
   id: string,
   options: LoadOptions = {},
 ): Promise<Loaded<ParsedKnowledge>> {

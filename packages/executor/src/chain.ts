@@ -5,18 +5,15 @@
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isRyeError, RyeError } from '@ryeos/lillux';
-import type { ContentCache } from './content-cache.js';
-import type { KindConfig, KindRegistry } from './kinds.js';
-import { formatFor } from './kinds.js';
+import type { ItemContext } from './context.js';
+import type { KindConfig } from './kinds.js';
 import type { ToolMetadata } from './metadata.js';
 import { extractToolMetadata } from './metadata.js';
 import type { ResolvedItem } from './resolve.js';
 import { resolveItem } from './resolve.js';
-import type { Spaces } from './spaces.js';
 import { SPACE_PRECEDENCE } from './spaces.js';
-import type { TrustStore } from './trust.js';
-import type { ItemVerification, VerifyEnv } from './verify.js';
-import { verifyItem } from './verify.js';
+import { verifyResolvedText } from './verified-read.js';
+import type { ItemVerification } from './verify.js';
 
 export const MAX_CHAIN_DEPTH = 10;
 export const PRIMITIVES = ['rye/core/primitives/subprocess', 'rye/core/primitives/http_client'] as const;
@@ -40,13 +37,8 @@ export interface ChainElement {
   text: string;
 }
 
-export interface ChainContext {
-  spaces: Spaces;
-  kinds: KindRegistry;
-  trust: TrustStore;
-  env?: VerifyEnv;
-  cache?: ContentCache;
-}
+/** Building a chain needs only the item context. */
+export type ChainContext = ItemContext;
 
 /** Partial chain travels with a failure so the envelope can show how far it got. */
 export class ChainError extends RyeError {
@@ -75,20 +67,9 @@ async function loadElement(
     parseError = error;
   }
   // Integrity comes first: an unsigned or tampered file reports that, not its syntax.
-  const verification = verifyItem(
-    {
-      path: item.path,
-      kind: 'tool',
-      id: item.id,
-      space: item.space,
-      text,
-      format: formatFor(tools, item.extension),
-      legacyRecipe: tools.legacyRecipe,
-      declared: { category: metadata?.category },
-    },
-    context.trust,
-    context.env,
-  );
+  const verification = await verifyResolvedText(context, item, text, {
+    declared: { category: metadata?.category },
+  });
   if (!metadata) throw parseError;
   return {
     id: item.id,

@@ -4,16 +4,13 @@
  * the highest space that has the file. Unsigned config files are allowed; tampered or untrusted
  * ones are refused, like any item.
  */
-import { readFileSync, statSync } from 'node:fs';
-import { extname, join } from 'node:path';
-import { isRyeError, RyeError } from '@ryeos/lillux';
-import type { Executor } from './executor.js';
-import { formatFor } from './kinds.js';
+import { extname } from 'node:path';
+import { RyeError } from '@ryeos/lillux';
+import type { ItemContext } from './context.js';
 import { parseYamlDocument } from './parsers/yaml.js';
 import { normalizeId } from './refs.js';
 import type { Space } from './spaces.js';
-import type { VerifyEnv } from './verify.js';
-import { verifyItem } from './verify.js';
+import { findItem, readVerifiedItem } from './verified-read.js';
 
 interface ResolveSpec {
   path: string;
@@ -67,48 +64,30 @@ export function deepMerge(
 }
 
 async function readConfig(
-  executor: Executor,
+  context: ItemContext,
   space: Space,
   id: string,
   extension: string,
 ): Promise<Record<string, unknown> | undefined> {
-  const path = join(space.base, '.ai', 'config', id + extension);
-  if (!statSync(path, { throwIfNoEntry: false })?.isFile()) return undefined;
-  const text = readFileSync(path, 'utf8');
-  const config = await executor.kinds.get('config');
-  try {
-    verifyItem(
-      {
-        path,
-        kind: 'config',
-        id,
-        space,
-        text,
-        format: formatFor(config, extension),
-        legacyRecipe: config.legacyRecipe,
-      },
-      executor.trust,
-      executor.env as VerifyEnv,
-    );
-  } catch (error) {
-    // Config may be unsigned; anything else (modified, untrusted, bad signature) is refused.
-    if (!(isRyeError(error) && error.details.outcome === 'unsigned')) throw error;
-  }
-  return parseYamlDocument(text, path);
+  const where = { within: space, extensions: [extension] };
+  if (!(await findItem(context, 'config', id, where))) return undefined;
+  // Config may be unsigned; anything else (modified, untrusted, bad signature) is refused.
+  const { item, text } = await readVerifiedItem(context, 'config', id, { ...where, allowUnsigned: true });
+  return parseYamlDocument(text, item.path);
 }
 
 /** The `resolved_config` value for a tool's CONFIG_RESOLVE (object keyed by path for a list). */
-export async function resolveToolConfig(executor: Executor, value: unknown): Promise<unknown> {
+export async function resolveToolConfig(context: ItemContext, value: unknown): Promise<unknown> {
   const specs = specsOf(value);
   const results: Record<string, unknown> = {};
   for (const spec of specs) {
     const extension = extname(spec.path) || '.yaml';
     const id = normalizeId(extname(spec.path) ? spec.path.slice(0, -extension.length) : spec.path);
-    const spaces = executor.spaces.ordered();
+    const spaces = context.spaces.ordered();
     let resolved: Record<string, unknown> = {};
     if (spec.mode === 'first_match') {
       for (const space of spaces) {
-        const found = await readConfig(executor, space, id, extension);
+        const found = await readConfig(context, space, id, extension);
         if (found) {
           resolved = found;
           break;
@@ -116,7 +95,7 @@ export async function resolveToolConfig(executor: Executor, value: unknown): Pro
       }
     } else {
       for (const space of [...spaces].reverse()) {
-        const found = await readConfig(executor, space, id, extension);
+        const found = await readConfig(context, space, id, extension);
         if (found) resolved = deepMerge(resolved, found);
       }
     }

@@ -5,7 +5,6 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import { computeAnchor, dependencyFiles } from './anchor.js';
@@ -13,27 +12,36 @@ import type { ChainElement } from './chain.js';
 import { buildChain, ChainError, validateChain } from './chain.js';
 import { resolveToolConfig } from './config-resolve.js';
 import { ContentCache } from './content-cache.js';
+import type { ItemContext, ItemReaders } from './context.js';
+import type { ToolEnvelope } from './envelope.js';
+import { elapsed } from './envelope.js';
 import type { VerifiedLooseFile } from './files.js';
 import { readVerifiedFile, verifyLooseFile } from './files.js';
 import { signingKeyDir } from './keys.js';
-import { formatFor, KindRegistry } from './kinds.js';
+import { KindRegistry } from './kinds.js';
 import { extractToolMetadata } from './metadata.js';
 import type { ItemKind, SignableKind } from './refs.js';
 import { canonicalRef, ITEM_KINDS } from './refs.js';
 import type { ResolvedItem } from './resolve.js';
 import { resolveItem } from './resolve.js';
 import type { RunContext } from './run-chain.js';
-import { prepareRun, runPrimitive } from './run-chain.js';
+import { PRIMITIVE_RUNNERS, prepareRun, runPrimitive } from './run-chain.js';
 import { interpreterFiles, runFromSnapshot } from './run-files.js';
 import type { SpaceName, SpacesOptions } from './spaces.js';
 import { Spaces } from './spaces.js';
 import { TrustStore } from './trust.js';
+import type { ReadVerifiedOptions, VerifiedItem } from './verified-read.js';
+import { findItem, readVerifiedItem, verifyResolvedText } from './verified-read.js';
 import type { DeclaredIdentity, ItemVerification, VerifyEnv } from './verify.js';
-import { verifyItem } from './verify.js';
 
 export interface ExecutorOptions extends SpacesOptions {
-  /** Environment for dev-mode flags and child processes; defaults to `process.env`. */
+  /**
+   * Environment for dev-mode flags and child processes. Given by the entry point (its settings);
+   * the executor itself never reads `process.env`.
+   */
   env?: Record<string, string | undefined>;
+  /** Readers of the kinds parsed above the executor (directives, knowledge), registered once. */
+  readers?: ItemReaders;
   /**
    * Where parsed metadata is cached by content; default `<user>/.ai/state/cache/metadata`,
    * `false` for memory only.
@@ -57,8 +65,6 @@ export interface ChainDetail {
 }
 
 export type TraceEvent = Record<string, unknown> & { step: string };
-
-export type ToolEnvelope = Record<string, unknown> & { status: 'success' | 'error' | 'validation_passed' };
 
 /**
  * The disk cache's HMAC key, derived from the user's private signing key (none → memory only).
@@ -107,39 +113,35 @@ function traceOf(chain: ChainElement[]): TraceEvent[] {
   return events;
 }
 
-export class Executor {
+/**
+ * An executor is an item context (what helpers take) plus tool execution; helpers are handed it
+ * as an `ItemContext`, so they see only what they need.
+ */
+export class Executor implements ItemContext {
   readonly spaces: Spaces;
   readonly trust: TrustStore;
   readonly kinds: KindRegistry;
   readonly env: Record<string, string | undefined>;
 
   readonly cache: ContentCache;
+  readonly readers: ItemReaders;
 
   private constructor(spaces: Spaces, trust: TrustStore, options: ExecutorOptions) {
     this.spaces = spaces;
     this.trust = trust;
-    this.env = options.env ?? process.env;
+    this.env = options.env ?? {};
     const cacheDir =
       options.metadataCacheDir === false
         ? undefined
         : (options.metadataCacheDir ?? join(spaces.user.base, '.ai', 'state', 'cache', 'metadata'));
     this.cache = new ContentCache(cacheDir, cacheDir ? cacheSecret(spaces.user.base, this.env) : undefined);
     this.kinds = new KindRegistry(spaces, trust, this.env as VerifyEnv, this.cache);
+    this.readers = options.readers ?? {};
   }
 
   static async create(options: ExecutorOptions = {}): Promise<Executor> {
     const spaces = new Spaces(options);
     return new Executor(spaces, await TrustStore.create(spaces), options);
-  }
-
-  private chainContext() {
-    return {
-      spaces: this.spaces,
-      kinds: this.kinds,
-      trust: this.trust,
-      env: this.env as VerifyEnv,
-      cache: this.cache,
-    };
   }
 
   /** The kinds under which a plain id exists in any space (DECISIONS 1). */
@@ -156,22 +158,8 @@ export class Executor {
    * Verifies text already read from a resolved item, so a caller that parses the text verifies
    * exactly what it parsed (no second read in between).
    */
-  async verifyText(item: ResolvedItem, text: string, declared?: DeclaredIdentity): Promise<ItemVerification> {
-    const config = await this.kinds.get(item.kind);
-    return verifyItem(
-      {
-        path: item.path,
-        kind: item.kind,
-        id: item.id,
-        space: item.space,
-        text,
-        format: formatFor(config, item.extension),
-        legacyRecipe: config.legacyRecipe,
-        ...(declared ? { declared } : {}),
-      },
-      this.trust,
-      this.env as VerifyEnv,
-    );
+  verifyText(item: ResolvedItem, text: string, declared?: DeclaredIdentity): Promise<ItemVerification> {
+    return verifyResolvedText(this, item, text, { declared });
   }
 
   /**
@@ -189,13 +177,12 @@ export class Executor {
   }
 
   /** Finds an item file without verifying it. */
-  async locate(
+  locate(
     kind: SignableKind,
     id: string,
     options: { from?: SpaceName; only?: SpaceName } = {},
   ): Promise<ResolvedItem | undefined> {
-    const config = await this.kinds.get(kind);
-    return resolveItem(this.spaces, kind, id, config.extensions, options);
+    return findItem(this, kind, id, options);
   }
 
   /** A tool's declared category (undefined when it declares none or cannot be parsed). */
@@ -210,26 +197,11 @@ export class Executor {
   }
 
   /**
-   * Resolves and verifies one item file (any kind); throws RyeError NOT_FOUND / INTEGRITY.
+   * Resolves, reads once and verifies one item file (any kind); throws NOT_FOUND / INTEGRITY.
    * `declared` is what the caller parsed of the item (name, category) for the moved check.
    */
-  async verifyItemFile(
-    kind: SignableKind,
-    id: string,
-    options: { declared?: DeclaredIdentity; from?: SpaceName; only?: SpaceName } = {},
-  ): Promise<{ item: ResolvedItem; text: string; verification: ItemVerification }> {
-    const config = await this.kinds.get(kind);
-    const item = await resolveItem(this.spaces, kind, id, config.extensions, {
-      ...(options.from ? { from: options.from } : {}),
-      ...(options.only ? { only: options.only } : {}),
-    });
-    if (!item)
-      throw new RyeError('NOT_FOUND', `Item not found: ${canonicalRef(kind, id)}`, {
-        hint: 'Check the id and its kind.',
-      });
-    const text = await readFile(item.path, 'utf8');
-    const verification = await this.verifyText(item, text, options.declared);
-    return { item, text, verification };
+  verifyItemFile(kind: SignableKind, id: string, options: ReadVerifiedOptions = {}): Promise<VerifiedItem> {
+    return readVerifiedItem(this, kind, id, options);
   }
 
   /** Runs a tool through its chain and returns the envelope of spec items §7.4; never throws. */
@@ -240,11 +212,10 @@ export class Executor {
   ): Promise<ToolEnvelope> {
     const started = performance.now();
     const itemId = canonicalRef('tool', id);
-    const elapsed = () => ({ duration_ms: Math.round((performance.now() - started) * 100) / 100 });
     let chain: ChainElement[] = [];
     const trace: TraceEvent[] = [];
     try {
-      chain = await buildChain(id, this.chainContext());
+      chain = await buildChain(id, this);
       if (options.trace) trace.push(...traceOf(chain));
       const { pairs, warnings } = validateChain(chain);
       const verificationWarnings = chain.flatMap((el) => el.verification.warnings);
@@ -297,14 +268,14 @@ export class Executor {
       }
       if (options.trace) trace.push(...prepared.contributions.map((c) => ({ step: 'resolve_env', ...c })));
       // What runs is what was verified (DECISIONS 29): the interpreter loads the snapshot.
-      if (prepared.primitive === 'rye/core/primitives/subprocess')
+      if (PRIMITIVE_RUNNERS[prepared.primitive].runsFiles)
         runFromSnapshot(prepared, chain, anchor, verifiedFiles, this.spaces.user.base);
       const outcome = await runPrimitive(prepared, context);
       if (outcome.warnings) allWarnings.push(...outcome.warnings);
       const common = {
         item_id: itemId,
         chain: chain.map((el) => el.id),
-        metadata: elapsed(),
+        metadata: elapsed(started),
         ...(allWarnings.length ? { warnings: allWarnings } : {}),
         ...(options.trace ? { trace, chain_detail: chain.map(detail) } : {}),
       };
@@ -327,10 +298,10 @@ export class Executor {
         type: 'tool',
         item_id: itemId,
         chain: partial.map((el) => el.id),
-        metadata: elapsed(),
+        metadata: elapsed(started),
       });
       if (options.trace) envelope.trace = trace.length ? trace : traceOf(partial);
-      return envelope as ToolEnvelope;
+      return envelope;
     }
   }
 }

@@ -4,14 +4,13 @@
  */
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
-import type { Executor } from './executor.js';
-import { formatFor } from './kinds.js';
+import type { ItemContext } from './context.js';
 import type { Space } from './spaces.js';
-import type { ItemVerification, VerifyEnv } from './verify.js';
-import { verifyItem } from './verify.js';
+import { verifyResolvedText } from './verified-read.js';
+import type { ItemVerification } from './verify.js';
 
-function owningSpace(real: string, executor: Executor): { space: Space; id: string } | undefined {
-  for (const space of executor.spaces.ordered()) {
+function owningSpace(real: string, context: ItemContext): { space: Space; id: string } | undefined {
+  for (const space of context.spaces.ordered()) {
     const root = join(space.base, '.ai', 'tools');
     let realRoot: string;
     try {
@@ -43,34 +42,30 @@ export interface VerifiedLooseFile {
 export async function verifyLooseFile(
   path: string,
   fallbackSpace: Space,
-  executor: Executor,
+  context: ItemContext,
   onlyInTools = false,
 ): Promise<ItemVerification | undefined> {
-  return (await readVerifiedFile(path, fallbackSpace, executor, onlyInTools))?.verification;
+  return (await readVerifiedFile(path, fallbackSpace, context, onlyInTools))?.verification;
 }
 
 /** As `verifyLooseFile`, keeping the verified text (read once) for the run snapshot. */
 export async function readVerifiedFile(
   path: string,
   fallbackSpace: Space,
-  executor: Executor,
+  context: ItemContext,
   onlyInTools = false,
 ): Promise<VerifiedLooseFile | undefined> {
   if (!statSync(path, { throwIfNoEntry: false })?.isFile()) return undefined;
   const real = realpathSync(path);
-  const owner = owningSpace(real, executor);
+  const owner = owningSpace(real, context);
   if (!owner && onlyInTools) return undefined;
-  const tools = await executor.kinds.get('tool');
+  const tools = await context.kinds.get('tool');
   const extension = extname(real);
   // Interpreter arguments may name non-item files; verify_deps names only item extensions.
   if (!tools.signatureFormats[extension] && onlyInTools) return undefined;
   const space = owner?.space ?? fallbackSpace;
   const id = owner?.id ?? real.slice(real.lastIndexOf(sep) + 1, real.length - extension.length);
   const text = readFileSync(real, 'utf8');
-  const verification = verifyItem(
-    { path, kind: 'tool', id, space, text, format: formatFor(tools, extension), legacyRecipe: 'tool' },
-    executor.trust,
-    executor.env as VerifyEnv,
-  );
+  const verification = await verifyResolvedText(context, { path, kind: 'tool', id, space, extension }, text);
   return { verification, path: real, text, space };
 }

@@ -1,11 +1,24 @@
 export type { ChainContext, ChainElement, PrimitiveId } from './chain.js';
 export { buildChain, ChainError, MAX_CHAIN_DEPTH, PRIMITIVES, validateChain } from './chain.js';
 export { ContentCache } from './content-cache.js';
+export type { FactsReader, ItemContext, ItemFacts, ItemReaders, KindReaders } from './context.js';
+export type {
+  DirectionsReply,
+  Envelope,
+  EnvelopeItemType,
+  EnvelopeMetadata,
+  ErrorEnvelope,
+  ErrorType,
+  PartialEnvelope,
+  SuccessEnvelope,
+  ToolEnvelope,
+  ValidationPassedEnvelope,
+} from './envelope.js';
+export { elapsed, isErrorEnvelope } from './envelope.js';
 export type {
   ChainDetail,
   ExecuteToolOptions,
   ExecutorOptions,
-  ToolEnvelope,
   TraceEvent,
 } from './executor.js';
 export { Executor } from './executor.js';
@@ -18,7 +31,16 @@ export { loadItem } from './load.js';
 export type { ToolMetadata } from './metadata.js';
 export { extractToolMetadata, parserFor } from './metadata.js';
 export type { ItemKind, ParsedRef, SignableKind } from './refs.js';
-export { canonicalRef, ITEM_KINDS, normalizeId, parseRef, TYPE_DIRS } from './refs.js';
+export {
+  canonicalRef,
+  ITEM_KINDS,
+  isSignableKind,
+  kindPrefix,
+  normalizeId,
+  parseRef,
+  SIGNABLE_KINDS,
+  TYPE_DIRS,
+} from './refs.js';
 export type { ResolvedItem, ResolveOptions } from './resolve.js';
 export { resolveItem, typeRootOf } from './resolve.js';
 export { normalizeProcessResult } from './run-chain.js';
@@ -30,13 +52,17 @@ export type {
   SearchResult,
 } from './search/index.js';
 export { searchItems } from './search/index.js';
-export type { FactsReader, ItemFacts, SignOptions, SignResult } from './sign.js';
-export { signItems } from './sign.js';
+export type { RyeSettings, SettingsOverrides } from './settings.js';
+export { readSettings } from './settings.js';
+export type { SignFailure, SignOptions, SignResult } from './sign.js';
+export { signItems, signingSpace } from './sign.js';
 export type { Space, SpaceName, SpacesOptions, SystemBundle } from './spaces.js';
 export { SPACE_PRECEDENCE, Spaces, spaceNameOf, userSpaceBase } from './spaces.js';
 export { renderPlaceholders } from './template.js';
 export type { TrustEntry } from './trust.js';
 export { TrustStore, trustedDir, trustFileText } from './trust.js';
+export type { ReadVerifiedOptions, VerifiedItem, VerifyTextOptions } from './verified-read.js';
+export { declaredIdentity, findItem, readVerifiedItem, verifyResolvedText } from './verified-read.js';
 export type {
   DeclaredIdentity,
   IntegrityOutcome,
@@ -44,4 +70,4 @@ export type {
   VerifyEnv,
   VerifyItemInput,
 } from './verify.js';
-export { pathIdentity, signFix, verifyItem } from './verify.js';
+export { IntegrityError, isIntegrityFailure, pathIdentity, signFix, verifyItem } from './verify.js';

@@ -17,10 +17,7 @@ import {
 import type { Space } from './spaces.js';
 import { trustedDir, trustFileText } from './trust.js';
 
-export function signingKeyDir(
-  userSpaceBase: string,
-  env: Record<string, string | undefined> = process.env,
-): string {
+export function signingKeyDir(userSpaceBase: string, env: Record<string, string | undefined>): string {
   return env.RYE_SIGNING_KEY_DIR || join(userSpaceBase, '.ai', 'config', 'keys', 'signing');
 }
 

@@ -100,7 +100,7 @@ export class KindRegistry {
   constructor(
     private readonly spaces: Spaces,
     private readonly trust: TrustStore,
-    private readonly env: VerifyEnv = process.env,
+    private readonly env: VerifyEnv,
     private readonly cache: ContentCache = new ContentCache(),
   ) {}
 

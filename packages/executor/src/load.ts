@@ -2,15 +2,14 @@
  * The `load` operation (interfaces spec §2.2): read a verified item from the cascade or a named
  * space, and optionally copy it byte-for-byte into project or user space.
  */
-import { existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
-import { isRyeError, RyeError, writeFileAtomic } from '@ryeos/lillux';
-import type { Executor } from './executor.js';
+import { RyeError, writeFileAtomic } from '@ryeos/lillux';
+import type { ItemContext } from './context.js';
 import type { SignableKind } from './refs.js';
 import { canonicalRef, TYPE_DIRS } from './refs.js';
-import type { FactsReader } from './sign.js';
 import type { SpaceName } from './spaces.js';
-import type { ItemVerification } from './verify.js';
+import { readVerifiedItem } from './verified-read.js';
 
 export interface LoadRequest {
   kind: SignableKind;
@@ -19,8 +18,6 @@ export interface LoadRequest {
   source?: SpaceName;
   /** Copy the item here when it differs from where it was found. */
   destination?: Exclude<SpaceName, 'system'>;
-  /** Readers that give a directive's or knowledge item's declared name and category. */
-  readers?: Partial<Record<SignableKind, FactsReader>>;
 }
 
 export interface LoadResponse {
@@ -39,7 +36,7 @@ export interface LoadResponse {
 
 const VERSION = /(?:__version__\s*=\s*|version\s*[:=]\s*)["']([^"']+)["']/;
 
-export async function loadItem(executor: Executor, request: LoadRequest): Promise<LoadResponse> {
+export async function loadItem(context: ItemContext, request: LoadRequest): Promise<LoadResponse> {
   const { kind, id } = request;
   const ref = canonicalRef(kind, id);
   if ((request.source as string) === 'registry') {
@@ -51,47 +48,16 @@ export async function loadItem(executor: Executor, request: LoadRequest): Promis
       },
     );
   }
-  const reader = request.readers?.[kind];
-  const located = await executor.locate(kind, id, request.source ? { only: request.source } : {});
-  if (!located) {
-    throw new RyeError(
-      'NOT_FOUND',
-      `Item not found: ${ref}${request.source ? ` in ${request.source} space` : ''}`,
-      {
-        hint: request.source ? 'Drop source to search every space.' : 'Check the id, or search for it first.',
-        details: { item_type: kind, item_id: ref },
-      },
-    );
-  }
-  const bytes = readFileSync(located.path);
-  const text = bytes.toString('utf8');
-  let declared: { name?: string; category?: string } | undefined;
-  if (reader) {
-    try {
-      const facts = reader(text, located.path, located.extension);
-      declared = {
-        ...(facts.name ? { name: String(facts.name) } : {}),
-        ...(facts.category ? { category: String(facts.category) } : {}),
-      };
-    } catch {
-      declared = undefined; // unreadable metadata: integrity is still checked below
-    }
-  }
-  if (kind === 'tool') declared = { category: executor.toolCategory(text, located.path, located.extension) };
-  let verification: ItemVerification;
-  try {
-    // The text returned (and copied) is the text verified: no second read of the path.
-    verification = await executor.verifyText(located, text, declared);
-  } catch (error) {
-    // Config files may be unsigned (spec items §6.5); anything else about them is still refused.
-    if (!(kind === 'config' && isRyeError(error) && error.details.outcome === 'unsigned')) throw error;
-    verification = {
-      outcome: 'unsigned',
-      verified: false,
-      hash: '',
-      warnings: [`Unsigned config file: ${located.path}`],
-    };
-  }
+  // Read once, verified, and the same bytes returned and copied. Config may be unsigned.
+  const {
+    item: located,
+    bytes,
+    text,
+    verification,
+  } = await readVerifiedItem(context, kind, id, {
+    ...(request.source ? { only: request.source } : {}),
+    allowUnsigned: kind === 'config',
+  });
   const version = VERSION.exec(text)?.[1];
   const response: LoadResponse = {
     status: 'success',
@@ -109,7 +75,7 @@ export async function loadItem(executor: Executor, request: LoadRequest): Promis
     ...(verification.warnings.length ? { warnings: verification.warnings } : {}),
   };
   if (request.destination && request.destination !== located.space.name) {
-    const target = executor.spaces.byName(request.destination);
+    const target = context.spaces.byName(request.destination);
     if (!target) throw new RyeError('VALIDATION', `No ${request.destination} space: pass a project path`);
     const typeRoot = join(target.base, '.ai', TYPE_DIRS[kind]);
     const destination = join(typeRoot, `${id}${located.extension}`);

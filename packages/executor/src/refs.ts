@@ -5,8 +5,13 @@ import { RyeError } from '@ryeos/lillux';
 
 export const ITEM_KINDS = ['directive', 'tool', 'knowledge'] as const;
 export type ItemKind = (typeof ITEM_KINDS)[number];
-/** Kinds that can be signed: the item kinds plus config files. */
-export type SignableKind = ItemKind | 'config';
+/** Kinds that can be signed: the item kinds plus config files. The one list of kinds. */
+export const SIGNABLE_KINDS = [...ITEM_KINDS, 'config'] as const;
+export type SignableKind = (typeof SIGNABLE_KINDS)[number];
+
+export function isSignableKind(word: string): word is SignableKind {
+  return (SIGNABLE_KINDS as readonly string[]).includes(word);
+}
 
 export const TYPE_DIRS: Record<SignableKind, string> = {
   directive: 'directives',
@@ -21,13 +26,17 @@ export interface ParsedRef {
   id: string;
 }
 
-const PREFIXES: SignableKind[] = ['tool', 'directive', 'knowledge', 'config'];
+/** The kind a ref's prefix names (`tool:…` → tool), without checking the rest of it. */
+export function kindPrefix(ref: string): SignableKind | undefined {
+  const trimmed = ref.trim();
+  return SIGNABLE_KINDS.find((kind) => trimmed.startsWith(`${kind}:`));
+}
 
 export function parseRef(ref: string): ParsedRef {
   const trimmed = ref.trim();
   if (!trimmed)
     throw new RyeError('VALIDATION', 'item_id is required.', { hint: 'Pass a ref such as "tool:rye/bash".' });
-  for (const kind of PREFIXES) {
+  for (const kind of SIGNABLE_KINDS) {
     if (trimmed.startsWith(`${kind}:`)) {
       const id = trimmed.slice(kind.length + 1);
       if (!id) {

@@ -26,8 +26,10 @@ export interface ResolvedItem {
 export interface ResolveOptions {
   /** Search only this space and lower ones (executor scoping). */
   from?: SpaceName;
-  /** Search exactly this one space. */
+  /** Search exactly the spaces of this name (every system bundle for `system`). */
   only?: SpaceName;
+  /** Search exactly this one space (one system bundle). */
+  within?: Space;
   /** Also collect shadowed files (costs a stat per lower space). */
   collectShadowed?: boolean;
 }
@@ -103,9 +105,11 @@ export async function resolveItem(
   options: ResolveOptions = {},
 ): Promise<ResolvedItem | undefined> {
   const id = normalizeId(rawId);
-  const candidates = options.only
-    ? spaces.ordered().filter((s) => s.name === options.only)
-    : spaces.ordered(options.from);
+  const candidates = options.within
+    ? [options.within]
+    : options.only
+      ? spaces.ordered().filter((s) => s.name === options.only)
+      : spaces.ordered(options.from);
   const searched: string[] = [];
   let found: ResolvedItem | undefined;
   for (const space of candidates) {

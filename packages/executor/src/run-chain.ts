@@ -62,9 +62,6 @@ const IDENTITY_KEYS = new Set([
   'args',
   'env',
   'input_data',
-  'server',
-  'server_config_path',
-  'tool_name',
   // Where an HTTP tool sends its request and which credentials go along: overriding the url
   // while keeping the item's auth would hand its token to any host.
   'url',
@@ -74,6 +71,21 @@ const IDENTITY_KEYS = new Set([
   'fixed_params',
   'params_key',
 ]);
+
+/**
+ * Names a runtime reserves for itself (`reserved_params` in its signed YAML, e.g. the MCP
+ * runtimes' `server`, `tool_name`, `server_config_path`): a caller can never set them and they
+ * never reach the tool's own arguments. A runtime with reserved names is a data file like any other.
+ */
+export function reservedParameters(chain: readonly ChainElement[]): Set<string> {
+  const names = new Set<string>();
+  for (const element of chain) {
+    const declared = element.metadata.fields.reserved_params;
+    if (!Array.isArray(declared)) continue;
+    for (const name of declared) if (typeof name === 'string') names.add(name);
+  }
+  return names;
+}
 
 /** Reserved names that configure an HTTP call and so are not part of its JSON body (spec §4.8). */
 const HTTP_RESERVED = new Set([
@@ -102,9 +114,6 @@ const NOT_FOR_TOOL = new Set([
   'system_space',
   'cwd',
   'timeout',
-  'server',
-  'tool_name',
-  'server_config_path',
   'fixed_params',
   'params_key',
 ]);
@@ -191,9 +200,10 @@ function realOrSelf(path: string): string {
 function paramsForTool(
   params: Record<string, unknown>,
   config: Record<string, unknown>,
+  reserved: Set<string>,
 ): Record<string, unknown> {
   const own = Object.fromEntries(
-    Object.entries(params).filter(([k]) => !NOT_FOR_TOOL.has(k) && !k.startsWith('__')),
+    Object.entries(params).filter(([k]) => !NOT_FOR_TOOL.has(k) && !reserved.has(k) && !k.startsWith('__')),
   );
   const fixed = config.fixed_params;
   if (!fixed || typeof fixed !== 'object') return own;
@@ -269,13 +279,14 @@ export async function prepareRun(
     Object.assign(config, expandEnvInConfig(own, element.space.name === 'project' ? env : trusted));
   }
   const declared = declaredParameters(chain[0]!);
+  const reserved = reservedParameters(chain);
   const passthrough: Record<string, unknown> = {};
   const placeholders: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(params)) {
     if (key.startsWith('__')) passthrough[key] = value;
-    else if (declared.has(key) && !IDENTITY_KEYS.has(key)) placeholders[key] = value;
+    else if (declared.has(key) && !IDENTITY_KEYS.has(key) && !reserved.has(key)) placeholders[key] = value;
   }
-  const toolParams = paramsForTool(params, config);
+  const toolParams = paramsForTool(params, config, reserved);
   const cwd = anchor.cwd ?? confinedCwd(params.cwd, context.projectPath);
   // A `{name}` in the item's url that nothing fills is the caller's missing parameter. Checked on
   // the template itself: braces inside substituted values are data, not placeholders.
@@ -477,8 +488,18 @@ async function runHttp(prepared: PreparedRun, context: RunContext): Promise<RunO
   };
 }
 
+interface PrimitiveRunner {
+  run(prepared: PreparedRun, context: RunContext): Promise<RunOutcome>;
+  /** Whether it hands files to an interpreter, which then runs from the verified snapshot. */
+  runsFiles: boolean;
+}
+
+/** What each primitive does with a prepared run: the one place primitives are told apart. */
+export const PRIMITIVE_RUNNERS: Readonly<Record<PrimitiveId, PrimitiveRunner>> = {
+  'rye/core/primitives/subprocess': { run: runProcess, runsFiles: true },
+  'rye/core/primitives/http_client': { run: runHttp, runsFiles: false },
+};
+
 export function runPrimitive(prepared: PreparedRun, context: RunContext): Promise<RunOutcome> {
-  return prepared.primitive === 'rye/core/primitives/http_client'
-    ? runHttp(prepared, context)
-    : runProcess(prepared, context);
+  return PRIMITIVE_RUNNERS[prepared.primitive].run(prepared, context);
 }

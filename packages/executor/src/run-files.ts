@@ -9,7 +9,7 @@ import { delimiter, extname, isAbsolute, join, relative, sep } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
 import type { AnchorState } from './anchor.js';
 import type { ChainElement } from './chain.js';
-import type { Executor } from './executor.js';
+import type { ItemContext } from './context.js';
 import type { VerifiedLooseFile } from './files.js';
 import { readVerifiedFile } from './files.js';
 import type { PreparedRun } from './run-chain.js';
@@ -32,8 +32,8 @@ function isInside(child: string, parent: string): boolean {
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }
 
-async function verifiedToolFile(path: string, executor: Executor): Promise<VerifiedLooseFile> {
-  const file = await readVerifiedFile(path, executor.spaces.user, executor, true);
+async function verifiedToolFile(path: string, context: ItemContext): Promise<VerifiedLooseFile> {
+  const file = await readVerifiedFile(path, context.spaces.user, context, true);
   if (!file) {
     throw new RyeError(
       'INTEGRITY',
@@ -47,8 +47,8 @@ async function verifiedToolFile(path: string, executor: Executor): Promise<Verif
 }
 
 /** Every signable file of a runtime library folder (a launcher may import its siblings). */
-async function libraryFiles(dir: string, executor: Executor): Promise<VerifiedLooseFile[]> {
-  const tools = await executor.kinds.get('tool');
+async function libraryFiles(dir: string, context: ItemContext): Promise<VerifiedLooseFile[]> {
+  const tools = await context.kinds.get('tool');
   const files: VerifiedLooseFile[] = [];
   const walk = async (current: string): Promise<void> => {
     for (const entry of readdirSync(current, { withFileTypes: true })) {
@@ -56,7 +56,7 @@ async function libraryFiles(dir: string, executor: Executor): Promise<VerifiedLo
       if (entry.isDirectory()) {
         if (!LIB_SKIPPED_DIRS.has(entry.name)) await walk(path);
       } else if (entry.isFile() && tools.signatureFormats[extname(entry.name)]) {
-        files.push(await verifiedToolFile(path, executor));
+        files.push(await verifiedToolFile(path, context));
       }
     }
   };
@@ -73,7 +73,7 @@ export async function interpreterFiles(
   args: unknown,
   anchor: AnchorState,
   known: ReadonlySet<string>,
-  executor: Executor,
+  context: ItemContext,
 ): Promise<VerifiedLooseFile[]> {
   if (!Array.isArray(args)) return [];
   const found: VerifiedLooseFile[] = [];
@@ -86,18 +86,18 @@ export async function interpreterFiles(
     if (!stat) continue;
     if (!stat.isFile()) {
       if (stat.isDirectory()) continue; // directories are mapped into the snapshot, not run
-      await verifiedToolFile(arg, executor); // throws: neither a file nor a directory
+      await verifiedToolFile(arg, context); // throws: neither a file nor a directory
     }
     if (seen.has(realOr(arg))) continue;
     if (runtimeLib && !libraryDone && isInside(realOr(arg), runtimeLib)) {
       libraryDone = true;
-      for (const file of await libraryFiles(runtimeLib, executor)) {
+      for (const file of await libraryFiles(runtimeLib, context)) {
         if (!seen.has(file.path)) found.push(file);
         seen.add(file.path);
       }
       if (seen.has(realOr(arg))) continue;
     }
-    const file = await verifiedToolFile(arg, executor);
+    const file = await verifiedToolFile(arg, context);
     seen.add(file.path);
     found.push(file);
   }

@@ -5,44 +5,62 @@
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import type { KeyPairPem } from '@ryeos/lillux';
+import type { ErrorType, KeyPairPem } from '@ryeos/lillux';
 import { isRyeError, RyeError, signContent, writeFileAtomic } from '@ryeos/lillux';
 import type { ContentCache } from './content-cache.js';
-import type { Executor } from './executor.js';
+import type { FactsReader, ItemContext, ItemFacts } from './context.js';
 import { formatFor } from './kinds.js';
 import { extractToolMetadata } from './metadata.js';
 import { parseYamlDocument } from './parsers/yaml.js';
 import type { SignableKind } from './refs.js';
-import { canonicalRef, ITEM_KINDS, parseRef, TYPE_DIRS } from './refs.js';
+import { canonicalRef, ITEM_KINDS, kindPrefix, parseRef, TYPE_DIRS } from './refs.js';
 import { resolveItem, typeRootOf } from './resolve.js';
 import type { Space, SpaceName } from './spaces.js';
 import { pathIdentity } from './verify.js';
 import { wildcardMatcher } from './wildcard.js';
 
-/** Metadata an item declares, as the sign-time validation needs it. */
-export interface ItemFacts {
-  name?: string | undefined;
-  version?: string | undefined;
-  category?: string | undefined;
-  description?: string | undefined;
-  [field: string]: unknown;
-}
-
-/** Reads the facts of one file; throws a RyeError naming the problem when it cannot. */
-export type FactsReader = (text: string, path: string, extension: string) => ItemFacts;
+export type { FactsReader, ItemFacts } from './context.js';
 
 export interface SignOptions {
-  space?: Exclude<SpaceName, 'system'>;
+  /** `project` (default) or `user`; anything else is refused here, the one place that checks. */
+  space?: string;
   keyPair: KeyPairPem;
-  /** Readers for kinds the executor cannot parse itself (directives, knowledge). */
-  readers?: Partial<Record<SignableKind, FactsReader>>;
   now?: Date;
+}
+
+export interface SignFailure {
+  item_id: string;
+  path?: string;
+  error: string;
+  /** The code of the error behind the failure (DECISIONS 17). */
+  error_type: ErrorType;
 }
 
 export interface SignResult {
   signed: { item_id: string; path: string; warnings?: string[] }[];
-  failed: { item_id: string; path?: string; error: string }[];
+  failed: SignFailure[];
   summary: string;
+}
+
+/** The spaces items can be signed in; the system space is immutable (DECISIONS 4). */
+export function signingSpace(space: string | undefined): Exclude<SpaceName, 'system'> {
+  if (space === undefined || space === 'project' || space === 'user') return space ?? 'project';
+  throw new RyeError('PERMISSION', `Cannot sign in '${space}' space`, {
+    hint:
+      space === 'system'
+        ? 'System items are immutable: copy the item to project space (load with destination "project", or rye load <ref> --to project) and sign the copy.'
+        : 'Sign in the project space (default) or the user space.',
+  });
+}
+
+function failure(item_id: string, error: unknown, path?: string): SignFailure {
+  const known = isRyeError(error);
+  return {
+    item_id,
+    ...(path ? { path } : {}),
+    error: known ? error.message : String(error),
+    error_type: known ? (error.code.toLowerCase() as ErrorType) : 'internal',
+  };
 }
 
 const SEMVER = /^\d+\.\d+\.\d+$/;
@@ -193,34 +211,33 @@ function itemAtPath(ref: string, space: Space, extensionsOf: Record<SignableKind
 }
 
 /** Signs every item a ref or glob names in one space (project by default). */
-export async function signItems(executor: Executor, ref: string, options: SignOptions): Promise<SignResult> {
-  const spaceName = options.space ?? 'project';
-  if ((spaceName as string) === 'system') {
-    throw new RyeError('PERMISSION', 'The system space is immutable and cannot be signed in place', {
-      hint: 'Copy the item to project space (rye load <ref> --to project) and sign it there.',
-    });
-  }
-  const space = executor.spaces.byName(spaceName);
+export async function signItems(
+  context: ItemContext,
+  ref: string,
+  options: SignOptions,
+): Promise<SignResult> {
+  const spaceName = signingSpace(options.space);
+  const space = context.spaces.byName(spaceName);
   if (!space) {
     throw new RyeError('VALIDATION', `No ${spaceName} space: pass a project path`, {
       hint: 'Use --project DIR.',
     });
   }
   const trimmed = ref.trim();
-  const prefix = /^(tool|directive|knowledge|config):/.exec(trimmed)?.[1] as SignableKind | undefined;
+  const prefix = kindPrefix(trimmed);
   const rawId = prefix ? trimmed.slice(prefix.length + 1) : trimmed;
   const kinds: SignableKind[] = prefix ? [prefix] : [...ITEM_KINDS];
   const targets: { kind: SignableKind; id: string; path: string; extension: string }[] = [];
   const result: SignResult = { signed: [], failed: [], summary: '' };
   const extensionsOf = {} as Record<SignableKind, readonly string[]>;
   for (const kind of ITEM_KINDS as readonly SignableKind[])
-    extensionsOf[kind] = (await executor.kinds.get(kind)).extensions;
+    extensionsOf[kind] = (await context.kinds.get(kind)).extensions;
 
   const atPath = prefix || isGlob(rawId) ? undefined : itemAtPath(rawId, space, extensionsOf);
   if (atPath) targets.push(atPath);
   else {
     for (const kind of kinds) {
-      const config = await executor.kinds.get(kind);
+      const config = await context.kinds.get(kind);
       const ids = isGlob(rawId)
         ? listGlob(typeRootOf(space, kind), rawId, config.extensions)
         : [parseRef(`${kind}:${rawId}`).id];
@@ -230,10 +247,10 @@ export async function signItems(executor: Executor, ref: string, options: SignOp
         const files = filesOf(space, kind, id, config.extensions);
         if (files.length > 1) {
           if (!isGlob(rawId)) throw ambiguous(kind, id, files);
-          result.failed.push({ item_id: canonicalRef(kind, id), error: ambiguous(kind, id, files).message });
+          result.failed.push(failure(canonicalRef(kind, id), ambiguous(kind, id, files)));
           continue;
         }
-        const item = await resolveItem(executor.spaces, kind, id, config.extensions, { only: spaceName });
+        const item = await resolveItem(context.spaces, kind, id, config.extensions, { only: spaceName });
         if (item) targets.push({ kind, id, path: item.path, extension: item.extension });
       }
     }
@@ -246,19 +263,22 @@ export async function signItems(executor: Executor, ref: string, options: SignOp
   }
 
   if (targets.length === 0 && result.failed.length === 0) {
-    result.failed.push({ item_id: trimmed, error: `No items match '${trimmed}' in ${spaceName} space` });
+    const none = new RyeError('NOT_FOUND', `No items match '${trimmed}' in ${spaceName} space`, {
+      hint: 'Check the ref or glob, and the space (--space user for user items).',
+    });
+    result.failed.push(failure(trimmed, none));
   }
   for (const target of targets) {
     const itemId = canonicalRef(target.kind, target.id);
     try {
-      const config = await executor.kinds.get(target.kind);
+      const config = await context.kinds.get(target.kind);
       const text = await readFile(target.path, 'utf8');
       const reader =
         target.kind === 'tool'
-          ? toolReader(config.parsers[target.extension], executor.cache)
+          ? toolReader(config.parsers[target.extension], context.cache)
           : target.kind === 'config'
             ? configReader
-            : options.readers?.[target.kind];
+            : context.readers[target.kind]?.facts;
       const facts = reader ? reader(text, target.path, target.extension) : {};
       const { problems, warnings } = validateFacts(
         facts,
@@ -275,11 +295,7 @@ export async function signItems(executor: Executor, ref: string, options: SignOp
       await writeFileAtomic(target.path, signed);
       result.signed.push({ item_id: itemId, path: target.path, ...(warnings.length ? { warnings } : {}) });
     } catch (error) {
-      result.failed.push({
-        item_id: itemId,
-        path: target.path,
-        error: isRyeError(error) ? error.message : String(error),
-      });
+      result.failed.push(failure(itemId, error, target.path));
     }
   }
   result.summary = `${result.signed.length} signed, ${result.failed.length} failed`;

@@ -37,9 +37,12 @@ function expandHome(path: string): string {
   return path;
 }
 
-/** Resolves the user-space base: explicit option, then `$USER_SPACE`, then the home directory. */
+/**
+ * Resolves the user-space base: the value given (the entry point's `$USER_SPACE`), else the home
+ * directory. Never reads the environment itself.
+ */
 export function userSpaceBase(explicit?: string): string {
-  const raw = explicit ?? process.env.USER_SPACE ?? homedir();
+  const raw = explicit || homedir();
   const expanded = expandHome(raw);
   return isAbsolute(expanded) ? expanded : resolve(expanded);
 }

@@ -3,8 +3,8 @@
  * §6.5): trust scoped by space, moved items, legacy partial signatures and dev mode.
  */
 import { dirname } from 'node:path';
-import type { LegacyRecipe, SignatureFormat } from '@ryeos/lillux';
-import { RyeError, verifyContent } from '@ryeos/lillux';
+import type { LegacyRecipe, RyeErrorOptions, SignatureFormat } from '@ryeos/lillux';
+import { isRyeError, RyeError, verifyContent } from '@ryeos/lillux';
 import type { SignableKind } from './refs.js';
 import type { Space } from './spaces.js';
 import type { TrustStore } from './trust.js';
@@ -17,6 +17,26 @@ export type IntegrityOutcome =
   | 'bad_signature'
   | 'moved'
   | 'legacy_partial';
+
+/** An integrity failure, with its outcome as a typed field (never a string in `details`). */
+export class IntegrityError extends RyeError {
+  readonly outcome: Exclude<IntegrityOutcome, 'ok'>;
+
+  constructor(outcome: Exclude<IntegrityOutcome, 'ok'>, message: string, options: RyeErrorOptions = {}) {
+    super('INTEGRITY', message, options);
+    this.outcome = outcome;
+  }
+}
+
+/** Whether `error` is an integrity failure with this outcome (works across package copies). */
+export function isIntegrityFailure(error: unknown, outcome?: IntegrityOutcome): error is IntegrityError {
+  return (
+    isRyeError(error) &&
+    error.code === 'INTEGRITY' &&
+    typeof (error as Partial<IntegrityError>).outcome === 'string' &&
+    (outcome === undefined || (error as IntegrityError).outcome === outcome)
+  );
+}
 
 export interface DeclaredIdentity {
   name?: string | undefined;
@@ -82,11 +102,7 @@ function movedMessage(input: VerifyItemInput): string | undefined {
  * Verifies an item; throws `RyeError('INTEGRITY')` on any failure unless dev mode downgrades it
  * (project and user items only — system items always verify, DECISIONS 4).
  */
-export function verifyItem(
-  input: VerifyItemInput,
-  trust: TrustStore,
-  env: VerifyEnv = process.env,
-): ItemVerification {
+export function verifyItem(input: VerifyItemInput, trust: TrustStore, env: VerifyEnv): ItemVerification {
   const result = verifyContent(input.text, {
     format: input.format,
     legacyRecipe: input.legacyRecipe,
@@ -145,7 +161,7 @@ export function verifyItem(
     base.warnings.push(`[DEV MODE] ${message.split('\n')[0]} — executing anyway`);
     return { ...base, outcome, verified: false };
   }
-  throw new RyeError('INTEGRITY', message, {
+  throw new IntegrityError(outcome as Exclude<IntegrityOutcome, 'ok'>, message, {
     hint: fix,
     details: { outcome, path: input.path, item_id: `${input.kind}:${input.id}`, space: input.space.label },
   });

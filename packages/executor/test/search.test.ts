@@ -35,7 +35,18 @@ describe('search', () => {
   const search = (
     request: Partial<SearchRequest> & { scope: string },
     readers?: Record<string, SearchReader>,
-  ) => searchItems(executor, { limit: 100, ...request }, readers);
+  ) =>
+    searchItems(
+      // Readers are registered with the executor; a test swaps them on a copy of its context.
+      readers
+        ? {
+            ...executor,
+            kinds: executor.kinds,
+            readers: Object.fromEntries(Object.entries(readers).map(([k, search]) => [k, { search }])),
+          }
+        : executor,
+      { limit: 100, ...request },
+    );
 
   beforeAll(async () => {
     ws = await createWorkspace();

@@ -4,20 +4,35 @@
  * Recognise it by `name`/`code` (`isRyeError`), not only `instanceof`, because several copies of
  * this package can be loaded at once.
  */
-export type RyeErrorCode =
-  | 'NOT_FOUND'
-  | 'INTEGRITY'
-  | 'VALIDATION'
-  | 'CHAIN'
-  | 'PERMISSION'
-  | 'LIMIT'
-  | 'TIMEOUT'
-  | 'PROVIDER'
-  | 'SPAWN'
-  | 'HTTP'
-  | 'CONFIG'
-  | 'UNAVAILABLE'
-  | 'INTERNAL';
+export const ERROR_CODES = [
+  'NOT_FOUND',
+  'INTEGRITY',
+  'VALIDATION',
+  'CHAIN',
+  'PERMISSION',
+  'LIMIT',
+  'TIMEOUT',
+  /** A tool ran and failed: non-zero exit, or it reported `success: false` itself. */
+  'EXECUTION',
+  'PROVIDER',
+  'SPAWN',
+  'HTTP',
+  'CONFIG',
+  'UNAVAILABLE',
+  'INTERNAL',
+] as const;
+
+export type RyeErrorCode = (typeof ERROR_CODES)[number];
+
+/** An envelope's `error_type`: the lower-case code (DECISIONS 17). A closed union. */
+export type ErrorType = Lowercase<RyeErrorCode>;
+
+/** Every `error_type` an envelope may carry. */
+export const ERROR_TYPES: readonly ErrorType[] = ERROR_CODES.map((code) => code.toLowerCase() as ErrorType);
+
+export function isErrorType(value: unknown): value is ErrorType {
+  return typeof value === 'string' && (ERROR_TYPES as readonly string[]).includes(value);
+}
 
 export interface RyeErrorOptions {
   /** What to do about it, in one line a person can act on. */
@@ -60,7 +75,7 @@ export function toRyeError(value: unknown): RyeError {
 export interface ErrorEnvelope {
   status: 'error';
   error: string;
-  error_type: string;
+  error_type: ErrorType;
   hint?: string;
   [key: string]: unknown;
 }
@@ -71,7 +86,7 @@ export function toErrorEnvelope(value: unknown, extra: Record<string, unknown> =
   const envelope: ErrorEnvelope = {
     status: 'error',
     error: error.message,
-    error_type: error.code.toLowerCase(),
+    error_type: error.code.toLowerCase() as ErrorType,
     ...extra,
   };
   if (error.hint) envelope.hint = error.hint;

@@ -7,8 +7,16 @@ export {
   resolveInterpreter,
   whichBinary,
 } from './env.js';
-export type { ErrorEnvelope, RyeErrorCode, RyeErrorOptions } from './errors.js';
-export { isRyeError, RyeError, toErrorEnvelope, toRyeError } from './errors.js';
+export type { ErrorEnvelope, ErrorType, RyeErrorCode, RyeErrorOptions } from './errors.js';
+export {
+  ERROR_CODES,
+  ERROR_TYPES,
+  isErrorType,
+  isRyeError,
+  RyeError,
+  toErrorEnvelope,
+  toRyeError,
+} from './errors.js';
 export type { AtomicWriteOptions } from './files.js';
 export { writeFileAtomic } from './files.js';
 export type {
@@ -40,7 +48,7 @@ export {
   signContent,
   verifyContent,
 } from './integrity.js';
-export type { JsonSchema, SchemaValidationResult, ValidateOptions } from './schema.js';
+export type { JsonSchema, SchemaIssue, SchemaValidationResult, ValidateOptions } from './schema.js';
 export { validateSchema } from './schema.js';
 export type { KeyPairPem, LocatedSignature, SignatureFields, SignatureFormat } from './signing.js';
 export {

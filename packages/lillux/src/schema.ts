@@ -8,9 +8,19 @@ import { RyeError } from './errors.js';
 
 export type JsonSchema = Record<string, unknown> | boolean;
 
+/** One failed rule, structured for callers that word their own messages. */
+export interface SchemaIssue {
+  /** Property names and array indices from the root to the failing value. */
+  path: string[];
+  /** The JSON Schema keyword that failed (`type`, `enum`, `required`, `additionalProperties`, …). */
+  keyword: string;
+  params: Record<string, unknown>;
+}
+
 export interface SchemaValidationResult {
   valid: boolean;
   errors: string[];
+  issues: SchemaIssue[];
 }
 
 export interface ValidateOptions {
@@ -92,8 +102,17 @@ export function validateSchema(
   options: ValidateOptions = {},
 ): SchemaValidationResult {
   const validate = compile(schema);
-  if (validate(value)) return { valid: true, errors: [] };
+  if (validate(value)) return { valid: true, errors: [], issues: [] };
   const root = options.root ?? '';
-  const errors = [...new Set((validate.errors ?? []).map((e) => describe(e, root)))];
-  return { valid: false, errors };
+  const raw = validate.errors ?? [];
+  const errors = [...new Set(raw.map((e) => describe(e, root)))];
+  const issues = raw.map((e) => ({
+    path: e.instancePath
+      .split('/')
+      .slice(1)
+      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')),
+    keyword: e.keyword,
+    params: e.params as Record<string, unknown>,
+  }));
+  return { valid: false, errors, issues };
 }

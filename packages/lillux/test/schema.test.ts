@@ -15,7 +15,7 @@ const schema = {
 
 describe('validateSchema', () => {
   it('accepts valid values', () => {
-    expect(validateSchema(schema, { url: 'x', timeout: 3 })).toEqual({ valid: true, errors: [] });
+    expect(validateSchema(schema, { url: 'x', timeout: 3 })).toEqual({ valid: true, errors: [], issues: [] });
   });
 
   it('reports every problem with a path a person can act on', () => {

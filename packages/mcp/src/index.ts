@@ -1,8 +1,29 @@
 export type { OperationContext, OperationResult, ProgressUpdate, RyeOperations } from './operations.js';
 export type { ServerInfo } from './server.js';
 export { createRyeServer } from './server.js';
-export type { JsonSchema, ToolDefinition, ToolName } from './tools.js';
-export { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS, TOOL_NAMES } from './tools.js';
+export type {
+  ArgsOf,
+  ExecuteArgs,
+  InputSchema,
+  JsonSchema,
+  LoadArgs,
+  SearchArgs,
+  SignArgs,
+  ToolArgs,
+  ToolDefinition,
+  ToolName,
+  ValueOf,
+} from './tools.js';
+export {
+  EXECUTE_SCHEMA,
+  LOAD_SCHEMA,
+  SEARCH_SCHEMA,
+  SERVER_INSTRUCTIONS,
+  SIGN_SCHEMA,
+  TOOL_DEFINITIONS,
+  TOOL_NAMES,
+  toolSchema,
+} from './tools.js';
 export type {
   HttpServeOptions,
   HttpServerHandle,

@@ -3,8 +3,16 @@
  * an implementation backed by the real search/load/execute/sign handlers.
  */
 
-/** A handler's reply, sent to the client as JSON. A failure has `status === 'error'`. */
-export type OperationResult = Record<string, unknown>;
+/**
+ * A handler's reply, sent to the client as JSON. A failure has `status === 'error'`; an inline
+ * directive's reply has no status. The full typed union (`Envelope`) is `@ryeos/executor`'s: this
+ * adapter depends on no other ryeos layer, so it asks only for what it reads.
+ */
+export interface OperationResult {
+  status?: string;
+  error?: unknown;
+  [key: string]: unknown;
+}
 
 /** One progress step of a long-running operation (MCP `notifications/progress`). */
 export interface ProgressUpdate {

@@ -12,6 +12,8 @@ export interface ServerInfo {
   /** Server name reported to clients; default `rye`. */
   name?: string;
   version: string;
+  /** Log failures of the operations to stderr with their stack (the entry point's RYE_DEBUG). */
+  debug?: boolean;
 }
 
 const TOOLS = TOOL_DEFINITIONS.map((tool) => ({
@@ -46,8 +48,8 @@ function reply(result: OperationResult): CallToolResult {
   return result.status === 'error' ? { content, isError: true } : { content };
 }
 
-function internalError(tool: string, error: unknown): CallToolResult {
-  if (process.env['RYE_DEBUG']) {
+function internalError(tool: string, error: unknown, debug: boolean): CallToolResult {
+  if (debug) {
     // stderr only: in stdio mode stdout carries JSON-RPC and nothing else.
     console.error(`[rye mcp] ${tool} failed:`, error instanceof Error ? (error.stack ?? error) : error);
   }
@@ -96,7 +98,7 @@ export function createRyeServer(operations: RyeOperations, info: ServerInfo): Se
       }
       return reply(result as OperationResult);
     } catch (error) {
-      return internalError(name, error);
+      return internalError(name, error, info.debug === true);
     } finally {
       finished = true;
     }

@@ -20,27 +20,64 @@ export interface JsonSchema {
   items?: JsonSchema;
 }
 
+/** A tool's input schema: an object of named parameters. */
+export interface InputSchema {
+  readonly type: 'object';
+  readonly properties: Readonly<Record<string, JsonSchema>>;
+  readonly required: readonly string[];
+}
+
 export interface ToolDefinition {
   readonly name: ToolName;
   readonly description: string;
-  readonly inputSchema: {
-    readonly type: 'object';
-    readonly properties: Readonly<Record<string, JsonSchema>>;
-    readonly required: readonly string[];
-  };
+  readonly inputSchema: InputSchema;
 }
 
-const PROJECT_PATH: JsonSchema = {
+/** The TypeScript type of a value a (const) schema describes. */
+export type ValueOf<S> = S extends { readonly enum: readonly (infer E)[] }
+  ? E
+  : S extends { readonly type: 'string' }
+    ? string
+    : S extends { readonly type: 'integer' | 'number' }
+      ? number
+      : S extends { readonly type: 'boolean' }
+        ? boolean
+        : S extends { readonly type: 'array'; readonly items: infer I }
+          ? ValueOf<I>[]
+          : S extends { readonly type: 'array' }
+            ? unknown[]
+            : S extends { readonly type: 'object'; readonly properties: infer P; readonly required: infer R }
+              ? ObjectOf<P, R extends readonly string[] ? R[number] : never>
+              : S extends { readonly type: 'object'; readonly properties: infer P }
+                ? ObjectOf<P, never>
+                : S extends { readonly type: 'object'; readonly additionalProperties: infer A }
+                  ? Record<string, ValueOf<A>>
+                  : S extends { readonly type: 'object' }
+                    ? Record<string, unknown>
+                    : unknown;
+
+type ObjectOf<P, Required extends string> = {
+  -readonly [K in keyof P & Required]: ValueOf<P[K]>;
+} & {
+  -readonly [K in Exclude<keyof P, Required>]?: ValueOf<P[K]>;
+};
+
+/** The arguments an input schema describes (required ones required, the rest optional). */
+export type ArgsOf<S extends InputSchema> = Simplify<ValueOf<S>>;
+
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+
+const PROJECT_PATH = {
   type: 'string',
   description:
     'Absolute path of the project root (the directory that holds .ai/). Required on every call; there is no default project.',
-};
+} as const satisfies JsonSchema;
 
-const ITEM_TYPE: JsonSchema = {
+const ITEM_TYPE = {
   type: 'string',
   enum: ['directive', 'tool', 'knowledge'],
   description: 'Kind of the item. Optional when item_id is a canonical ref such as "tool:rye/bash".',
-};
+} as const satisfies JsonSchema;
 
 const SEARCH_DESCRIPTION = `Find directives (workflows), tools (code) and knowledge (docs) by keyword in the project, user and system spaces. Use it to discover an item's id before load or execute, unless the user named the item ("rye execute X": execute X directly).
 scope = kind + optional namespace: "directive", "tool", "knowledge", "tool.rye.file-system.*" (namespace rye/file-system/) or the capability form "rye.search.directive.*".
@@ -76,180 +113,192 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+export const SEARCH_SCHEMA = {
+  type: 'object',
+  properties: {
+    scope: {
+      type: 'string',
+      description:
+        'Kind and optional namespace: "directive", "tool", "knowledge", "tool.rye.core.*" (namespace rye/core/), or "rye.search.<kind>[.<namespace>].*".',
+    },
+    query: {
+      type: 'string',
+      // Required, yet omitting it means "everything", as the original's handler treats it.
+      default: '',
+      description:
+        'Keywords. Juxtaposed words = AND; also AND, OR, NOT, ( ), "exact phrase", wildcards (file*, *search). "*" or "" matches everything.',
+    },
+    project_path: PROJECT_PATH,
+    space: {
+      type: 'string',
+      enum: ['project', 'user', 'system', 'local', 'registry', 'all'],
+      default: 'all',
+      description:
+        'Where to look: one space; "local" = project+user+system; "registry" = registry providers only; "all" = local + registry.',
+    },
+    limit: { type: 'integer', minimum: 1, default: 10, description: 'Maximum results to return.' },
+    offset: { type: 'integer', minimum: 0, default: 0, description: 'Results to skip (pagination).' },
+    sort_by: {
+      type: 'string',
+      enum: ['score', 'name', 'date'],
+      default: 'score',
+      description: 'score = best match first; name = alphabetical; date = newest first.',
+    },
+    fields: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description:
+        'Per-field sub-queries that must all match, e.g. {"category": "rye/file-system", "name": "read*"}.',
+    },
+    filters: {
+      type: 'object',
+      description:
+        'Metadata filters, e.g. {"tags": ["git"], "version": ">=1.0.0", "category": "!rye/core", "date_from": "2025-01-01"}.',
+    },
+    fuzzy: {
+      type: 'object',
+      properties: {
+        enabled: { type: 'boolean', default: false },
+        max_distance: { type: 'integer', minimum: 0, description: 'Maximum edit distance per word.' },
+      },
+      description: 'Typo tolerance: a term that is not found matches words within max_distance edits.',
+    },
+    proximity: {
+      type: 'object',
+      properties: {
+        enabled: { type: 'boolean', default: false },
+        max_distance: { type: 'integer', minimum: 0, default: 5, description: 'Maximum words apart.' },
+      },
+      description: 'Require the query terms to occur within max_distance words of each other.',
+    },
+  },
+  required: ['scope', 'query', 'project_path'],
+} as const satisfies InputSchema;
+
+export const LOAD_SCHEMA = {
+  type: 'object',
+  properties: {
+    item_id: {
+      type: 'string',
+      description: 'Canonical ref ("directive:init", "tool:rye/bash") or an id with item_type.',
+    },
+    item_type: ITEM_TYPE,
+    project_path: PROJECT_PATH,
+    source: {
+      type: 'string',
+      enum: ['project', 'user', 'system', 'registry'],
+      description: 'Load only from this space. Default: the first of project, user, system that has it.',
+    },
+    destination: {
+      type: 'string',
+      enum: ['project', 'user'],
+      description: 'Copy the item into this space (to customise it; sign the copy afterwards).',
+    },
+    version: { type: 'string', description: 'Registry only: the version to pull.' },
+  },
+  required: ['item_id', 'project_path'],
+} as const satisfies InputSchema;
+
+export const EXECUTE_SCHEMA = {
+  type: 'object',
+  properties: {
+    item_id: {
+      type: 'string',
+      description: 'What to run: canonical ref ("directive:init", "tool:rye/bash") or a bare id.',
+    },
+    item_type: ITEM_TYPE,
+    project_path: PROJECT_PATH,
+    parameters: {
+      type: 'object',
+      default: {},
+      description: 'Directive inputs or tool parameters, e.g. {"path": "README.md"}.',
+    },
+    dry_run: { type: 'boolean', default: false, description: 'Validate only; run nothing.' },
+    target: {
+      type: 'string',
+      default: 'local',
+      description: '"local", "remote" or "remote:<name>". Remote tools run inline; remote directives fork.',
+    },
+    thread: {
+      type: 'string',
+      enum: ['inline', 'fork'],
+      default: 'inline',
+      description:
+        'inline: a directive returns your_directions for you. fork: a managed LLM thread runs the directive (directives only).',
+    },
+    async: {
+      type: 'boolean',
+      default: false,
+      description:
+        'Return a thread_id immediately and run in the background (not with dry_run or knowledge).',
+    },
+    model: { type: 'string', description: 'Forked directives: the model to use.' },
+    limit_overrides: {
+      type: 'object',
+      properties: {
+        turns: { type: 'integer', minimum: 0, description: 'Maximum LLM turns.' },
+        tokens: { type: 'integer', minimum: 0, description: 'Maximum tokens.' },
+        spend: { type: 'number', minimum: 0, description: 'Maximum spend in USD.' },
+        spawns: { type: 'integer', minimum: 0, description: 'Maximum child threads.' },
+        duration_seconds: { type: 'number', minimum: 0, description: 'Maximum wall-clock seconds.' },
+        depth: { type: 'integer', minimum: 0, description: 'Maximum thread nesting depth.' },
+      },
+      additionalProperties: false,
+      description: 'Forked directives: tighten the thread limits.',
+    },
+    trace: {
+      type: 'boolean',
+      default: false,
+      description: 'Tools only: include the execution chain trace in the reply.',
+    },
+  },
+  required: ['item_id', 'project_path'],
+} as const satisfies InputSchema;
+
+export const SIGN_SCHEMA = {
+  type: 'object',
+  properties: {
+    item_id: {
+      type: 'string',
+      description: 'Id, canonical ref ("tool:acme/fetch", "config:agent") or glob ("acme/*", "*").',
+    },
+    item_type: {
+      type: 'string',
+      enum: ['directive', 'tool', 'knowledge', 'config'],
+      description: 'Kind of the item(s). Optional when item_id is a canonical ref.',
+    },
+    project_path: PROJECT_PATH,
+    source: {
+      type: 'string',
+      enum: ['project', 'user'],
+      default: 'project',
+      description: 'The space whose items are signed. System items are immutable.',
+    },
+  },
+  required: ['item_id', 'project_path'],
+} as const satisfies InputSchema;
+
+/** The arguments of each tool, derived from its schema: the schema is the single source. */
+export type SearchArgs = ArgsOf<typeof SEARCH_SCHEMA>;
+export type LoadArgs = ArgsOf<typeof LOAD_SCHEMA>;
+export type ExecuteArgs = ArgsOf<typeof EXECUTE_SCHEMA>;
+export type SignArgs = ArgsOf<typeof SIGN_SCHEMA>;
+
+export interface ToolArgs {
+  search: SearchArgs;
+  load: LoadArgs;
+  execute: ExecuteArgs;
+  sign: SignArgs;
+}
+
 export const TOOL_DEFINITIONS: readonly ToolDefinition[] = deepFreeze<ToolDefinition[]>([
-  {
-    name: 'search',
-    description: SEARCH_DESCRIPTION,
-    inputSchema: {
-      type: 'object',
-      properties: {
-        scope: {
-          type: 'string',
-          description:
-            'Kind and optional namespace: "directive", "tool", "knowledge", "tool.rye.core.*" (namespace rye/core/), or "rye.search.<kind>[.<namespace>].*".',
-        },
-        query: {
-          type: 'string',
-          description:
-            'Keywords. Juxtaposed words = AND; also AND, OR, NOT, ( ), "exact phrase", wildcards (file*, *search). "*" or "" matches everything.',
-        },
-        project_path: PROJECT_PATH,
-        space: {
-          type: 'string',
-          enum: ['project', 'user', 'system', 'local', 'registry', 'all'],
-          default: 'all',
-          description:
-            'Where to look: one space; "local" = project+user+system; "registry" = registry providers only; "all" = local + registry.',
-        },
-        limit: { type: 'integer', minimum: 1, default: 10, description: 'Maximum results to return.' },
-        offset: { type: 'integer', minimum: 0, default: 0, description: 'Results to skip (pagination).' },
-        sort_by: {
-          type: 'string',
-          enum: ['score', 'name', 'date'],
-          default: 'score',
-          description: 'score = best match first; name = alphabetical; date = newest first.',
-        },
-        fields: {
-          type: 'object',
-          additionalProperties: { type: 'string' },
-          description:
-            'Per-field sub-queries that must all match, e.g. {"category": "rye/file-system", "name": "read*"}.',
-        },
-        filters: {
-          type: 'object',
-          description:
-            'Metadata filters, e.g. {"tags": ["git"], "version": ">=1.0.0", "category": "!rye/core", "date_from": "2025-01-01"}.',
-        },
-        fuzzy: {
-          type: 'object',
-          properties: {
-            enabled: { type: 'boolean', default: false },
-            max_distance: { type: 'integer', minimum: 0, description: 'Maximum edit distance per word.' },
-          },
-          description: 'Typo tolerance: a term that is not found matches words within max_distance edits.',
-        },
-        proximity: {
-          type: 'object',
-          properties: {
-            enabled: { type: 'boolean', default: false },
-            max_distance: { type: 'integer', minimum: 0, default: 5, description: 'Maximum words apart.' },
-          },
-          description: 'Require the query terms to occur within max_distance words of each other.',
-        },
-      },
-      required: ['scope', 'query', 'project_path'],
-    },
-  },
-  {
-    name: 'load',
-    description: LOAD_DESCRIPTION,
-    inputSchema: {
-      type: 'object',
-      properties: {
-        item_id: {
-          type: 'string',
-          description: 'Canonical ref ("directive:init", "tool:rye/bash") or an id with item_type.',
-        },
-        item_type: ITEM_TYPE,
-        project_path: PROJECT_PATH,
-        source: {
-          type: 'string',
-          enum: ['project', 'user', 'system', 'registry'],
-          description: 'Load only from this space. Default: the first of project, user, system that has it.',
-        },
-        destination: {
-          type: 'string',
-          enum: ['project', 'user'],
-          description: 'Copy the item into this space (to customise it; sign the copy afterwards).',
-        },
-        version: { type: 'string', description: 'Registry only: the version to pull.' },
-      },
-      required: ['item_id', 'project_path'],
-    },
-  },
-  {
-    name: 'execute',
-    description: EXECUTE_DESCRIPTION,
-    inputSchema: {
-      type: 'object',
-      properties: {
-        item_id: {
-          type: 'string',
-          description: 'What to run: canonical ref ("directive:init", "tool:rye/bash") or a bare id.',
-        },
-        item_type: ITEM_TYPE,
-        project_path: PROJECT_PATH,
-        parameters: {
-          type: 'object',
-          default: {},
-          description: 'Directive inputs or tool parameters, e.g. {"path": "README.md"}.',
-        },
-        dry_run: { type: 'boolean', default: false, description: 'Validate only; run nothing.' },
-        target: {
-          type: 'string',
-          default: 'local',
-          description:
-            '"local", "remote" or "remote:<name>". Remote tools run inline; remote directives fork.',
-        },
-        thread: {
-          type: 'string',
-          enum: ['inline', 'fork'],
-          default: 'inline',
-          description:
-            'inline: a directive returns your_directions for you. fork: a managed LLM thread runs the directive (directives only).',
-        },
-        async: {
-          type: 'boolean',
-          default: false,
-          description:
-            'Return a thread_id immediately and run in the background (not with dry_run or knowledge).',
-        },
-        model: { type: 'string', description: 'Forked directives: the model to use.' },
-        limit_overrides: {
-          type: 'object',
-          properties: {
-            turns: { type: 'integer', minimum: 0, description: 'Maximum LLM turns.' },
-            tokens: { type: 'integer', minimum: 0, description: 'Maximum tokens.' },
-            spend: { type: 'number', minimum: 0, description: 'Maximum spend in USD.' },
-            spawns: { type: 'integer', minimum: 0, description: 'Maximum child threads.' },
-            duration_seconds: { type: 'number', minimum: 0, description: 'Maximum wall-clock seconds.' },
-            depth: { type: 'integer', minimum: 0, description: 'Maximum thread nesting depth.' },
-          },
-          description: 'Forked directives: tighten the thread limits.',
-        },
-        trace: {
-          type: 'boolean',
-          default: false,
-          description: 'Tools only: include the execution chain trace in the reply.',
-        },
-      },
-      required: ['item_id', 'project_path'],
-    },
-  },
-  {
-    name: 'sign',
-    description: SIGN_DESCRIPTION,
-    inputSchema: {
-      type: 'object',
-      properties: {
-        item_id: {
-          type: 'string',
-          description: 'Id, canonical ref ("tool:acme/fetch", "config:agent") or glob ("acme/*", "*").',
-        },
-        item_type: {
-          type: 'string',
-          enum: ['directive', 'tool', 'knowledge', 'config'],
-          description: 'Kind of the item(s). Optional when item_id is a canonical ref.',
-        },
-        project_path: PROJECT_PATH,
-        source: {
-          type: 'string',
-          enum: ['project', 'user'],
-          default: 'project',
-          description: 'The space whose items are signed. System items are immutable.',
-        },
-      },
-      required: ['item_id', 'project_path'],
-    },
-  },
+  { name: 'search', description: SEARCH_DESCRIPTION, inputSchema: SEARCH_SCHEMA },
+  { name: 'load', description: LOAD_DESCRIPTION, inputSchema: LOAD_SCHEMA },
+  { name: 'execute', description: EXECUTE_DESCRIPTION, inputSchema: EXECUTE_SCHEMA },
+  { name: 'sign', description: SIGN_DESCRIPTION, inputSchema: SIGN_SCHEMA },
 ]);
+
+/** The input schema of one tool. */
+export function toolSchema(name: ToolName): ToolDefinition['inputSchema'] {
+  return TOOL_DEFINITIONS.find((tool) => tool.name === name)!.inputSchema;
+}

@@ -86,6 +86,8 @@ export interface HttpServeOptions {
   sessionIdleMs?: number;
   /** At most this many sessions; a new one closes the least recently used. Default 64. */
   maxSessions?: number;
+  /** Log failed HTTP requests to stderr (the entry point's RYE_DEBUG). */
+  debug?: boolean;
 }
 
 export interface HttpServerHandle {
@@ -367,7 +369,7 @@ export async function serveHttp(
     handle(req, res).catch((error: unknown) => {
       if (error instanceof BodyError)
         return sendJsonRpcError(res, error.httpStatus, error.code, error.message);
-      if (process.env['RYE_DEBUG']) console.error('[rye mcp] HTTP request failed:', error);
+      if (options.debug) console.error('[rye mcp] HTTP request failed:', error);
       sendJsonRpcError(res, 500, -32603, 'Internal server error');
     });
   });

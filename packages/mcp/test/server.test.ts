@@ -109,8 +109,6 @@ describe('createRyeServer (in-memory transport)', () => {
 
   it('turns a thrown exception into an internal error without a stack trace', async () => {
     const stderr = vi.spyOn(console, 'error').mockImplementation(() => {});
-    const before = process.env['RYE_DEBUG'];
-    delete process.env['RYE_DEBUG'];
     try {
       const result = await client.callTool({
         name: 'execute',
@@ -122,12 +120,16 @@ describe('createRyeServer (in-memory transport)', () => {
       expect(text).not.toMatch(/\bat .*:\d+/);
       expect(stderr).not.toHaveBeenCalled();
 
-      process.env['RYE_DEBUG'] = '1';
-      await client.callTool({ name: 'execute', arguments: { item_id: 'boom', project_path: '/p' } });
+      // The entry point's RYE_DEBUG arrives as an option: the adapter never reads the environment.
+      const debugServer = createRyeServer(fake.operations, { version: '9.9.9', debug: true });
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await debugServer.connect(serverSide);
+      const debugClient = new Client({ name: 'test', version: '0.0.0' });
+      await debugClient.connect(clientSide);
+      await debugClient.callTool({ name: 'execute', arguments: { item_id: 'boom', project_path: '/p' } });
+      await debugClient.close();
       expect(String(stderr.mock.calls[0]?.[1])).toContain('kaboom');
     } finally {
-      if (before === undefined) delete process.env['RYE_DEBUG'];
-      else process.env['RYE_DEBUG'] = before;
       stderr.mockRestore();
     }
   });

@@ -6,6 +6,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
+import type { SignFailure } from '@ryeos/executor';
 import { writeFileAtomic } from '@ryeos/lillux';
 import type { Rye } from './rye.js';
 
@@ -18,7 +19,7 @@ export interface InitResult {
   kept: string[];
   signed: string[];
   /** Files init wrote but could not sign (each with the reason). */
-  failed?: { item_id: string; path?: string; error: string }[];
+  failed?: SignFailure[];
 }
 
 const EXAMPLE_TOOL = `export const __version__ = "1.0.0";
@@ -139,6 +140,9 @@ export async function initWorkspace(rye: Rye, options: { userOnly?: boolean } = 
     const signed = await rye.sign(join(rye.projectPath, '.ai', relative));
     result.signed.push(...signed.signed.map((s) => s.item_id));
     failed.push(...signed.failed);
+    // A batch that failed as a whole (no key, say) lists no item: report it against the file.
+    if (signed.status === 'error' && signed.failed.length === 0)
+      failed.push({ item_id: relative, error: String(signed.error), error_type: signed.error_type });
   }
   if (failed.length) result.failed = failed;
   return result;

@@ -4,11 +4,19 @@
  */
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, parse, resolve } from 'node:path';
+import type { Envelope, RyeSettings } from '@ryeos/executor';
+import { kindPrefix } from '@ryeos/executor';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
-import type { OperationContext, OperationResult, RyeOperations } from '@ryeos/mcp';
+import type { OperationContext, RyeOperations } from '@ryeos/mcp';
+import type { SignArgs } from '@ryeos/mcp/tools';
+import { checkToolArguments } from './arguments.js';
+import type { ExecuteRequest, LoadRequest, SearchRequest } from './rye.js';
 import { Rye } from './rye.js';
+import { entrySettings } from './settings.js';
 
 export interface OperationsOptions {
+  /** The server's settings, parsed once at its entry point (default: from `env`/`userSpace`). */
+  settings?: RyeSettings;
   userSpace?: string;
   env?: Record<string, string | undefined>;
   /** Projects whose `Rye` is kept between calls (least recently used dropped first); default 16. */
@@ -18,64 +26,16 @@ export interface OperationsOptions {
 type Args = Record<string, unknown>;
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-const obj = (value: unknown): Record<string, unknown> | undefined =>
-  value && typeof value === 'object' && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
 
 /** Copies only the keys that are set, so optional fields stay absent. */
 function pick<T extends Record<string, unknown>>(entries: T): Partial<T> {
   return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-const EXPECTED_TYPES: Record<string, 'object' | 'boolean' | 'integer' | 'string'> = {
-  item_id: 'string',
-  item_type: 'string',
-  scope: 'string',
-  query: 'string',
-  space: 'string',
-  source: 'string',
-  destination: 'string',
-  target: 'string',
-  thread: 'string',
-  sort_by: 'string',
-  parameters: 'object',
-  fields: 'object',
-  filters: 'object',
-  fuzzy: 'object',
-  proximity: 'object',
-  limit_overrides: 'object',
-  dry_run: 'boolean',
-  trace: 'boolean',
-  async: 'boolean',
-  limit: 'integer',
-  offset: 'integer',
-};
-
-/** A mistyped argument is an error an agent can fix, never something silently ignored. */
-function checkArgumentTypes(args: Args): void {
-  for (const [name, expected] of Object.entries(EXPECTED_TYPES)) {
-    const value = args[name];
-    if (value === undefined || value === null) continue;
-    const ok =
-      expected === 'object'
-        ? typeof value === 'object' && !Array.isArray(value)
-        : expected === 'integer'
-          ? Number.isInteger(value)
-          : typeof value === expected;
-    if (!ok) {
-      throw new RyeError(
-        'VALIDATION',
-        `${name} must be ${expected === 'integer' ? 'an integer' : `a ${expected}`}, got ${JSON.stringify(value)}`,
-        {
-          hint:
-            expected === 'object'
-              ? `Pass ${name} as a JSON object, not a string.`
-              : `Pass ${name} as a ${expected}.`,
-        },
-      );
-    }
-  }
+/** A call's arguments for its project's `Rye`: everything but `project_path`, checked there. */
+function withoutProject(args: Args): Args {
+  const { project_path: _project, ...rest } = args;
+  return rest;
 }
 
 /** Default number of projects whose `Rye` (caches, trust store) is kept between calls. */
@@ -126,17 +86,27 @@ export function checkProjectPath(value: unknown): string {
  * The four operations, plus `close()` (stops every running call and its tools, then settles) and
  * `cachedProjects()` (how many projects' state is kept, at most `maxProjects`).
  */
-export type ServerOperations = RyeOperations & { close(): Promise<void>; cachedProjects(): number };
+type Operation = (args: Args, context: OperationContext) => Promise<Envelope>;
+
+export interface ServerOperations extends RyeOperations {
+  search: Operation;
+  load: Operation;
+  execute: Operation;
+  sign: Operation;
+  close(): Promise<void>;
+  cachedProjects(): number;
+}
 
 export function createOperations(options: OperationsOptions = {}): ServerOperations {
   const maxProjects = options.maxProjects ?? DEFAULT_MAX_PROJECTS;
+  const settings = options.settings ?? entrySettings(options.env, options.userSpace);
   // Map order is use order (re-inserted on every call): the first entry is the least recent.
   const ryes = new Map<string, Rye>();
   const ryeFor = (args: Args): Rye => {
     const key = checkProjectPath(args.project_path);
     let rye = ryes.get(key);
     if (rye) ryes.delete(key);
-    else rye = new Rye({ projectPath: key, ...pick({ userSpace: options.userSpace, env: options.env }) });
+    else rye = new Rye({ projectPath: key, settings });
     ryes.set(key, rye);
     while (ryes.size > maxProjects) ryes.delete(ryes.keys().next().value!);
     return rye;
@@ -144,15 +114,14 @@ export function createOperations(options: OperationsOptions = {}): ServerOperati
   const shutdown = new AbortController();
   const running = new Set<Promise<unknown>>();
   const guard =
-    (run: (rye: Rye, args: Args, context: OperationContext) => Promise<OperationResult>) =>
-    async (args: Args, context: OperationContext): Promise<OperationResult> => {
+    (run: (rye: Rye, args: Args, context: OperationContext) => Promise<Envelope>) =>
+    async (args: Args, context: OperationContext): Promise<Envelope> => {
       if (shutdown.signal.aborted) {
         return { status: 'error', error: 'The server is shutting down', error_type: 'unavailable' };
       }
       const signal = context.signal ? AbortSignal.any([context.signal, shutdown.signal]) : shutdown.signal;
       const call = (async () => {
         try {
-          checkArgumentTypes(args);
           return await run(ryeFor(args), args, { ...context, signal });
         } catch (error) {
           return toErrorEnvelope(error, pick({ item_id: str(args.item_id) }));
@@ -174,66 +143,22 @@ export function createOperations(options: OperationsOptions = {}): ServerOperati
       const grace = new Promise((resolve) => setTimeout(resolve, 5_000).unref());
       await Promise.race([Promise.allSettled([...running]), grace]);
     },
-    search: guard((rye, args) =>
-      rye.search({
-        scope: str(args.scope) ?? '',
-        ...pick({
-          query: str(args.query),
-          space: str(args.space) as never,
-          limit: typeof args.limit === 'number' ? args.limit : undefined,
-          offset: typeof args.offset === 'number' ? args.offset : undefined,
-          sort_by: str(args.sort_by) as never,
-          fields: obj(args.fields) as Record<string, string> | undefined,
-          filters: obj(args.filters),
-          fuzzy: obj(args.fuzzy),
-          proximity: obj(args.proximity),
-        }),
-      }),
-    ),
-    load: guard((rye, args) =>
-      rye.load({
-        item_id: str(args.item_id) ?? '',
-        ...pick({
-          item_type: str(args.item_type),
-          source: str(args.source),
-          destination: str(args.destination),
-        }),
-      }),
-    ),
+    // Arguments go to the `Rye` whole: it checks them against the published schemas.
+    search: guard((rye, args) => rye.search(withoutProject(args) as SearchRequest)),
+    load: guard((rye, args) => rye.load(withoutProject(args) as LoadRequest)),
     execute: guard((rye, args, context) =>
       withProgress(context, (onOutput) =>
         rye.execute({
-          item_id: str(args.item_id) ?? '',
+          ...(withoutProject(args) as ExecuteRequest),
           signal: context.signal,
           ...(onOutput ? { onOutput } : {}),
-          ...pick({
-            item_type: str(args.item_type),
-            parameters: obj(args.parameters),
-            dry_run: args.dry_run === true ? true : undefined,
-            trace: args.trace === true ? true : undefined,
-            thread: str(args.thread),
-            target: str(args.target),
-            async: args.async === true ? true : undefined,
-            model: args.model as string | undefined,
-            limit_overrides: args.limit_overrides as Record<string, unknown> | undefined,
-          }),
         }),
       ),
     ),
     sign: guard(async (rye, args) => {
-      const id = str(args.item_id) ?? '';
-      const type = str(args.item_type);
-      const ref = type && !/^(tool|directive|knowledge|config):/.test(id) ? `${type}:${id}` : id;
-      const space = str(args.source);
-      if (space !== undefined && space !== 'project' && space !== 'user') {
-        throw new RyeError('PERMISSION', `Cannot sign in '${space}' space`, {
-          hint:
-            space === 'system'
-              ? 'System items are immutable: copy the item with load (destination "project") and sign the copy.'
-              : 'Use source "project" or "user".',
-        });
-      }
-      return signEnvelope(await rye.sign(ref, space ? { space } : {}));
+      const { item_id, item_type, source } = checkToolArguments<SignArgs>('sign', args);
+      const ref = item_type && kindPrefix(item_id) === undefined ? `${item_type}:${item_id}` : item_id;
+      return rye.sign(ref, pick({ space: source }));
     }),
   };
 }
@@ -246,8 +171,8 @@ const HEARTBEAT_MS = 2_000;
  */
 async function withProgress(
   context: OperationContext,
-  run: (onOutput?: (chunk: string) => void) => Promise<OperationResult>,
-): Promise<OperationResult> {
+  run: (onOutput?: (chunk: string) => void) => Promise<Envelope>,
+): Promise<Envelope> {
   const report = context.reportProgress;
   if (!report) return run();
   const started = Date.now();
@@ -265,17 +190,4 @@ async function withProgress(
   } finally {
     clearInterval(heartbeat);
   }
-}
-
-/** A batch result as an envelope: an error only when nothing could be signed. */
-export function signEnvelope(result: Awaited<ReturnType<Rye['sign']>>): OperationResult {
-  const status = result.failed.length === 0 ? 'success' : result.signed.length ? 'partial' : 'error';
-  const envelope: OperationResult = { status, ...result, total: result.signed.length + result.failed.length };
-  if (status === 'error') {
-    envelope.error = result.failed.map((f) => `${f.item_id}: ${f.error}`).join('\n');
-    envelope.error_type = result.failed.every((f) => f.error.startsWith('No items match'))
-      ? 'not_found'
-      : 'validation';
-  }
-  return envelope;
 }

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { trustFileText } from '@ryeos/executor';
 import { fingerprint, generateKeyPair, signContent } from '@ryeos/lillux';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Rye } from '../src/index.js';
+import type { ExecuteRequest, Rye } from '../src/index.js';
 import { createRye } from '../src/index.js';
 
 let rye: Rye;
@@ -84,7 +84,7 @@ describe('execute: the allowed cells', () => {
     [{ item_id: 'tool:m/echo', target: 'remote:gpu' }, /Remote execution \(target="remote:gpu"\)/],
     [{ item_id: 'tool:m/echo', async: true }, /async tool execution/],
   ])('%o is valid but not available yet: a clear error, not a crash', async (request, message) => {
-    const result = await rye.execute(request);
+    const result = await rye.execute(request as ExecuteRequest);
     expect(result).toMatchObject({ status: 'error', error_type: 'unavailable' });
     expect(result.error).toMatch(message);
     expect(typeof result.hint).toBe('string');
@@ -150,7 +150,7 @@ describe('execute: rejected combinations, before any work', () => {
       'model must be a string',
     ],
   ])('%o', async (request, message) => {
-    const result = await rye.execute(request);
+    const result = await rye.execute(request as ExecuteRequest);
     expect(result).toMatchObject({ status: 'error', error_type: 'validation' });
     expect(result.error).toContain(message);
     expect(result).toHaveProperty('item_id');

@@ -28,7 +28,7 @@ describe('facade hardening', () => {
     expect(result).toMatchObject({
       status: 'error',
       error_type: 'validation',
-      error: 'parameters must be a object, got "{\\"a\\":1}"',
+      error: 'parameters must be an object, got "{\\"a\\":1}"',
     });
     const search = await ops.search({ project_path: t.project, scope: 'tool', limit: '5' }, context());
     expect(search.error).toMatch(/^limit must be an integer/);

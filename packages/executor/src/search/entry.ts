@@ -3,15 +3,15 @@
  * the lower-cased text prepared for matching. Items are read as text only, never run.
  */
 import { ContentCache } from '../content-cache.js';
-import type { Executor } from '../executor.js';
+import type { ItemContext } from '../context.js';
 import type { KindConfig } from '../kinds.js';
-import { formatFor } from '../kinds.js';
 import { extractToolMetadata } from '../metadata.js';
 import type { ItemKind } from '../refs.js';
 import { canonicalRef } from '../refs.js';
 import type { Space, SpaceName } from '../spaces.js';
-import type { DeclaredIdentity, VerifyEnv } from '../verify.js';
-import { pathIdentity, verifyItem } from '../verify.js';
+import { verifyWithConfig } from '../verified-read.js';
+import type { DeclaredIdentity } from '../verify.js';
+import { pathIdentity } from '../verify.js';
 import type { TextDoc } from './match.js';
 import { EMPTY_DOC, makeDoc } from './match.js';
 
@@ -168,7 +168,7 @@ function readWith(reader: SearchReader, text: string, path: string, id: string):
 }
 
 export interface BuildInput {
-  executor: Executor;
+  context: ItemContext;
   config: KindConfig;
   kind: ItemKind;
   reader: SearchReader | undefined;
@@ -187,20 +187,7 @@ export interface Verification {
 
 export function verifyQuietly(input: BuildInput, declared: DeclaredIdentity | undefined): Verification {
   try {
-    const result = verifyItem(
-      {
-        path: input.path,
-        kind: input.kind,
-        id: input.id,
-        space: input.space,
-        text: input.text,
-        format: formatFor(input.config, input.extension),
-        legacyRecipe: input.config.legacyRecipe,
-        ...(declared ? { declared } : {}),
-      },
-      input.executor.trust,
-      input.executor.env as VerifyEnv,
-    );
+    const result = verifyWithConfig(input.context, input.config, input, input.text, { declared });
     return result.verified ? { signed: true, integrity: result.hash } : { signed: false };
   } catch {
     return { signed: false };

@@ -13,7 +13,7 @@
 import type { Dirent } from 'node:fs';
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import type { Executor } from '../executor.js';
+import type { ItemContext } from '../context.js';
 import type { KindConfig } from '../kinds.js';
 import { parseYamlDocument } from '../parsers/yaml.js';
 import type { ItemKind } from '../refs.js';
@@ -118,7 +118,7 @@ export class SearchIndex {
   private readonly kinds = new Map<ItemKind, KindIndex>();
   private epoch = 0;
 
-  constructor(private readonly executor: Executor) {}
+  constructor(private readonly context: ItemContext) {}
 
   /** Refreshes and returns the given spaces' entries (inside `namespace`) for one kind. */
   refresh(
@@ -287,7 +287,7 @@ export class SearchIndex {
 
   private build(ctx: WalkContext, slot: FileSlot, text: string): IndexEntry {
     return buildEntry({
-      executor: this.executor,
+      context: this.context,
       config: ctx.index.config,
       kind: ctx.kind,
       reader: ctx.index.reader,
@@ -303,7 +303,7 @@ export class SearchIndex {
   /** Stamp of every trust-store key file: a change re-verifies entries. */
   private trustStamp(): string {
     const parts: string[] = [];
-    for (const space of this.executor.spaces.ordered()) {
+    for (const space of this.context.spaces.ordered()) {
       const dir = trustedDir(space);
       let names: string[];
       try {
@@ -322,7 +322,7 @@ export class SearchIndex {
   /** Built-in excludes plus the first `collect.yaml` (project → user → system) found. */
   private loadExcludes(current: Excludes | undefined): Excludes {
     let found: { path: string; stamp: string } | undefined;
-    for (const space of this.executor.spaces.ordered()) {
+    for (const space of this.context.spaces.ordered()) {
       const path = join(space.base, '.ai', ...COLLECT_PATH);
       const info = statSync(path, { throwIfNoEntry: false });
       if (info?.isFile()) {
@@ -362,14 +362,14 @@ function lookupIn(root: RootIndex, id: string, epoch: number): IndexEntry[] {
   return found.sort((a, b) => a.extensionRank - b.extensionRank);
 }
 
-const indexes = new WeakMap<Executor, SearchIndex>();
+const indexes = new WeakMap<ItemContext, SearchIndex>();
 
-/** The executor's search index (created on first search). */
-export function searchIndexOf(executor: Executor): SearchIndex {
-  let index = indexes.get(executor);
+/** The search index of one executor's item context (created on first search). */
+export function searchIndexOf(context: ItemContext): SearchIndex {
+  let index = indexes.get(context);
   if (!index) {
-    index = new SearchIndex(executor);
-    indexes.set(executor, index);
+    index = new SearchIndex(context);
+    indexes.set(context, index);
   }
   return index;
 }

@@ -7,7 +7,6 @@ export { evaluate, parseQuery, queryTerms } from './query.js';
 export type { ParsedScope } from './scope.js';
 export { inNamespace, parseScope, SCOPE_ERROR } from './scope.js';
 export type {
-  SearchReaders,
   SearchRequest,
   SearchResponse,
   SearchResult,

@@ -5,10 +5,10 @@
  * Registry providers are not consulted here (`registry` lists nothing, `all` = local).
  */
 import { RyeError } from '@ryeos/lillux';
-import type { Executor } from '../executor.js';
+import type { ItemContext } from '../context.js';
 import type { ItemKind } from '../refs.js';
 import type { Space, SpaceName } from '../spaces.js';
-import type { IndexEntry, SearchReader } from './entry.js';
+import type { IndexEntry } from './entry.js';
 import { fieldDoc, lookupField } from './entry.js';
 import { compileFilters } from './filters.js';
 import type { RootSnapshot } from './index-cache.js';
@@ -66,8 +66,6 @@ export interface SearchResponse {
   offset: number;
   search_type: 'keyword';
 }
-
-export type SearchReaders = Partial<Record<'directive' | 'knowledge', SearchReader>>;
 
 /** Weights when the kind's extractor declares no `search_fields`. */
 export const DEFAULT_FIELD_WEIGHTS: Readonly<Record<string, number>> = {
@@ -241,8 +239,8 @@ function comparator(sort: SearchSort): (a: Hit, b: Hit) => number {
   return (a, b) => b.score - a.score || tieBreak(a.entry, b.entry);
 }
 
-function selectSpaces(executor: Executor, space: SearchSpace): Space[] {
-  const { spaces } = executor;
+function selectSpaces(context: ItemContext, space: SearchSpace): Space[] {
+  const { spaces } = context;
   switch (space) {
     case 'project':
       return spaces.project ? [spaces.project] : [];
@@ -289,16 +287,12 @@ function toResult(hit: Hit, roots: RootSnapshot[]): SearchResult {
 }
 
 /**
- * Searches the items of the scope's kind. Directive and knowledge metadata come from `readers`
- * (without one, an item's name is its file stem); tool metadata is read by the executor's
- * static parsers. Readers must be pure functions of the file text: entries are cached per
+ * Searches the items of the scope's kind. Directive and knowledge metadata come from the search
+ * readers registered with the executor (without one, an item's name is its file stem); tool
+ * metadata is read by the executor's static parsers. Readers must be pure functions of the file text: entries are cached per
  * executor and re-read only when the file changes.
  */
-export async function searchItems(
-  executor: Executor,
-  request: SearchRequest,
-  readers: SearchReaders = {},
-): Promise<SearchResponse> {
+export async function searchItems(context: ItemContext, request: SearchRequest): Promise<SearchResponse> {
   if (!request || typeof request !== 'object') {
     throw invalid('search request must be an object', 'Pass at least {"scope": "tool"}');
   }
@@ -313,16 +307,10 @@ export async function searchItems(
   }
   const limit = count(request.limit, 'limit', DEFAULT_LIMIT);
   const offset = count(request.offset, 'offset', 0);
-  const config = await executor.kinds.get(kind);
+  const config = await context.kinds.get(kind);
   const prepared = prepare(request, config.searchFields);
-  const reader = kind === 'tool' ? undefined : readers[kind];
-  const roots = searchIndexOf(executor).refresh(
-    kind,
-    config,
-    selectSpaces(executor, space),
-    namespace,
-    reader,
-  );
+  const reader = kind === 'tool' ? undefined : context.readers[kind]?.search;
+  const roots = searchIndexOf(context).refresh(kind, config, selectSpaces(context, space), namespace, reader);
   const hits: Hit[] = [];
   for (const root of roots) {
     for (const entry of root.entries) {

@@ -3,8 +3,9 @@
 import { resolve } from 'node:path';
 import type { ParseArgsConfig } from 'node:util';
 import { parseArgs } from 'node:util';
+import { isSignableKind } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
-import type { CliIo } from './run.js';
+import type { CliIo } from './io.js';
 
 export interface ParsedArgs {
   values: Record<string, string | boolean | undefined>;
@@ -26,12 +27,10 @@ export function printJson(io: CliIo, value: unknown): void {
   io.stdout(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-const KINDS = new Set(['tool', 'directive', 'knowledge', 'config']);
-
 /** Accepts `kind:id`, a plain id, or the upstream pair `<kind> <id>` (DECISIONS 27). */
 export function refFromPositionals(positionals: string[], verb: string): string {
   const [first, second] = positionals;
-  if (first && second && KINDS.has(first)) return `${first}:${second}`;
+  if (first && second && isSignableKind(first)) return `${first}:${second}`;
   if (!first) {
     throw new RyeError('VALIDATION', `rye ${verb} needs an item ref`, {
       hint: `e.g. rye ${verb} tool:rye/bash`,
@@ -61,6 +60,14 @@ export function parseJsonObject(text: string, what: string): Record<string, unkn
     });
   }
   return value as Record<string, unknown>;
+}
+
+/**
+ * Flags gathered into an operation's arguments. They are the user's raw strings: the `Rye` call
+ * checks them against the operation's schema, like an MCP client's arguments.
+ */
+export function asArguments<T>(raw: Record<string, unknown>): T {
+  return Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined)) as T;
 }
 
 /** A string flag's value (undefined when absent). */

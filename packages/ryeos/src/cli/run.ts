@@ -1,18 +1,14 @@
+import type { RyeSettings } from '@ryeos/executor';
+import { readSettings } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
 import { packageVersion } from '../package-root.js';
 import { helpText } from './help.js';
+import type { CliIo } from './io.js';
+import { processIo } from './io.js';
 
-export interface CliIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-}
+export type { CliIo } from './io.js';
 
-const defaultIo: CliIo = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-};
-
-type Command = (args: string[], io: CliIo) => Promise<number>;
+type Command = (args: string[], io: CliIo, settings: RyeSettings) => Promise<number>;
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
   demo: async () => (await import('../commands/demo.js')).demoCommand,
@@ -25,9 +21,11 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
 };
 
 /** Runs the CLI and returns the exit code; never throws. */
-export async function runCli(argv: string[], io: CliIo = defaultIo): Promise<number> {
-  // Every entry point names its own node so runtimes can reuse it (DECISIONS 23).
-  process.env.RYE_KERNEL_NODE ??= process.execPath;
+export async function runCli(
+  argv: string[],
+  io: CliIo = processIo,
+  env: Record<string, string | undefined> = process.env,
+): Promise<number> {
   const [verb, ...rest] = argv;
   if (!verb || verb === '--help' || verb === '-h' || verb === 'help') {
     io.stdout(helpText());
@@ -43,7 +41,10 @@ export async function runCli(argv: string[], io: CliIo = defaultIo): Promise<num
     return 2;
   }
   try {
-    return await (await load())(rest, io);
+    // Settings are read here, once. Every entry point names its own node so runtimes can reuse
+    // it (DECISIONS 23).
+    const settings = readSettings({ ...env, RYE_KERNEL_NODE: env.RYE_KERNEL_NODE || process.execPath });
+    return await (await load())(rest, io, settings);
   } catch (error) {
     io.stdout(`${JSON.stringify(toErrorEnvelope(error), null, 2)}\n`);
     return 1;

@@ -13,7 +13,7 @@ import {
   signContent,
   verifyContent,
 } from '@ryeos/lillux';
-import type { CliIo } from '../cli/run.js';
+import type { CliIo } from '../cli/io.js';
 
 interface Step {
   primitive: string;

@@ -6,7 +6,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CliIo } from '../cli/run.js';
+import type { RyeSettings } from '@ryeos/executor';
+import { readSettings } from '@ryeos/executor';
+import type { CliIo } from '../cli/io.js';
 import { initWorkspace } from '../init.js';
 import type { Envelope } from '../rye.js';
 import { createRye } from '../rye.js';
@@ -15,14 +17,16 @@ type Step = { title: string; ok: boolean; lines: string[] };
 
 const data = (result: Envelope) => (result.data ?? {}) as Record<string, unknown>;
 
-export async function demoCommand(args: string[], io: CliIo): Promise<number> {
+export async function demoCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
   if (args[0] === 'primitives')
     return (await import('./demo-primitives.js')).primitivesDemo(args.slice(1), io);
   const root = await mkdtemp(join(tmpdir(), 'rye-demo-'));
   const project = join(root, 'project');
   const user = join(root, 'user');
-  const env = { ...process.env, USER_SPACE: user };
-  const rye = createRye({ projectPath: project, userSpace: user, env });
+  const rye = createRye({
+    projectPath: project,
+    settings: readSettings({ ...settings.env, USER_SPACE: user }),
+  });
   const steps: Step[] = [];
   const step = (title: string, ok: boolean, ...lines: string[]) => {
     steps.push({ title, ok, lines });

@@ -4,7 +4,9 @@
  *  [--limit-overrides JSON]`
  */
 
+import type { RyeSettings } from '@ryeos/executor';
 import {
+  asArguments,
   callerPath,
   parse,
   parseJsonObject,
@@ -13,10 +15,11 @@ import {
   refFromPositionals,
   str,
 } from '../cli/args.js';
-import type { CliIo } from '../cli/run.js';
+import type { CliIo } from '../cli/io.js';
+import type { ExecuteRequest } from '../rye.js';
 import { createRye } from '../rye.js';
 
-export async function executeCommand(args: string[], io: CliIo): Promise<number> {
+export async function executeCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
   const { values, positionals } = parse(args, {
     params: { type: 'string' },
     parameters: { type: 'string' },
@@ -40,25 +43,25 @@ export async function executeCommand(args: string[], io: CliIo): Promise<number>
     if (piped) parameters = parseJsonObject(piped, 'stdin');
   }
   const projectPath = str(values, 'project') ?? str(values, 'project-path');
-  const rye = createRye({ projectPath: callerPath(projectPath ?? '.') });
-  const result = await rye.execute({
-    item_id: ref,
-    parameters,
-    ...(values['dry-run'] ? { dry_run: true } : {}),
-    ...(values.trace ? { trace: true } : {}),
-    ...(values.async ? { async: true } : {}),
-    ...optional('thread', str(values, 'thread')),
-    ...optional('target', str(values, 'target')),
-    ...optional('model', str(values, 'model')),
-    ...optional('item_type', str(values, 'item-type')),
-    ...(str(values, 'limit-overrides')
-      ? { limit_overrides: parseJsonObject(str(values, 'limit-overrides')!, '--limit-overrides') }
-      : {}),
+  const rye = createRye({
+    settings,
+    projectPath: callerPath(projectPath ?? '.'),
   });
+  const limits = str(values, 'limit-overrides');
+  const result = await rye.execute(
+    asArguments<ExecuteRequest>({
+      item_id: ref,
+      parameters,
+      dry_run: values['dry-run'] === true || undefined,
+      trace: values.trace === true || undefined,
+      async: values.async === true || undefined,
+      thread: str(values, 'thread'),
+      target: str(values, 'target'),
+      model: str(values, 'model'),
+      item_type: str(values, 'item-type'),
+      limit_overrides: limits === undefined ? undefined : parseJsonObject(limits, '--limit-overrides'),
+    }),
+  );
   printJson(io, result);
   return result.status === 'error' ? 1 : 0;
-}
-
-function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
-  return value === undefined ? {} : ({ [key]: value } as Record<K, string>);
 }

@@ -1,11 +1,12 @@
 /** `rye keys generate [--force] | trust <public_key.pem> [--owner NAME] [--space user|project] | list` */
 import { readFile } from 'node:fs/promises';
+import type { RyeSettings } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
 import { callerPath, parse, printJson, str } from '../cli/args.js';
-import type { CliIo } from '../cli/run.js';
+import type { CliIo } from '../cli/io.js';
 import { createRye } from '../rye.js';
 
-export async function keysCommand(args: string[], io: CliIo): Promise<number> {
+export async function keysCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
   const { values, positionals } = parse(args, {
     force: { type: 'boolean' },
     owner: { type: 'string' },
@@ -14,7 +15,10 @@ export async function keysCommand(args: string[], io: CliIo): Promise<number> {
     'project-path': { type: 'string', short: 'p' },
   });
   const project = str(values, 'project') ?? str(values, 'project-path');
-  const rye = createRye({ projectPath: callerPath(project ?? '.') });
+  const rye = createRye({
+    settings,
+    projectPath: callerPath(project ?? '.'),
+  });
   const [action, file] = positionals;
   if (action === 'generate') {
     printJson(io, { status: 'success', ...(await rye.generateKeys({ force: values.force === true })) });

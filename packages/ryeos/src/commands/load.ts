@@ -1,9 +1,12 @@
 /** `rye load <ref> [--from SPACE] [--to SPACE] [--project DIR]` (also `rye load <type> <id>`) */
-import { callerPath, parse, printJson, refFromPositionals, str } from '../cli/args.js';
-import type { CliIo } from '../cli/run.js';
+
+import type { RyeSettings } from '@ryeos/executor';
+import { asArguments, callerPath, parse, printJson, refFromPositionals, str } from '../cli/args.js';
+import type { CliIo } from '../cli/io.js';
+import type { LoadRequest } from '../rye.js';
 import { createRye } from '../rye.js';
 
-export async function loadCommand(args: string[], io: CliIo): Promise<number> {
+export async function loadCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
   const { values, positionals } = parse(args, {
     from: { type: 'string' },
     source: { type: 'string' },
@@ -13,15 +16,14 @@ export async function loadCommand(args: string[], io: CliIo): Promise<number> {
     'project-path': { type: 'string', short: 'p' },
   });
   const rye = createRye({
+    settings,
     projectPath: callerPath(str(values, 'project') ?? str(values, 'project-path') ?? '.'),
   });
   const source = str(values, 'from') ?? str(values, 'source');
   const destination = str(values, 'to') ?? str(values, 'destination');
-  const result = await rye.load({
-    item_id: refFromPositionals(positionals, 'load'),
-    ...(source ? { source } : {}),
-    ...(destination ? { destination } : {}),
-  });
+  const result = await rye.load(
+    asArguments<LoadRequest>({ item_id: refFromPositionals(positionals, 'load'), source, destination }),
+  );
   printJson(io, result);
   return result.status === 'error' ? 1 : 0;
 }

@@ -1,7 +1,10 @@
 /** `rye search <scope> <query> [--space S] [--limit N] [--offset N] [--sort-by score|name|date] [--fuzzy] [--project DIR]` */
+
+import type { RyeSettings } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
-import { callerPath, parse, printJson, str } from '../cli/args.js';
-import type { CliIo } from '../cli/run.js';
+import { asArguments, callerPath, parse, printJson, str } from '../cli/args.js';
+import type { CliIo } from '../cli/io.js';
+import type { SearchRequest } from '../rye.js';
 import { createRye } from '../rye.js';
 
 function integer(value: string | undefined, name: string): number | undefined {
@@ -14,7 +17,7 @@ function integer(value: string | undefined, name: string): number | undefined {
   return n;
 }
 
-export async function searchCommand(args: string[], io: CliIo): Promise<number> {
+export async function searchCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
   const { values, positionals } = parse(args, {
     space: { type: 'string' },
     limit: { type: 'string' },
@@ -30,19 +33,22 @@ export async function searchCommand(args: string[], io: CliIo): Promise<number> 
       hint: "e.g. rye search tool 'read file'",
     });
   const rye = createRye({
+    settings,
     projectPath: callerPath(str(values, 'project') ?? str(values, 'project-path') ?? '.'),
   });
   const limit = integer(str(values, 'limit'), 'limit');
   const offset = integer(str(values, 'offset'), 'offset');
-  const result = await rye.search({
-    scope,
-    query: words.join(' '),
-    ...(str(values, 'space') ? { space: str(values, 'space') as never } : {}),
-    ...(limit !== undefined ? { limit } : {}),
-    ...(offset !== undefined ? { offset } : {}),
-    ...(str(values, 'sort-by') ? { sort_by: str(values, 'sort-by') as never } : {}),
-    ...(values.fuzzy ? { fuzzy: { enabled: true } } : {}),
-  });
+  const result = await rye.search(
+    asArguments<SearchRequest>({
+      scope,
+      query: words.join(' '),
+      space: str(values, 'space'),
+      limit,
+      offset,
+      sort_by: str(values, 'sort-by'),
+      fuzzy: values.fuzzy ? { enabled: true } : undefined,
+    }),
+  );
   printJson(io, result);
   return result.status === 'error' ? 1 : 0;
 }

@@ -4,7 +4,9 @@
  */
 import { RyeError } from '@ryeos/lillux';
 
-export type Kind = 'directive' | 'tool' | 'knowledge';
+export type { ItemKind as Kind } from '@ryeos/executor';
+
+import type { ItemKind as Kind } from '@ryeos/executor';
 export type Thread = 'inline' | 'fork';
 
 export interface Target {
@@ -24,8 +26,9 @@ function reject(message: string, hint: string): never {
   throw new RyeError('VALIDATION', message, { hint });
 }
 
-export function parseTarget(raw: string | undefined): Target {
-  if (raw === undefined || raw === 'local') return { remote: false };
+/** A target given as a string; anything else is left to the schema check (`target must be a string`). */
+export function parseTarget(raw: unknown): Target {
+  if (typeof raw !== 'string' || raw === 'local') return { remote: false };
   if (raw === 'remote') return { remote: true };
   if (raw.startsWith('remote:')) {
     const name = raw.slice('remote:'.length).trim();
@@ -43,8 +46,10 @@ export function parseTarget(raw: string | undefined): Target {
   );
 }
 
-export function parseThread(raw: string | undefined): Thread {
-  if (raw === undefined || raw === 'inline' || raw === 'fork') return raw ?? 'inline';
+/** A thread mode given as a string; anything else is left to the schema check. */
+export function parseThread(raw: unknown): Thread {
+  if (typeof raw !== 'string' || raw === 'inline') return 'inline';
+  if (raw === 'fork') return raw;
   return reject(`Unknown thread mode: '${raw}'. Must be "inline" or "fork".`, 'Drop thread to run inline.');
 }
 

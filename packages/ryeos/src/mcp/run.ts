@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { userSpaceBase } from '@ryeos/executor';
+import { readSettings } from '@ryeos/executor';
 import { writeFileAtomic } from '@ryeos/lillux';
 import { packageVersion } from '../package-root.js';
 
@@ -54,13 +54,17 @@ export async function runMcpServer(argv: string[]): Promise<number> {
     process.stderr.write(USAGE);
     return 0;
   }
-  // Every entry point names its own node for runtimes (DECISIONS 23); AI_DIR for {env:AI_DIR}.
-  process.env.RYE_KERNEL_NODE ??= process.execPath;
-  process.env.AI_DIR ??= '.ai';
+  // Settings are read here, once. Every entry point names its own node for runtimes
+  // (DECISIONS 23); AI_DIR for {env:AI_DIR}.
+  const settings = readSettings({
+    ...process.env,
+    RYE_KERNEL_NODE: process.env.RYE_KERNEL_NODE || process.execPath,
+    AI_DIR: process.env.AI_DIR || '.ai',
+  });
   const [{ createRyeServer, isDefaultBindHost, serveHttp, serveStdio }, { createOperations }] =
     await Promise.all([import('@ryeos/mcp'), import('../operations.js')]);
-  const operations = createOperations();
-  const info = { name: 'rye', version: packageVersion() };
+  const operations = createOperations({ settings });
+  const info = { name: 'rye', version: packageVersion(), debug: settings.debug };
   if (values.http) {
     const port = values.port === undefined ? 7770 : Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -80,7 +84,7 @@ export async function runMcpServer(argv: string[]): Promise<number> {
     }
     let token: string | undefined;
     try {
-      token = values['no-auth'] ? undefined : await httpToken(values['token-file']);
+      token = values['no-auth'] ? undefined : await httpToken(values['token-file'], settings.userSpace);
     } catch (error) {
       process.stderr.write(`ryeos-mcp: ${(error as Error).message}\n`);
       return 2;
@@ -92,6 +96,7 @@ export async function runMcpServer(argv: string[]): Promise<number> {
         host,
         ...(values['allow-remote'] ? { allowRemote: true } : {}),
         ...(token !== undefined ? { token } : {}),
+        debug: settings.debug,
       });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
@@ -106,7 +111,7 @@ export async function runMcpServer(argv: string[]): Promise<number> {
     if (token === undefined) process.stderr.write('ryeos-mcp: --no-auth: requests are not authenticated\n');
     else
       process.stderr.write(
-        `ryeos-mcp: clients must send "Authorization: Bearer ${token}"${values['token-file'] ? '' : ` (also in ${tokenPath()})`}\n`,
+        `ryeos-mcp: clients must send "Authorization: Bearer ${token}"${values['token-file'] ? '' : ` (also in ${tokenPath(settings.userSpace)})`}\n`,
       );
     await waitForSignal();
     await operations.close();
@@ -128,15 +133,15 @@ function waitForSignal(): Promise<void> {
   });
 }
 
-function tokenPath(): string {
-  return join(userSpaceBase(), '.ai', 'state', 'mcp', 'http-token');
+function tokenPath(userSpace: string): string {
+  return join(userSpace, '.ai', 'state', 'mcp', 'http-token');
 }
 
 /**
  * The bearer token of the HTTP transport: read from `--token-file` (refused when group or others
  * can read it), or generated (32 random bytes) and written 0600 to the user space's state.
  */
-async function httpToken(tokenFile: string | undefined): Promise<string> {
+async function httpToken(tokenFile: string | undefined, userSpace: string): Promise<string> {
   if (tokenFile !== undefined) {
     let mode: number;
     let text: string;
@@ -156,7 +161,7 @@ async function httpToken(tokenFile: string | undefined): Promise<string> {
     return text;
   }
   const token = randomBytes(32).toString('base64url');
-  const path = tokenPath();
+  const path = tokenPath(userSpace);
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   await writeFileAtomic(path, `${token}\n`, { mode: 0o600 });
   return token;

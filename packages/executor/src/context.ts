@@ -1,0 +1,42 @@
+/**
+ * What item operations need from an executor, and nothing more: the spaces, the kind configs,
+ * the trust store, the verification flags, the content cache and the readers of the kinds the
+ * executor cannot parse itself. Helpers take this, never the whole `Executor`.
+ */
+import type { ContentCache } from './content-cache.js';
+import type { KindRegistry } from './kinds.js';
+import type { SignableKind } from './refs.js';
+import type { SearchReader } from './search/entry.js';
+import type { Spaces } from './spaces.js';
+import type { TrustStore } from './trust.js';
+import type { VerifyEnv } from './verify.js';
+
+/** What an item declares about itself, as sign-time validation needs it. */
+export interface ItemFacts {
+  name?: string | undefined;
+  version?: string | undefined;
+  category?: string | undefined;
+  description?: string | undefined;
+  [field: string]: unknown;
+}
+
+/** Reads the facts of one file; throws a RyeError naming the problem when it cannot. */
+export type FactsReader = (text: string, path: string, extension: string) => ItemFacts;
+
+/** The readers of one kind: its declared facts (sign, load, moved check) and its search fields. */
+export interface KindReaders {
+  facts?: FactsReader;
+  search?: SearchReader;
+}
+
+/** Readers for the kinds parsed above the executor (directives, knowledge), registered once. */
+export type ItemReaders = Partial<Record<Exclude<SignableKind, 'tool' | 'config'>, KindReaders>>;
+
+export interface ItemContext {
+  spaces: Spaces;
+  kinds: KindRegistry;
+  trust: TrustStore;
+  env: VerifyEnv;
+  cache: ContentCache;
+  readers: ItemReaders;
+}
