@@ -1,10 +1,3 @@
-import { defineProject } from 'vitest/config';
+import { packageTests } from '@ryeos/build-config/vitest';
 
-export default defineProject({
-  test: {
-    name: 'directives',
-    include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-  },
-});
+export default packageTests('directives');

@@ -1,11 +1,3 @@
-import { defineConfig } from 'tsup';
+import { packageBuild } from '@ryeos/build-config/tsup';
 
-export default defineConfig({
-  entry: ['src/index.ts', 'src/tools.ts'],
-  format: ['esm'],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: 'node20',
-  splitting: true,
-});
+export default packageBuild(['src/index.ts', 'src/tools.ts']);

@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import { apiReport } from '@ryeos/build-config/api-report';
 import { describe, expect, it } from 'vitest';
 import * as api from '../src/index.js';
 
@@ -5,5 +7,14 @@ import * as api from '../src/index.js';
 describe('public API', () => {
   it('exports exactly these names', () => {
     expect(Object.keys(api).sort()).toMatchSnapshot();
+  });
+
+  it('records the types of its public API (api/*.api.md)', async () => {
+    const packageDir = join(import.meta.dirname, '..');
+    for (const entry of ['index', 'tools']) {
+      await expect(apiReport('@ryeos/mcp', packageDir, entry)).toMatchFileSnapshot(
+        join('..', 'api', `${entry}.api.md`),
+      );
+    }
   });
 });
