@@ -143,6 +143,10 @@ describe('the HTTP transport requires a bearer token (attack 8)', () => {
     await expect(
       serveHttp(() => createRyeServer(createOperations(), { version: '1' }), { host: '0.0.0.0' }),
     ).rejects.toThrow(/Refusing to serve MCP on 0\.0\.0\.0/);
+    // The transport holds the one loopback rule itself, whatever its caller checked.
+    await expect(
+      serveHttp(() => createRyeServer(createOperations(), { version: '1' }), { host: '127.0.0.2' }),
+    ).rejects.toThrow(/Refusing to serve MCP on 127\.0\.0\.2/);
   });
 });
 
