@@ -27,7 +27,12 @@ Summarize the file in three lines.
 `;
 
 /** Signs the way the original RYE does: for a directive, only its XML fence is hashed. */
-function originalSign(text: string, recipe: LegacyRecipe, privateKeyPem: string, publicKeyPem: string): string {
+function originalSign(
+  text: string,
+  recipe: LegacyRecipe,
+  privateKeyPem: string,
+  publicKeyPem: string,
+): string {
   const format = { prefix: '<!--', suffix: '-->' };
   const hash = sha256Hex(legacyHashInput(text, recipe, format)!.input);
   return `<!-- rye:signed:2025-06-01T12:00:00Z:${hash}:${signHash(hash, privateKeyPem)}:${fingerprint(publicKeyPem)} -->\n${text}`;
