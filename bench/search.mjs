@@ -119,6 +119,8 @@ async function setUp(count) {
     ],
     env,
     metadataCacheDir: false,
+    // Readers are registered with the executor, as the facade does.
+    readers: { directive: { search: READERS.directive }, knowledge: { search: READERS.knowledge } },
   };
   const setup = await Executor.create(options);
   // A user-space key vouches for project, user and system items alike.
@@ -160,7 +162,7 @@ export async function run({ items = Number(process.env.BENCH_ITEMS) || 10_000 } 
   }
   const { root, executor } = await setUp(items);
   try {
-    const search = (request) => searchItems(executor, { limit: 10, ...request }, READERS);
+    const search = (request) => searchItems(executor, { limit: 10, ...request });
     let start = performance.now();
     let total = 0;
     for (const scope of ['tool', 'directive', 'knowledge'])

@@ -12,7 +12,7 @@ import { extractToolMetadata } from './metadata.js';
 import type { ResolvedItem } from './resolve.js';
 import { resolveItem } from './resolve.js';
 import { SPACE_PRECEDENCE } from './spaces.js';
-import { verifyResolvedText } from './verified-read.js';
+import { verifyWithConfig } from './verified-read.js';
 import type { ItemVerification } from './verify.js';
 
 export const MAX_CHAIN_DEPTH = 10;
@@ -67,7 +67,7 @@ async function loadElement(
     parseError = error;
   }
   // Integrity comes first: an unsigned or tampered file reports that, not its syntax.
-  const verification = await verifyResolvedText(context, item, text, {
+  const verification = verifyWithConfig(context, tools, item, text, {
     declared: { category: metadata?.category },
   });
   if (!metadata) throw parseError;

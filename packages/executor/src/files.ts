@@ -6,7 +6,7 @@ import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import type { ItemContext } from './context.js';
 import type { Space } from './spaces.js';
-import { verifyResolvedText } from './verified-read.js';
+import { verifyWithConfig } from './verified-read.js';
 import type { ItemVerification } from './verify.js';
 
 function owningSpace(real: string, context: ItemContext): { space: Space; id: string } | undefined {
@@ -66,6 +66,6 @@ export async function readVerifiedFile(
   const space = owner?.space ?? fallbackSpace;
   const id = owner?.id ?? real.slice(real.lastIndexOf(sep) + 1, real.length - extension.length);
   const text = readFileSync(real, 'utf8');
-  const verification = await verifyResolvedText(context, { path, kind: 'tool', id, space, extension }, text);
+  const verification = verifyWithConfig(context, tools, { path, kind: 'tool', id, space, extension }, text);
   return { verification, path: real, text, space };
 }

@@ -49,7 +49,7 @@ export {
   verifyContent,
 } from './integrity.js';
 export type { JsonSchema, SchemaIssue, SchemaValidationResult, ValidateOptions } from './schema.js';
-export { validateSchema } from './schema.js';
+export { schemaIssues, validateSchema } from './schema.js';
 export type { KeyPairPem, LocatedSignature, SignatureFields, SignatureFormat } from './signing.js';
 export {
   findSignature,

@@ -95,6 +95,18 @@ function describe(error: ErrorObject, root: string): string {
   }
 }
 
+/** ajv's errors (also those of validators compiled ahead of time) as structured issues. */
+export function schemaIssues(errors: readonly ErrorObject[]): SchemaIssue[] {
+  return errors.map((e) => ({
+    path: e.instancePath
+      .split('/')
+      .slice(1)
+      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')),
+    keyword: e.keyword,
+    params: e.params as Record<string, unknown>,
+  }));
+}
+
 /** Validates a value against a JSON Schema; never throws for invalid data. */
 export function validateSchema(
   schema: JsonSchema,
@@ -106,13 +118,5 @@ export function validateSchema(
   const root = options.root ?? '';
   const raw = validate.errors ?? [];
   const errors = [...new Set(raw.map((e) => describe(e, root)))];
-  const issues = raw.map((e) => ({
-    path: e.instancePath
-      .split('/')
-      .slice(1)
-      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')),
-    keyword: e.keyword,
-    params: e.params as Record<string, unknown>,
-  }));
-  return { valid: false, errors, issues };
+  return { valid: false, errors, issues: schemaIssues(raw) };
 }

@@ -23,6 +23,7 @@ export {
   TOOL_DEFINITIONS,
   TOOL_NAMES,
   toolSchema,
+  withoutProjectPath,
 } from './tools.js';
 export type {
   HttpServeOptions,

@@ -298,6 +298,15 @@ export const TOOL_DEFINITIONS: readonly ToolDefinition[] = deepFreeze<ToolDefini
   { name: 'sign', description: SIGN_DESCRIPTION, inputSchema: SIGN_SCHEMA },
 ]);
 
+/**
+ * The schema of an API request for a tool: the tool's, without `project_path` (an API object is
+ * bound to its project already).
+ */
+export function withoutProjectPath(schema: InputSchema): InputSchema {
+  const { project_path: _project, ...properties } = schema.properties;
+  return { ...schema, properties, required: schema.required.filter((name) => name !== 'project_path') };
+}
+
 /** The input schema of one tool. */
 export function toolSchema(name: ToolName): ToolDefinition['inputSchema'] {
   return TOOL_DEFINITIONS.find((tool) => tool.name === name)!.inputSchema;

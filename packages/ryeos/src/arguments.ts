@@ -5,30 +5,17 @@
  */
 
 import type { SchemaIssue } from '@ryeos/lillux';
-import { RyeError, validateSchema } from '@ryeos/lillux';
+import { RyeError, schemaIssues, validateSchema } from '@ryeos/lillux';
 import type { InputSchema, JsonSchema, ToolName } from '@ryeos/mcp/tools';
-import { toolSchema } from '@ryeos/mcp/tools';
+import { toolSchema, withoutProjectPath } from '@ryeos/mcp/tools';
+import type { CompiledValidator } from './generated/argument-validators.js';
+import * as validators from './generated/argument-validators.js';
 
 /** Arguments as a caller sent them: `null` means "not given" (many MCP clients send it). */
 function present(args: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(args).filter(([, value]) => value !== undefined && value !== null),
   );
-}
-
-/**
- * The schema a request to the API is checked against: the tool's, without `project_path` (a
- * `Rye` is bound to its project). Derived once per schema.
- */
-const requestSchemas = new WeakMap<InputSchema, InputSchema>();
-function requestSchema(schema: InputSchema): InputSchema {
-  let derived = requestSchemas.get(schema);
-  if (!derived) {
-    const { project_path: _project, ...properties } = schema.properties;
-    derived = { ...schema, properties, required: schema.required.filter((name) => name !== 'project_path') };
-    requestSchemas.set(schema, derived);
-  }
-  return derived;
 }
 
 const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
@@ -72,35 +59,66 @@ function describe(issue: SchemaIssue, schema: InputSchema, args: Record<string, 
   }
 }
 
-/**
- * Checks arguments against an input schema; throws one VALIDATION error naming every problem.
- * `forApi`: the arguments of a `Rye` call (no `project_path`).
- */
-export function checkArguments<T>(
-  schema: InputSchema,
-  args: Record<string, unknown>,
-  options: { forApi?: boolean } = {},
-): T {
+/** What a validation found, in the words an agent can act on; throws when anything is wrong. */
+function refuse(issues: SchemaIssue[], schema: InputSchema, given: Record<string, unknown>): never {
+  // One message per argument: ajv may report a value against several keywords.
+  const messages = [...new Set(issues.map((issue) => describe(issue, schema, given)))];
+  const hint = messages.some((m) => m.includes('must be an object'))
+    ? 'Pass objects as JSON objects, not as strings.'
+    : 'Fix the arguments listed (each tool lists its parameters in its input schema).';
+  throw new RyeError('VALIDATION', messages.join('; '), { hint, details: { problems: messages } });
+}
+
+/** The arguments as given (nulls dropped), with defaults of omitted required ones filled in. */
+function prepared(schema: InputSchema, args: Record<string, unknown>): Record<string, unknown> {
   const given = present(args);
-  const against = options.forApi ? requestSchema(schema) : schema;
   // A required argument with a default may be left out (search's query: "" lists everything).
-  for (const name of against.required) {
-    const fallback = against.properties[name]?.default;
+  for (const name of schema.required) {
+    const fallback = schema.properties[name]?.default;
     if (!(name in given) && fallback !== undefined) given[name] = fallback;
   }
-  const result = validateSchema(against as unknown as Record<string, unknown>, given);
-  if (!result.valid) {
-    // One message per argument: ajv may report a value against several keywords.
-    const messages = [...new Set(result.issues.map((issue) => describe(issue, against, given)))];
-    const hint = messages.some((m) => m.includes('must be an object'))
-      ? 'Pass objects as JSON objects, not as strings.'
-      : 'Fix the arguments listed (each tool lists its parameters in its input schema).';
-    throw new RyeError('VALIDATION', messages.join('; '), { hint, details: { problems: messages } });
-  }
+  return given;
+}
+
+/**
+ * Checks arguments against any input schema (compiled on first use by lillux's validateSchema);
+ * throws one VALIDATION error naming every problem.
+ */
+export function checkArguments<T>(schema: InputSchema, args: Record<string, unknown>): T {
+  const given = prepared(schema, args);
+  const result = validateSchema(schema as unknown as Record<string, unknown>, given);
+  if (!result.valid) refuse(result.issues, schema, given);
   return given as T;
 }
 
-/** Checks the arguments of one of the four operations against its published schema. */
-export function checkToolArguments<T>(name: ToolName, args: Record<string, unknown>, options = {}): T {
-  return checkArguments<T>(toolSchema(name), args, options);
+interface CompiledTool {
+  tool: CompiledValidator;
+  request: CompiledValidator;
+  /** The request schema (no `project_path`), derived once, for the messages. */
+  requestSchema?: InputSchema;
+}
+
+const COMPILED: Record<ToolName, CompiledTool> = {
+  search: { tool: validators.searchTool, request: validators.searchRequest },
+  load: { tool: validators.loadTool, request: validators.loadRequest },
+  execute: { tool: validators.executeTool, request: validators.executeRequest },
+  sign: { tool: validators.signTool, request: validators.signRequest },
+};
+
+/**
+ * Checks the arguments of one of the four operations against its published schema, with the
+ * validator compiled from it at build time (`forApi`: a `Rye` call, without `project_path`).
+ */
+export function checkToolArguments<T>(
+  name: ToolName,
+  args: Record<string, unknown>,
+  options: { forApi?: boolean } = {},
+): T {
+  const compiled = COMPILED[name];
+  if (options.forApi) compiled.requestSchema ??= withoutProjectPath(toolSchema(name));
+  const schema = (options.forApi && compiled.requestSchema) || toolSchema(name);
+  const validate = options.forApi ? compiled.request : compiled.tool;
+  const given = prepared(schema, args);
+  if (!validate(given)) refuse(schemaIssues(validate.errors ?? []), schema, given);
+  return given as T;
 }

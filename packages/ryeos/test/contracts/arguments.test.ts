@@ -4,9 +4,9 @@
  * types are derived from them.
  */
 import type { ExecuteArgs, InputSchema, LoadArgs, SearchArgs, SignArgs } from '@ryeos/mcp';
-import { EXECUTE_SCHEMA, type LOAD_SCHEMA, type SEARCH_SCHEMA, type SIGN_SCHEMA } from '@ryeos/mcp';
+import { EXECUTE_SCHEMA, type LOAD_SCHEMA, type SEARCH_SCHEMA, type SIGN_SCHEMA, toolSchema } from '@ryeos/mcp';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { checkArguments } from '../../src/arguments.js';
+import { checkArguments, checkToolArguments } from '../../src/arguments.js';
 import { createOperations, createRye } from '../../src/index.js';
 import { tempProject } from '../helpers.js';
 
@@ -112,5 +112,22 @@ describe('every surface checks against the same schema', () => {
     );
     expect(result.status).toBe('success');
     expect((result.results as unknown[]).length).toBeGreaterThan(0);
+  });
+});
+
+describe('the validators compiled at build time are the schemas', () => {
+  it('agree with validating against the published schema at run time', () => {
+    const cases: [Parameters<typeof toolSchema>[0], Record<string, unknown>][] = [
+      ['execute', { project_path: '/p', item_id: 3, thread: 'spawn', limit_overrides: { turns: -1, x: 1 } }],
+      ['execute', { project_path: '/p', item_id: 'x', parameters: [], async: 'no' }],
+      ['search', { project_path: '/p', scope: 'tool', limit: 0, fuzzy: { enabled: 'yes' } }],
+      ['load', { item_id: 'x', source: 'moon' }],
+      ['sign', { project_path: '/p', item_id: 'x', source: 'system', item_type: 'widget' }],
+    ];
+    for (const [name, args] of cases) {
+      const compiled = validationError(() => checkToolArguments(name, args));
+      expect(compiled).toBe(validationError(() => checkArguments(toolSchema(name), args)));
+    }
+    expect(checkToolArguments('execute', { item_id: 'x' }, { forApi: true })).toEqual({ item_id: 'x' });
   });
 });
