@@ -4,7 +4,13 @@
  * types are derived from them.
  */
 import type { ExecuteArgs, InputSchema, LoadArgs, SearchArgs, SignArgs } from '@ryeos/mcp';
-import { EXECUTE_SCHEMA, type LOAD_SCHEMA, type SEARCH_SCHEMA, type SIGN_SCHEMA, toolSchema } from '@ryeos/mcp';
+import {
+  EXECUTE_SCHEMA,
+  type LOAD_SCHEMA,
+  type SEARCH_SCHEMA,
+  type SIGN_SCHEMA,
+  toolSchema,
+} from '@ryeos/mcp';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { checkArguments, checkToolArguments } from '../../src/arguments.js';
 import { createOperations, createRye } from '../../src/index.js';
