@@ -2,10 +2,10 @@
  * Builds and validates the executor chain tool → runtime(s) → primitive (spec items §4.1–§4.2).
  * Every element is resolved (space-scoped), read, verified and its metadata extracted; nothing runs.
  */
-import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { isRyeError, RyeError } from '@ryeos/lillux';
+import { RyeError } from '@ryeos/lillux';
 import type { ItemContext } from './context.js';
+import { readItemText } from './item-text.js';
 import type { KindConfig } from './kinds.js';
 import type { ToolMetadata } from './metadata.js';
 import { extractToolMetadata } from './metadata.js';
@@ -40,22 +40,12 @@ export interface ChainElement {
 /** Building a chain needs only the item context. */
 export type ChainContext = ItemContext;
 
-/** Partial chain travels with a failure so the envelope can show how far it got. */
-export class ChainError extends RyeError {
-  constructor(
-    error: RyeError,
-    readonly partialChain: ChainElement[],
-  ) {
-    super(error.code, error.message, { hint: error.hint, details: error.details, cause: error });
-  }
-}
-
 async function loadElement(
   item: ResolvedItem,
   tools: KindConfig,
   context: ChainContext,
 ): Promise<ChainElement> {
-  const text = readFileSync(item.path, 'utf8');
+  const text = readItemText(item.path);
   const parser = tools.parsers[item.extension];
   let metadata: ToolMetadata | undefined;
   let parseError: unknown;
@@ -85,59 +75,61 @@ async function loadElement(
   };
 }
 
-/** Builds the chain for a tool id; throws ChainError (with the partial chain) on any failure. */
-export async function buildChain(rootId: string, context: ChainContext): Promise<ChainElement[]> {
-  const chain: ChainElement[] = [];
+/**
+ * Builds the chain for a tool id into `chain` (a caller-owned array, so on a failure the caller
+ * still holds the partial chain and the error keeps its own type, e.g. an `IntegrityError`'s
+ * outcome).
+ */
+export async function buildChain(
+  rootId: string,
+  context: ChainContext,
+  chain: ChainElement[] = [],
+): Promise<ChainElement[]> {
   const visited = new Set<string>();
   const tools = await context.kinds.get('tool');
   let currentId = rootId;
   let from = 'project' as ResolvedItem['space']['name'];
-  try {
-    for (;;) {
-      if (chain.length >= MAX_CHAIN_DEPTH) {
-        throw new RyeError(
-          'CHAIN',
-          `Chain too deep (max ${MAX_CHAIN_DEPTH}): ${rootId}. Possible circular dependency or excessive nesting.`,
-        );
-      }
-      if (Object.hasOwn(PRIMITIVE_ALIASES, currentId)) currentId = PRIMITIVE_ALIASES[currentId]!;
-      if (visited.has(currentId)) {
-        throw new RyeError('CHAIN', `Circular dependency detected: ${currentId}`, {
-          hint: `Break the cycle in the executor_id links: ${[...visited, currentId].join(' -> ')}`,
-        });
-      }
-      visited.add(currentId);
-      const item = await resolveItem(context.spaces, 'tool', currentId, tools.extensions, {
-        from,
-        collectShadowed: true,
-      });
-      if (!item) {
-        throw chain.length === 0
-          ? new RyeError('NOT_FOUND', `Tool not found: ${rootId}`, {
-              hint: 'Check the id, or search with `rye search tool <query>`.',
-            })
-          : new RyeError('CHAIN', `Executor not found: ${currentId}`, {
-              hint: `'${chain.at(-1)?.id}' names executor '${currentId}', which no ${from === 'system' ? 'system' : `${from} or lower`} space holds.`,
-            });
-      }
-      const element = await loadElement(item, tools, context);
-      chain.push(element);
-      const next = element.metadata.executorId;
-      if (next === null || next === undefined || next === '') break;
-      currentId = next;
-      from = element.space.name;
+  for (;;) {
+    if (chain.length >= MAX_CHAIN_DEPTH) {
+      throw new RyeError(
+        'CHAIN',
+        `Chain too deep (max ${MAX_CHAIN_DEPTH}): ${rootId}. Possible circular dependency or excessive nesting.`,
+      );
     }
-    const terminal = chain.at(-1)!;
-    if (!(PRIMITIVES as readonly string[]).includes(terminal.id)) {
-      throw new RyeError('CHAIN', `Unknown primitive: ${terminal.id}`, {
-        hint: `A chain must end at ${PRIMITIVES.join(' or ')}; set __executor_id__ / executor_id of '${terminal.id}' to a runtime.`,
+    if (Object.hasOwn(PRIMITIVE_ALIASES, currentId)) currentId = PRIMITIVE_ALIASES[currentId]!;
+    if (visited.has(currentId)) {
+      throw new RyeError('CHAIN', `Circular dependency detected: ${currentId}`, {
+        hint: `Break the cycle in the executor_id links: ${[...visited, currentId].join(' -> ')}`,
       });
     }
-    return chain;
-  } catch (error) {
-    if (isRyeError(error)) throw new ChainError(error, chain);
-    throw error;
+    visited.add(currentId);
+    const item = await resolveItem(context.spaces, 'tool', currentId, tools.extensions, {
+      from,
+      collectShadowed: true,
+    });
+    if (!item) {
+      throw chain.length === 0
+        ? new RyeError('NOT_FOUND', `Tool not found: ${rootId}`, {
+            hint: 'Check the id, or search with `rye search tool <query>`.',
+          })
+        : new RyeError('CHAIN', `Executor not found: ${currentId}`, {
+            hint: `'${chain.at(-1)?.id}' names executor '${currentId}', which no ${from === 'system' ? 'system' : `${from} or lower`} space holds.`,
+          });
+    }
+    const element = await loadElement(item, tools, context);
+    chain.push(element);
+    const next = element.metadata.executorId;
+    if (next === null || next === undefined || next === '') break;
+    currentId = next;
+    from = element.space.name;
   }
+  const terminal = chain.at(-1)!;
+  if (!(PRIMITIVES as readonly string[]).includes(terminal.id)) {
+    throw new RyeError('CHAIN', `Unknown primitive: ${terminal.id}`, {
+      hint: `A chain must end at ${PRIMITIVES.join(' or ')}; set __executor_id__ / executor_id of '${terminal.id}' to a runtime.`,
+    });
+  }
+  return chain;
 }
 
 function compareSemver(a: string, b: string): number | undefined {

@@ -9,7 +9,7 @@ import type { SignableKind } from './refs.js';
 import type { SearchReader } from './search/entry.js';
 import type { Spaces } from './spaces.js';
 import type { TrustStore } from './trust.js';
-import type { VerifyEnv } from './verify.js';
+import type { IntegrityPolicy } from './verify.js';
 
 /** What an item declares about itself, as sign-time validation needs it. */
 export interface ItemFacts {
@@ -36,7 +36,7 @@ export interface ItemContext {
   spaces: Spaces;
   kinds: KindRegistry;
   trust: TrustStore;
-  env: VerifyEnv;
+  integrity: IntegrityPolicy;
   cache: ContentCache;
   readers: ItemReaders;
 }

@@ -4,11 +4,12 @@
  * (no `status`). Failures carry an `error_type` from the closed union of `RyeError` codes.
  */
 import type { ErrorEnvelope, ErrorType } from '@ryeos/lillux';
+import type { SignableKind } from './refs.js';
 
 export type { ErrorEnvelope, ErrorType };
 
-/** What was run, as the envelope names it. */
-export type EnvelopeItemType = 'tool' | 'directive' | 'knowledge' | 'config';
+/** What was run, as the envelope names it: one of the kinds (listed once, in refs.ts). */
+export type EnvelopeItemType = SignableKind;
 
 /** Run metadata (`duration_ms`), or an item's own metadata in a load reply. */
 export interface EnvelopeMetadata {

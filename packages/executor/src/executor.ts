@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import { computeAnchor, dependencyFiles } from './anchor.js';
 import type { ChainElement } from './chain.js';
-import { buildChain, ChainError, validateChain } from './chain.js';
+import { buildChain, validateChain } from './chain.js';
 import { resolveToolConfig } from './config-resolve.js';
 import { ContentCache } from './content-cache.js';
 import type { ItemContext, ItemReaders } from './context.js';
@@ -17,7 +17,6 @@ import type { ToolEnvelope } from './envelope.js';
 import { elapsed } from './envelope.js';
 import type { VerifiedLooseFile } from './files.js';
 import { readVerifiedFile, verifyLooseFile } from './files.js';
-import { signingKeyDir } from './keys.js';
 import { KindRegistry } from './kinds.js';
 import { extractToolMetadata } from './metadata.js';
 import type { ItemKind, SignableKind } from './refs.js';
@@ -32,13 +31,17 @@ import { Spaces } from './spaces.js';
 import { TrustStore } from './trust.js';
 import type { ReadVerifiedOptions, VerifiedItem } from './verified-read.js';
 import { findItem, readVerifiedItem, verifyResolvedText } from './verified-read.js';
-import type { DeclaredIdentity, ItemVerification, VerifyEnv } from './verify.js';
+import type { RyeSettings } from './settings.js';
+import { readSettings } from './settings.js';
+import type { DeclaredIdentity, IntegrityPolicy, ItemVerification } from './verify.js';
 
 export interface ExecutorOptions extends SpacesOptions {
   /**
-   * Environment for dev-mode flags and child processes. Given by the entry point (its settings);
-   * the executor itself never reads `process.env`.
+   * The entry point's settings (parsed once there): the environment child processes inherit,
+   * the integrity switches, the signing key's folder. The executor never reads `process.env`.
    */
+  settings?: RyeSettings;
+  /** Without `settings`: the environment to parse them from (default: empty). */
   env?: Record<string, string | undefined>;
   /** Readers of the kinds parsed above the executor (directives, knowledge), registered once. */
   readers?: ItemReaders;
@@ -70,9 +73,9 @@ export type TraceEvent = Record<string, unknown> & { step: string };
  * The disk cache's HMAC key, derived from the user's private signing key (none → memory only).
  * Anyone able to read that key can sign items anyway, so the cache adds no new way in.
  */
-function cacheSecret(userSpace: string, env: Record<string, string | undefined>): Buffer | undefined {
+function cacheSecret(signingKeyDir: string): Buffer | undefined {
   try {
-    const pem = readFileSync(join(signingKeyDir(userSpace, env), 'private_key.pem'));
+    const pem = readFileSync(join(signingKeyDir, 'private_key.pem'));
     return createHash('sha256').update('ryeos metadata cache v1\u0000').update(pem).digest();
   } catch {
     return undefined;
@@ -121,7 +124,10 @@ export class Executor implements ItemContext {
   readonly spaces: Spaces;
   readonly trust: TrustStore;
   readonly kinds: KindRegistry;
-  readonly env: Record<string, string | undefined>;
+  readonly settings: RyeSettings;
+  /** The environment tools inherit and `{env:…}` reads (the settings' own). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly integrity: IntegrityPolicy;
 
   readonly cache: ContentCache;
   readonly readers: ItemReaders;
@@ -129,13 +135,18 @@ export class Executor implements ItemContext {
   private constructor(spaces: Spaces, trust: TrustStore, options: ExecutorOptions) {
     this.spaces = spaces;
     this.trust = trust;
-    this.env = options.env ?? {};
+    this.settings = options.settings ?? readSettings(options.env ?? {}, { userSpace: spaces.user.base });
+    this.env = this.settings.env;
+    this.integrity = {
+      devMode: this.settings.devMode,
+      acceptLegacySignatures: this.settings.acceptLegacySignatures,
+    };
     const cacheDir =
       options.metadataCacheDir === false
         ? undefined
         : (options.metadataCacheDir ?? join(spaces.user.base, '.ai', 'state', 'cache', 'metadata'));
-    this.cache = new ContentCache(cacheDir, cacheDir ? cacheSecret(spaces.user.base, this.env) : undefined);
-    this.kinds = new KindRegistry(spaces, trust, this.env as VerifyEnv, this.cache);
+    this.cache = new ContentCache(cacheDir, cacheDir ? cacheSecret(this.settings.signingKeyDir) : undefined);
+    this.kinds = new KindRegistry(spaces, trust, this.integrity, this.cache);
     this.readers = options.readers ?? {};
   }
 
@@ -212,10 +223,10 @@ export class Executor implements ItemContext {
   ): Promise<ToolEnvelope> {
     const started = performance.now();
     const itemId = canonicalRef('tool', id);
-    let chain: ChainElement[] = [];
+    const chain: ChainElement[] = [];
     const trace: TraceEvent[] = [];
     try {
-      chain = await buildChain(id, this);
+      await buildChain(id, this, chain);
       if (options.trace) trace.push(...traceOf(chain));
       const { pairs, warnings } = validateChain(chain);
       const verificationWarnings = chain.flatMap((el) => el.verification.warnings);
@@ -293,14 +304,13 @@ export class Executor implements ItemContext {
         data: outcome.data,
       };
     } catch (error) {
-      const partial = error instanceof ChainError ? error.partialChain : chain;
       const envelope = toErrorEnvelope(error, {
         type: 'tool',
         item_id: itemId,
-        chain: partial.map((el) => el.id),
+        chain: chain.map((el) => el.id),
         metadata: elapsed(started),
       });
-      if (options.trace) envelope.trace = trace.length ? trace : traceOf(partial);
+      if (options.trace) envelope.trace = trace.length ? trace : traceOf(chain);
       return envelope;
     }
   }

@@ -2,9 +2,10 @@
  * Verification of files that are not chain elements but still run: verify_deps files in a
  * tool's anchor and files a runtime hands to its interpreter (e.g. the node launcher).
  */
-import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import type { ItemContext } from './context.js';
+import { readItemText } from './item-text.js';
 import type { Space } from './spaces.js';
 import { verifyWithConfig } from './verified-read.js';
 import type { ItemVerification } from './verify.js';
@@ -65,7 +66,7 @@ export async function readVerifiedFile(
   if (!tools.signatureFormats[extension] && onlyInTools) return undefined;
   const space = owner?.space ?? fallbackSpace;
   const id = owner?.id ?? real.slice(real.lastIndexOf(sep) + 1, real.length - extension.length);
-  const text = readFileSync(real, 'utf8');
+  const text = readItemText(real);
   const verification = verifyWithConfig(context, tools, { path, kind: 'tool', id, space, extension }, text);
   return { verification, path: real, text, space };
 }

@@ -1,5 +1,5 @@
 export type { ChainContext, ChainElement, PrimitiveId } from './chain.js';
-export { buildChain, ChainError, MAX_CHAIN_DEPTH, PRIMITIVES, validateChain } from './chain.js';
+export { buildChain, MAX_CHAIN_DEPTH, PRIMITIVES, validateChain } from './chain.js';
 export { ContentCache } from './content-cache.js';
 export type { FactsReader, ItemContext, ItemFacts, ItemReaders, KindReaders } from './context.js';
 export type {
@@ -67,7 +67,7 @@ export type {
   DeclaredIdentity,
   IntegrityOutcome,
   ItemVerification,
-  VerifyEnv,
+  IntegrityPolicy,
   VerifyItemInput,
 } from './verify.js';
 export { IntegrityError, isIntegrityFailure, pathIdentity, signFix, verifyItem } from './verify.js';

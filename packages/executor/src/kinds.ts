@@ -3,16 +3,17 @@
  * `.ai/tools/rye/core/extractors/<kind>/<kind>_extractor.yaml`, searched project → user → system,
  * first definition per extension wins. Extractor files verify like tools before they are used.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LegacyRecipe, SignatureFormat } from '@ryeos/lillux';
 import { RyeError } from '@ryeos/lillux';
 import { ContentCache } from './content-cache.js';
+import { readItemText } from './item-text.js';
 import { parseYamlDocument } from './parsers/yaml.js';
 import type { SignableKind } from './refs.js';
 import type { Space, Spaces } from './spaces.js';
 import type { TrustStore } from './trust.js';
-import type { ItemVerification, VerifyEnv } from './verify.js';
+import type { IntegrityPolicy, ItemVerification } from './verify.js';
 import { verifyItem } from './verify.js';
 
 export interface KindConfig {
@@ -100,7 +101,7 @@ export class KindRegistry {
   constructor(
     private readonly spaces: Spaces,
     private readonly trust: TrustStore,
-    private readonly env: VerifyEnv,
+    private readonly integrity: IntegrityPolicy,
     private readonly cache: ContentCache = new ContentCache(),
   ) {}
 
@@ -141,7 +142,7 @@ export class KindRegistry {
     for (const { space, path } of this.candidates(kind)) {
       let text: string;
       try {
-        text = readFileSync(path, 'utf8');
+        text = readItemText(path);
       } catch {
         continue;
       }
@@ -159,7 +160,7 @@ export class KindRegistry {
           declared: { category: typeof data.category === 'string' ? data.category : undefined },
         },
         this.trust,
-        this.env,
+        this.integrity,
       );
       mergeExtractor(config, data, path);
       config.sources.push({ path, space: space.label, verification });

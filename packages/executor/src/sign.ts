@@ -9,6 +9,7 @@ import type { ErrorType, KeyPairPem } from '@ryeos/lillux';
 import { isRyeError, RyeError, signContent, writeFileAtomic } from '@ryeos/lillux';
 import type { ContentCache } from './content-cache.js';
 import type { FactsReader, ItemContext, ItemFacts } from './context.js';
+import { decodeItemBytes } from './item-text.js';
 import { formatFor } from './kinds.js';
 import { extractToolMetadata } from './metadata.js';
 import { parseYamlDocument } from './parsers/yaml.js';
@@ -272,7 +273,7 @@ export async function signItems(
     const itemId = canonicalRef(target.kind, target.id);
     try {
       const config = await context.kinds.get(target.kind);
-      const text = await readFile(target.path, 'utf8');
+      const text = decodeItemBytes(await readFile(target.path), target.path);
       const reader =
         target.kind === 'tool'
           ? toolReader(config.parsers[target.extension], context.cache)

@@ -2,10 +2,11 @@
  * The trust store (spec items §6.4): `.ai/config/keys/trusted/<fp>.toml` in project, user and
  * system spaces. A key found only in a system bundle vouches only for system items (DECISIONS 12).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TrustedKey } from '@ryeos/lillux';
 import { fingerprint, verifyContent } from '@ryeos/lillux';
+import { readItemText } from './item-text.js';
 import type { Space, SpaceName, Spaces } from './spaces.js';
 
 export interface TrustEntry extends TrustedKey {
@@ -122,7 +123,7 @@ export class TrustStore {
     if (cached?.stamp === stamp) return cached.text;
     let text: string | undefined;
     try {
-      text = readFileSync(path, 'utf8');
+      text = readItemText(path);
     } catch {
       text = undefined;
     }

@@ -4,9 +4,9 @@
  * here, so the bytes a caller gets are always the bytes that were verified, and a new integrity
  * rule lands in `verify.ts` alone.
  */
-import { readFileSync } from 'node:fs';
 import { RyeError } from '@ryeos/lillux';
 import type { ItemContext } from './context.js';
+import { readItemFile } from './item-text.js';
 import type { KindConfig } from './kinds.js';
 import { formatFor } from './kinds.js';
 import { extractToolMetadata } from './metadata.js';
@@ -39,7 +39,7 @@ export async function verifyResolvedText(
 
 /** As `verifyResolvedText`, with the kind's config already at hand (synchronous, for indexing). */
 export function verifyWithConfig(
-  context: Pick<ItemContext, 'trust' | 'env'>,
+  context: Pick<ItemContext, 'trust' | 'integrity'>,
   config: KindConfig,
   item: VerifiableItem,
   text: string,
@@ -58,7 +58,7 @@ export function verifyWithConfig(
         ...(options.declared ? { declared: options.declared } : {}),
       },
       context.trust,
-      context.env,
+      context.integrity,
     );
   } catch (error) {
     if (!(options.allowUnsigned && isIntegrityFailure(error, 'unsigned'))) throw error;
@@ -140,8 +140,7 @@ export async function readVerifiedItem(
       },
     );
   }
-  const bytes = readFileSync(item.path);
-  const text = bytes.toString('utf8');
+  const { bytes, text } = readItemFile(item.path);
   const declared =
     options.declared ??
     (options.declare ? options.declare(text, item) : declaredIdentity(context, item, text));

@@ -65,10 +65,16 @@ export interface ItemVerification {
   warnings: string[];
 }
 
-export interface VerifyEnv {
-  RYE_DEV_MODE?: string | undefined;
-  RYE_ACCEPT_LEGACY_SIGNATURES?: string | undefined;
+/** How strictly items verify: the two integrity switches of `RyeSettings`, as typed flags. */
+export interface IntegrityPolicy {
+  /** `RYE_DEV_MODE=1`: failures of project and user items become warnings (DECISIONS 4). */
+  readonly devMode: boolean;
+  /** `RYE_ACCEPT_LEGACY_SIGNATURES=1`: the original's partial signatures pass with a warning. */
+  readonly acceptLegacySignatures: boolean;
 }
+
+/** Every item verifies fully: no dev mode, no legacy partial signatures. */
+export const STRICT_INTEGRITY: IntegrityPolicy = Object.freeze({ devMode: false, acceptLegacySignatures: false });
 
 /** The exact command that fixes an integrity problem for this item. */
 export function signFix(kind: SignableKind, id: string, space: Space): string {
@@ -102,7 +108,11 @@ function movedMessage(input: VerifyItemInput): string | undefined {
  * Verifies an item; throws `RyeError('INTEGRITY')` on any failure unless dev mode downgrades it
  * (project and user items only — system items always verify, DECISIONS 4).
  */
-export function verifyItem(input: VerifyItemInput, trust: TrustStore, env: VerifyEnv): ItemVerification {
+export function verifyItem(
+  input: VerifyItemInput,
+  trust: TrustStore,
+  policy: IntegrityPolicy = STRICT_INTEGRITY,
+): ItemVerification {
   const result = verifyContent(input.text, {
     format: input.format,
     legacyRecipe: input.legacyRecipe,
@@ -140,7 +150,7 @@ export function verifyItem(input: VerifyItemInput, trust: TrustStore, env: Verif
       if (result.recipe === 'legacy_partial') {
         const part = input.kind === 'directive' ? 'its body (directive)' : 'its front-matter (knowledge)';
         const legacy = `Signature does not cover the whole file: ${input.path}\nThis ${input.kind} was signed with the original recipe, which leaves ${part} unsigned\nFix: ${fix}`;
-        if (env.RYE_ACCEPT_LEGACY_SIGNATURES === '1') base.warnings.push(legacy);
+        if (policy.acceptLegacySignatures) base.warnings.push(legacy);
         else {
           outcome = 'legacy_partial';
           message = legacy;
@@ -157,12 +167,12 @@ export function verifyItem(input: VerifyItemInput, trust: TrustStore, env: Verif
   }
 
   if (!message) return { ...base, outcome, verified: base.warnings.length === 0 };
-  if (env.RYE_DEV_MODE === '1' && input.space.name !== 'system') {
+  if (policy.devMode && input.space.name !== 'system') {
     base.warnings.push(`[DEV MODE] ${message.split('\n')[0]} — executing anyway`);
     return { ...base, outcome, verified: false };
   }
   throw new IntegrityError(outcome as Exclude<IntegrityOutcome, 'ok'>, message, {
     hint: fix,
-    details: { outcome, path: input.path, item_id: `${input.kind}:${input.id}`, space: input.space.label },
+    details: { path: input.path, item_id: `${input.kind}:${input.id}`, space: input.space.label },
   });
 }

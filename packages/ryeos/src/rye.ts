@@ -59,7 +59,7 @@ export class Rye {
         projectPath: this.projectPath,
         userSpace: this.settings.userSpace,
         systemBundles: await systemBundles(this.settings.userSpace),
-        env: this.settings.env,
+        settings: this.settings,
         readers: ITEM_READERS,
       }))();
     // A failed start (e.g. a broken bundles.yaml) is not remembered: the next call tries again.

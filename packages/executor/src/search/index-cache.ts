@@ -14,6 +14,7 @@ import type { Dirent } from 'node:fs';
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import type { ItemContext } from '../context.js';
+import { readItemText } from '../item-text.js';
 import type { KindConfig } from '../kinds.js';
 import { parseYamlDocument } from '../parsers/yaml.js';
 import type { ItemKind } from '../refs.js';
@@ -279,7 +280,7 @@ export class SearchIndex {
 
   private read(path: string): string | undefined {
     try {
-      return readFileSync(path, 'utf8');
+      return readItemText(path);
     } catch {
       return undefined;
     }

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { buildChain, isIntegrityFailure } from '../../src/index.js';
 import { toolEnv, useWorkspaces } from './helpers.js';
 
 const workspace = useWorkspaces();
@@ -126,5 +127,43 @@ describe('line endings end to end (attack 2)', () => {
     expect(result).toMatchObject({ status: 'error', error_type: 'integrity' });
     expect(String(result.error)).toMatch(/Line endings changed/);
     expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe('bytes that are not UTF-8 (a lossy decoding would hide them from the signature)', () => {
+  it('a signed U+FFFD swapped for a raw invalid byte is refused, with its typed outcome', async () => {
+    const ws = await workspace();
+    const path = await ws.write(
+      'project',
+      'tools/victim/mark.js',
+      NODE_TOOL('victim', "console.log(JSON.stringify({ success: true, mark: '\uFFFD' }));"),
+    );
+    const executor = await ws.executor(env());
+    expect(await executor.executeTool('victim/mark')).toMatchObject({ status: 'success' });
+    const bytes = await readFile(path);
+    const at = bytes.indexOf(Buffer.from('\uFFFD'));
+    await writeFile(
+      path,
+      Buffer.concat([bytes.subarray(0, at), Buffer.from([0xff]), bytes.subarray(at + 3)]),
+    );
+
+    const result = await executor.executeTool('victim/mark');
+    expect(result).toMatchObject({ status: 'error', error_type: 'integrity' });
+    expect(String(result.error)).toMatch(/Not UTF-8 text/);
+    // load's verified read refuses the same bytes (it would copy them otherwise).
+    const read = executor.verifyItemFile('tool', 'victim/mark');
+    await expect(read).rejects.toSatisfy((error) => isIntegrityFailure(error, 'modified'));
+  });
+
+  it('an integrity failure inside a chain keeps its typed outcome', async () => {
+    const ws = await workspace();
+    const path = await ws.write('project', 'tools/victim/tool.js', NODE_TOOL('victim'));
+    await writeFile(path, `${await readFile(path, 'utf8')}// edited\n`);
+    const executor = await ws.executor(env());
+    const chain: Parameters<typeof buildChain>[2] = [];
+    await expect(buildChain('victim/tool', executor, chain)).rejects.toSatisfy((error) =>
+      isIntegrityFailure(error, 'modified'),
+    );
+    expect(chain).toEqual([]);
   });
 });
