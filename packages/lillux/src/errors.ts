@@ -89,6 +89,10 @@ export function toErrorEnvelope(value: unknown, extra: Record<string, unknown> =
     error_type: error.code.toLowerCase() as ErrorType,
     ...extra,
   };
+  // `extra` adds context (item ids, chains); it never overrides what the error says.
+  envelope.status = 'error';
+  envelope.error = error.message;
+  envelope.error_type = error.code.toLowerCase() as ErrorType;
   if (error.hint) envelope.hint = error.hint;
   return envelope;
 }

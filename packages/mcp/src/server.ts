@@ -38,7 +38,7 @@ function reply(result: OperationResult): CallToolResult {
   if (text.length > MAX_REPLY_CHARS) {
     text = JSON.stringify({
       status: result.status,
-      ...(result.status === 'error' ? { error: result.error } : {}),
+      ...(result.status === 'error' ? { error: result.error, error_type: result.error_type } : {}),
       truncated: true,
       note: `The result was ${text.length} characters; only the first ${MAX_REPLY_CHARS / 2} are kept in 'partial'`,
       partial: text.slice(0, MAX_REPLY_CHARS / 2),
@@ -72,7 +72,13 @@ export function createRyeServer(operations: RyeOperations, info: ServerInfo): Se
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name } = request.params;
-    if (!isToolName(name)) return reply({ status: 'error', error: `Unknown tool: ${name}` });
+    if (!isToolName(name))
+      return reply({
+        status: 'error',
+        error: `Unknown tool: ${name}`,
+        error_type: 'validation',
+        hint: `This server offers ${TOOL_NAMES.join(', ')}.`,
+      });
     const args = request.params.arguments ?? {};
 
     let finished = false;

@@ -11,7 +11,8 @@ export interface RecordedCall {
  * - `progress`: reports three progress steps, then succeeds with `{progress_reporting: boolean}`;
  * - `slow`: waits until `context.signal` aborts (or 5 s pass);
  * - `boom`: throws;
- * - `bad`: returns `status: "error"`.
+ * - `bad`: returns `status: "error"`;
+ * - `huge-error`: an error reply larger than the server sends whole.
  */
 export function createFakeOperations() {
   const calls: RecordedCall[] = [];
@@ -40,6 +41,13 @@ export function createFakeOperations() {
       switch (args['item_id']) {
         case 'boom':
           throw new Error('kaboom');
+        case 'huge-error':
+          return {
+            status: 'error',
+            error: 'Tool failed',
+            error_type: 'execution',
+            data: 'x'.repeat(9 * 1024 * 1024),
+          };
         case 'bad':
           return { status: 'error', error: 'Unknown parameters: x. Valid inputs: a, b', item_id: 'bad' };
         case 'progress':

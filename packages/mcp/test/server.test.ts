@@ -3,6 +3,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createRyeServer, SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../src/index.js';
+import { MAX_REPLY_CHARS } from '../src/server.js';
 import { createFakeOperations } from './fake-operations.js';
 
 type Fake = ReturnType<typeof createFakeOperations>;
@@ -103,8 +104,29 @@ describe('createRyeServer (in-memory transport)', () => {
   it('answers an unknown tool with an error result', async () => {
     const result = await client.callTool({ name: 'help', arguments: {} });
     expect(result.isError).toBe(true);
-    expect(JSON.parse(textOf(result))).toEqual({ status: 'error', error: 'Unknown tool: help' });
+    expect(JSON.parse(textOf(result))).toEqual({
+      status: 'error',
+      error: 'Unknown tool: help',
+      error_type: 'validation',
+      hint: 'This server offers search, load, execute, sign.',
+    });
     expect(fake.calls).toHaveLength(0);
+  });
+
+  it('cuts an oversized error reply but keeps its status, error and error_type', async () => {
+    const result = await client.callTool({
+      name: 'execute',
+      arguments: { item_id: 'huge-error', project_path: '/p' },
+    });
+    expect(result.isError).toBe(true);
+    const body = JSON.parse(textOf(result));
+    expect(body).toMatchObject({
+      status: 'error',
+      error: 'Tool failed',
+      error_type: 'execution',
+      truncated: true,
+    });
+    expect(body.partial.length).toBeLessThanOrEqual(MAX_REPLY_CHARS / 2);
   });
 
   it('turns a thrown exception into an internal error without a stack trace', async () => {

@@ -887,18 +887,103 @@ function docstringOf(tokens: Tok[]): string | undefined {
   return value.trim();
 }
 
+/** String literals (any prefix, triple-quoted first) and comments, blanked before scanning code. */
+const STRINGS_AND_COMMENTS =
+  /[rRbBuUfF]{0,2}(?:"""[\s\S]*?"""|'''[\s\S]*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|#[^\n]*/g;
+const IDENTIFIER = /[A-Za-z_]\w*/g;
+/** Forms that bind or change the name that follows or precedes them, anywhere in the file. */
+const REBINDS_NEXT = /\b(?:import|as|del|global|nonlocal|def|class)\s+([A-Za-z_]\w*)/g;
+const FOR_TARGETS = /\bfor\s+([^:]*?)\s+in\b/g;
+const IMPORTED = /^\s*(?:from\s+\S+\s+)?import\s+\(?([^)]*)\)?/;
+/** Changed in place: augmented assignment, walrus, a mutating method, an assigned item or attribute. */
+const CHANGES_PREVIOUS =
+  /\b([A-Za-z_]\w*)\s*(?::=|(?:[-+*/|&^%@]|\/\/|\*\*|>>|<<)=|\.\s*(?:append|extend|insert|remove|pop|popitem|clear|sort|reverse|update|setdefault|add|discard|\w+_update|__\w+__)\b|(?:\[[^\]\n]*\]|\.\s*\w+)\s*(?:(?:[-+*/|&^%@]|\/\/|\*\*|>>|<<)?=(?!=)))/g;
+const PLAIN_NAMES = /^[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*\s*,?$/;
+
+interface Statement {
+  text: string;
+  /** Starts at column 0 (a module-level statement, not inside a block). */
+  atModuleLevel: boolean;
+}
+
 /**
- * Module-level names whose value is not simply "the literal assigned once": assigned twice,
- * changed in place (`X.append(…)`, `X[k] = …`, `X += …`). Referring to them is not folded.
+ * Splits blanked code into logical statements (newlines inside brackets and after a backslash
+ * continue a statement; `;` ends one), and each statement's text into its parts at the
+ * assignment `=`s outside brackets: `a = b = 1` gives `a`, `b`, `1`.
+ */
+function statements(code: string): Array<Statement & { parts: string[] }> {
+  const out: Array<Statement & { parts: string[] }> = [];
+  let depth = 0;
+  let start = 0;
+  let parts: string[] = [];
+  let partStart = 0;
+  let atModuleLevel = true;
+  const end = (i: number) => {
+    const text = code.slice(start, i);
+    parts.push(code.slice(partStart, i));
+    if (text.trim()) out.push({ text, atModuleLevel, parts });
+    parts = [];
+    start = partStart = i + 1;
+  };
+  for (let i = 0; i < code.length; i++) {
+    const c = code[i]!;
+    if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') depth = Math.max(0, depth - 1);
+    else if (c === '\\' && code[i + 1] === '\n') i++;
+    else if (depth === 0 && c === '\n') {
+      end(i);
+      atModuleLevel = /\S/.test(code[i + 1] ?? '');
+    } else if (depth === 0 && c === ';') {
+      end(i);
+      atModuleLevel = false; // a later statement on one line is not a plain module-level constant
+    } else if (
+      depth === 0 &&
+      c === '=' &&
+      code[i + 1] !== '=' &&
+      !'=<>!:+-*/%&|^@'.includes(code[i - 1] ?? '')
+    ) {
+      parts.push(code.slice(partStart, i));
+      partStart = i + 1;
+    }
+  }
+  end(code.length);
+  return out;
+}
+
+/**
+ * Module-level names whose value may not be "the literal assigned once", so that referring to
+ * them is never folded. The whole file is scanned, blocks and function bodies included, with
+ * strings and comments blanked. A name counts as changed when it is
+ * - assigned more than once, or assigned anywhere but a plain statement at column 0;
+ * - a target beside others (`X, B = …`, `a = X = …`), or an annotated target;
+ * - rebound by `import`, `from … import`, `as`, `del`, `global`, `nonlocal`, `def`, `class`,
+ *   `for`, or the walrus `:=`;
+ * - changed in place (`X += …`, `X[k] = …`, `X.attr = …`, or a mutating method such as
+ *   `X.append(…)`; reads such as `X.get(…)` or `x in X` are fine);
+ * - aliased (`B = X`), since a change through the alias would change it too.
+ * A change through a function the name is passed to (`mutate(X)`) is not seen.
+ * Over-counting only means a field that names it is reported as unreadable (DECISIONS 21);
+ * folding a name that changes would make metadata disagree with the file.
  */
 function changedNames(source: string): Set<string> {
+  const code = source.replace(STRINGS_AND_COMMENTS, (m) => m.replace(/[^\n]/g, ' '));
   const assigned = new Map<string, number>();
   const changed = new Set<string>();
-  for (const [, name, op] of source.matchAll(
-    /^([A-Za-z_]\w*)\s*(=(?!=)|[-+*/|&^%@]=|\/\/=|\*\*=|>>=|<<=|\.|\[)/gm,
-  )) {
-    if (op === '=') assigned.set(name!, (assigned.get(name!) ?? 0) + 1);
-    else changed.add(name!);
+  const names = (text: string) => text.match(IDENTIFIER) ?? [];
+  for (const [, name] of code.matchAll(REBINDS_NEXT)) changed.add(name!);
+  for (const [, name] of code.matchAll(CHANGES_PREVIOUS)) changed.add(name!);
+  for (const [, targets] of code.matchAll(FOR_TARGETS)) for (const name of names(targets!)) changed.add(name);
+  for (const { text, atModuleLevel, parts } of statements(code)) {
+    const imported = IMPORTED.exec(text);
+    if (imported) for (const name of names(imported[1]!)) changed.add(name);
+    if (parts.length < 2) continue;
+    const targets = parts.slice(0, -1);
+    const single = targets.length === 1 ? /^\s*([A-Za-z_]\w*)\s*$/.exec(targets[0]!) : null;
+    if (single && atModuleLevel) assigned.set(single[1]!, (assigned.get(single[1]!) ?? 0) + 1);
+    else for (const target of targets) for (const name of names(target)) changed.add(name);
+    // `B = X` or `B = X, Y`: X is reachable under another name, and a change through B changes it.
+    const value = parts.at(-1)!.trim();
+    if (PLAIN_NAMES.test(value)) for (const name of names(value)) changed.add(name);
   }
   for (const [name, count] of assigned) if (count > 1) changed.add(name);
   return changed;

@@ -100,6 +100,57 @@ describe('module-level constants in Python metadata (original tools)', () => {
     }
   });
 
+  it('a name rebound or changed anywhere in the file is not folded (blocks, bodies, one-liners)', () => {
+    const changes = [
+      'ACTIONS.append("b")  # on its own line',
+      'if True:\n    ACTIONS = ["a", "b"]',
+      'def f():\n    global ACTIONS\n    ACTIONS = []',
+      'def f():\n    ACTIONS.extend(["b"])',
+      'ACTIONS, OTHER = ["z"], 1',
+      'OTHER, ACTIONS = 1, ["z"]',
+      'OTHER = ACTIONS = ["z"]',
+      'import m as ACTIONS',
+      'from m import ACTIONS',
+      'from m import (\n    x,\n    ACTIONS,\n)',
+      'import ACTIONS',
+      'del ACTIONS',
+      'for ACTIONS in [["z"]]:\n    pass',
+      'for i, ACTIONS in enumerate([["z"]]):\n    pass',
+      'with open("f") as ACTIONS:\n    pass',
+      'if (ACTIONS := ["z"]):\n    pass',
+      'ALIAS = ACTIONS\nALIAS.append("b")',
+      'ACTIONS[0] += "z"',
+      'ACTIONS.attr = 1',
+      'def ACTIONS():\n    pass',
+    ];
+    for (const change of changes) {
+      const src = `ACTIONS = ["a"]\nCONFIG_SCHEMA = {"enum": ACTIONS}\n${change}\n`;
+      expect(malformed(src).field, change).toBe('CONFIG_SCHEMA');
+    }
+    // On one line with the assignment itself.
+    expect(malformed(`ACTIONS = ["a"]; ACTIONS.append("b")\nCONFIG_SCHEMA = {"enum": ACTIONS}\n`).field).toBe(
+      'CONFIG_SCHEMA',
+    );
+  });
+
+  it('reads of a constant elsewhere (membership, lookups, loops over it, strings) keep it foldable', () => {
+    const src = [
+      'ACTIONS = ["a", "b"]',
+      'BASE = {"x": {"type": "string"}}',
+      'CONFIG_SCHEMA = {"properties": {**BASE, "action": {"enum": ACTIONS}}}',
+      'HELP = "ACTIONS = [] or ACTIONS.append() in a string is text"  # ACTIONS.clear() in a comment',
+      'def execute(params):',
+      '    if params["action"] not in ACTIONS:',
+      '        return {"error": ACTIONS.index("a"), "x": BASE.get("x")}',
+      '    for action in ACTIONS:',
+      '        print(action, sorted(ACTIONS), len(BASE))',
+      '',
+    ].join('\n');
+    expect(parsePythonMetadata(src, P).fields['CONFIG_SCHEMA']).toEqual({
+      properties: { x: { type: 'string' }, action: { enum: ['a', 'b'] } },
+    });
+  });
+
   it('a name that is not a literal, is defined later, or is called stays an error', () => {
     expect(malformed(`ACTIONS = sorted(["b", "a"])\nCONFIG_SCHEMA = {"enum": ACTIONS}\n`).field).toBe(
       'CONFIG_SCHEMA',

@@ -77,6 +77,17 @@ export function str(values: ParsedArgs['values'], name: string): string | undefi
 }
 
 /**
+ * A numeric flag: a number when the text reads as one, else the text itself, so the operation's
+ * schema refuses it in the same words as a mistyped MCP argument (and checks its range).
+ */
+export function num(values: ParsedArgs['values'], name: string): number | string | undefined {
+  const value = str(values, name);
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  return value.trim() !== '' && Number.isFinite(n) ? n : value;
+}
+
+/**
  * Resolves a path the user typed. Under `pnpm rye …` the process runs from the repository root,
  * so relative paths are taken from the directory the user was in (INIT_CWD).
  */

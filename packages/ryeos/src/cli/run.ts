@@ -1,7 +1,7 @@
 import type { RyeSettings } from '@ryeos/executor';
-import { readSettings } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
 import { packageVersion } from '../package-root.js';
+import { processSettings } from '../settings.js';
 import { helpText } from './help.js';
 import type { CliIo } from './io.js';
 import { processIo } from './io.js';
@@ -41,9 +41,7 @@ export async function runCli(
     return 2;
   }
   try {
-    // Settings are read here, once. Every entry point names its own node so runtimes can reuse
-    // it (DECISIONS 23).
-    const settings = readSettings({ ...env, RYE_KERNEL_NODE: env.RYE_KERNEL_NODE || process.execPath });
+    const settings = processSettings(env); // read here, once
     return await (await load())(rest, io, settings);
   } catch (error) {
     io.stdout(`${JSON.stringify(toErrorEnvelope(error), null, 2)}\n`);

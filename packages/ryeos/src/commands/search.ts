@@ -2,20 +2,10 @@
 
 import type { RyeSettings } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
-import { asArguments, callerPath, parse, printJson, str } from '../cli/args.js';
+import { asArguments, callerPath, num, parse, printJson, str } from '../cli/args.js';
 import type { CliIo } from '../cli/io.js';
 import type { SearchRequest } from '../rye.js';
 import { createRye } from '../rye.js';
-
-function integer(value: string | undefined, name: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0)
-    throw new RyeError('VALIDATION', `--${name} must be a whole number ≥ 0, got '${value}'`, {
-      hint: `e.g. --${name} 10`,
-    });
-  return n;
-}
 
 export async function searchCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
   const { values, positionals } = parse(args, {
@@ -36,15 +26,13 @@ export async function searchCommand(args: string[], io: CliIo, settings: RyeSett
     settings,
     projectPath: callerPath(str(values, 'project') ?? str(values, 'project-path') ?? '.'),
   });
-  const limit = integer(str(values, 'limit'), 'limit');
-  const offset = integer(str(values, 'offset'), 'offset');
   const result = await rye.search(
     asArguments<SearchRequest>({
       scope,
       query: words.join(' '),
       space: str(values, 'space'),
-      limit,
-      offset,
+      limit: num(values, 'limit'),
+      offset: num(values, 'offset'),
       sort_by: str(values, 'sort-by'),
       fuzzy: values.fuzzy ? { enabled: true } : undefined,
     }),

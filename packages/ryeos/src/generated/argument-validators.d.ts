@@ -6,6 +6,8 @@ export interface CompiledValidator {
   errors?: ErrorObject[] | null;
 }
 
+/** The digest of the schemas these validators were compiled from (see `schemasDigest`). */
+export declare const SCHEMAS_DIGEST: string;
 export declare const searchTool: CompiledValidator;
 export declare const searchRequest: CompiledValidator;
 export declare const loadTool: CompiledValidator;

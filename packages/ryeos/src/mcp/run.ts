@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { readSettings } from '@ryeos/executor';
 import { writeFileAtomic } from '@ryeos/lillux';
 import { packageVersion } from '../package-root.js';
+import { processSettings } from '../settings.js';
 
 const USAGE = `Usage: ryeos-mcp [--http] [--port N] [--host H] [--token-file F | --no-auth]
 
@@ -54,13 +54,7 @@ export async function runMcpServer(argv: string[]): Promise<number> {
     process.stderr.write(USAGE);
     return 0;
   }
-  // Settings are read here, once. Every entry point names its own node for runtimes
-  // (DECISIONS 23); AI_DIR for {env:AI_DIR}.
-  const settings = readSettings({
-    ...process.env,
-    RYE_KERNEL_NODE: process.env.RYE_KERNEL_NODE || process.execPath,
-    AI_DIR: process.env.AI_DIR || '.ai',
-  });
+  const settings = processSettings(); // read here, once
   const [{ createRyeServer, isDefaultBindHost, serveHttp, serveStdio }, { createOperations }] =
     await Promise.all([import('@ryeos/mcp'), import('../operations.js')]);
   const operations = createOperations({ settings });

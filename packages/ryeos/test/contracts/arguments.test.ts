@@ -3,16 +3,19 @@
  * are what the facade checks arguments against, for MCP, the API and the CLI, and the argument
  * types are derived from them.
  */
+import { createHash } from 'node:crypto';
 import type { ExecuteArgs, InputSchema, LoadArgs, SearchArgs, SignArgs } from '@ryeos/mcp';
 import {
   EXECUTE_SCHEMA,
   type LOAD_SCHEMA,
   type SEARCH_SCHEMA,
   type SIGN_SCHEMA,
+  TOOL_DEFINITIONS,
   toolSchema,
 } from '@ryeos/mcp';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { checkArguments, checkToolArguments } from '../../src/arguments.js';
+import { SCHEMAS_DIGEST } from '../../src/generated/argument-validators.js';
 import { createOperations, createRye } from '../../src/index.js';
 import { tempProject } from '../helpers.js';
 
@@ -135,5 +138,11 @@ describe('the validators compiled at build time are the schemas', () => {
       expect(compiled).toBe(validationError(() => checkArguments(toolSchema(name), args)));
     }
     expect(checkToolArguments('execute', { item_id: 'x' }, { forApi: true })).toEqual({ item_id: 'x' });
+  });
+
+  it('were compiled from the schemas @ryeos/mcp publishes now (a schema edit without a rebuild fails)', () => {
+    const schemas = Object.fromEntries(TOOL_DEFINITIONS.map(({ name, inputSchema }) => [name, inputSchema]));
+    const digest = createHash('sha256').update(JSON.stringify(schemas)).digest('hex');
+    expect(SCHEMAS_DIGEST).toBe(digest);
   });
 });
