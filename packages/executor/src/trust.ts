@@ -2,7 +2,7 @@
  * The trust store (spec items §6.4): `.ai/config/keys/trusted/<fp>.toml` in project, user and
  * system spaces. A key found only in a system bundle vouches only for system items (DECISIONS 12).
  */
-import { readdirSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TrustedKey } from '@ryeos/lillux';
 import { fingerprint, verifyContent } from '@ryeos/lillux';
@@ -152,6 +152,7 @@ export class TrustStore {
     // only when signed by a key the user trusts in user space; user and system stores are the
     // user's and the package's own, and may hold unsigned files (upstream behaviour).
     const project = space.name === 'project';
+    if (project && !isCanonicalProjectEntry(path, text, data)) return undefined;
     if (!SIGNED_LINE.test(text)) return project ? undefined : entry;
     const key = `${space.label}:${fp}`;
     if (visiting.has(key)) return project ? undefined : entry; // a signing cycle is accepted, as upstream does
@@ -167,6 +168,23 @@ export class TrustStore {
     });
     return result.status === 'ok' ? entry : undefined;
   }
+}
+
+/**
+ * A project trust entry counts only as the exact file `rye keys trust --space project` writes, in
+ * place: not a symlink, and byte for byte `trustFileText` of its own fields. A user's signature
+ * on some other file (a tool whose text happens to parse as TOML, copied or linked here) must
+ * never turn into trust in a key.
+ */
+function isCanonicalProjectEntry(path: string, text: string, data: Record<string, unknown>): boolean {
+  if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() !== false) return false;
+  const keys = Object.keys(data).sort().join(',');
+  const publicKey = data.public_key as Record<string, unknown>;
+  if (keys !== 'attestation,fingerprint,owner,public_key' || Object.keys(publicKey).join(',') !== 'pem')
+    return false;
+  if (typeof data.owner !== 'string' || typeof data.attestation !== 'string') return false;
+  const body = text.replace(SIGNED_LINE, '');
+  return body === trustFileText(String(publicKey.pem), data.owner, data.attestation);
 }
 
 /** The TOML text of a trust-store entry, in the original RYE layout. */
