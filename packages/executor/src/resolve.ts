@@ -38,7 +38,7 @@ export interface ResolveOptions {
  * Whether an item file exists at `path`. A path that cannot name a file (a file used as a
  * folder) is simply absent; one the OS refuses outright is the caller's bad id, said plainly.
  */
-function isFile(path: string): boolean {
+export function isFile(path: string): boolean {
   try {
     return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
   } catch (error) {

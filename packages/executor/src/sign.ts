@@ -2,7 +2,7 @@
  * Signing items (spec items §6.2, interfaces §4): resolve refs or globs in one space, validate
  * the metadata, then rewrite each file atomically with a fresh signature line.
  */
-import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { readdirSync, realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { ErrorType, KeyPairPem } from '@ryeos/lillux';
@@ -15,7 +15,7 @@ import { extractToolMetadata } from './metadata.js';
 import { parseYamlDocument } from './parsers/yaml.js';
 import type { SignableKind } from './refs.js';
 import { canonicalRef, ITEM_KINDS, kindPrefix, parseRef, TYPE_DIRS } from './refs.js';
-import { resolveItem, typeRootOf } from './resolve.js';
+import { isFile, resolveItem, typeRootOf } from './resolve.js';
 import type { Space, SpaceName } from './spaces.js';
 import { pathIdentity } from './verify.js';
 import { wildcardMatcher } from './wildcard.js';
@@ -172,9 +172,7 @@ const isGlob = (id: string) => /[*?[\]{}]/.test(id);
 /** Every file of one id in one space (one per extension that exists). */
 function filesOf(space: Space, kind: SignableKind, id: string, extensions: readonly string[]): string[] {
   const root = typeRootOf(space, kind);
-  return extensions
-    .map((extension) => join(root, id + extension))
-    .filter((path) => statSync(path, { throwIfNoEntry: false })?.isFile());
+  return extensions.map((extension) => join(root, id + extension)).filter((path) => isFile(path));
 }
 
 function ambiguous(kind: SignableKind, id: string, files: string[]): RyeError {
@@ -194,7 +192,7 @@ function ambiguous(kind: SignableKind, id: string, files: string[]): RyeError {
  */
 function itemAtPath(ref: string, space: Space, extensionsOf: Record<SignableKind, readonly string[]>) {
   const absolute = isAbsolute(ref) ? ref : resolve(space.base, ref);
-  if (!statSync(absolute, { throwIfNoEntry: false })?.isFile()) return undefined;
+  if (!isFile(absolute)) return undefined;
   const real = realpathSync(absolute);
   for (const kind of ITEM_KINDS as readonly SignableKind[]) {
     let root: string;

@@ -4,6 +4,7 @@
  * project` through a symlinked folder, and raw errno text where a typed error belongs.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -60,6 +61,39 @@ describe("file tools never touch the user's keys or trust store (attack 9)", () 
     expect(viaLink.status).toBe('error');
     expect(JSON.stringify(viaLink)).not.toContain('PRIVATE KEY');
     expect(await readFile(key, 'utf8')).toContain('PRIVATE KEY');
+  });
+
+  it('nor user config (bundles.yaml trusts the keys of a bundle) or the user .env (credentials)', async () => {
+    const { t } = await setup();
+    const home = createRye({
+      projectPath: t.user,
+      userSpace: t.user,
+      env: { PATH: process.env.PATH, RYE_KERNEL_NODE: process.execPath },
+    });
+    await writeFile(join(t.user, '.ai', '.env'), 'API_TOKEN=secret-value\n');
+    const bundles = await home.execute({
+      item_id: 'tool:rye/file-system/write',
+      parameters: { path: '.ai/config/bundles.yaml', content: 'bundles:\n  - {id: zz, path: /tmp/evil}\n' },
+    });
+    expect(bundles).toMatchObject({ status: 'error' });
+    expect(String(bundles.error)).toMatch(/never touch/);
+    expect(existsSync(join(t.user, '.ai', 'config', 'bundles.yaml'))).toBe(false);
+    const hooks = await home.execute({
+      item_id: 'tool:rye/file-system/write',
+      parameters: { path: '.ai/config/hooks.yaml', content: 'hooks: []\n' },
+    });
+    expect(hooks).toMatchObject({ status: 'error' });
+    const env = await home.execute({
+      item_id: 'tool:rye/file-system/read',
+      parameters: { path: '.ai/.env' },
+    });
+    expect(env).toMatchObject({ status: 'error' });
+    expect(JSON.stringify(env)).not.toContain('secret-value');
+    const grep = await home.execute({
+      item_id: 'tool:rye/file-system/grep',
+      parameters: { pattern: 'API_TOKEN' },
+    });
+    expect(JSON.stringify(grep)).not.toContain('secret-value');
   });
 
   it('the project cannot be the file-system root', async () => {
@@ -149,5 +183,15 @@ describe('smaller gaps (attack 12)', () => {
       parameters: { path: 'b'.repeat(300) },
     });
     expect(String(toolLong.error)).toMatch(/too long/);
+    const lsDeep = await r.execute({
+      item_id: 'tool:rye/file-system/ls',
+      parameters: { path: 'b/'.repeat(2100) },
+    });
+    expect(lsDeep.status).toBe('error');
+    expect(String(lsDeep.error)).not.toMatch(/ENAMETOOLONG/);
+    const signLong = await r.sign(`tool:${'a'.repeat(300)}`);
+    expect(signLong).toMatchObject({ status: 'error', error_type: 'validation' });
+    expect(JSON.stringify(signLong)).toMatch(/too long/);
+    expect(JSON.stringify(signLong)).not.toMatch(/ENAMETOOLONG/);
   });
 });

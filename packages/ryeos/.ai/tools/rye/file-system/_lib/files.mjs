@@ -1,4 +1,4 @@
-// rye:signed:2026-11-24T22:47:15Z:0cbc38b2c2a2e8bf364d090585ad90e630c4864691dcd00dc9cc8b62e76de3d5:hNyd-Y7yUKbw2qlcmki_1eUFIyS1fOM9nIgRkAqoLlsOdvEPbyTWBGxZw2wwv-pvh4VX9VwTi5OY5wwznL3dCQ==:007af625371e6e71
+// rye:signed:2026-11-25T01:16:42Z:c97c521a0f4280dc6011a2318dbf6eb1543863b0ff1ea9ffc3343e6f7bc5cdd7:06mRqb0aftT7w5fIRq5bpAqIFs30YgOMEbXCcDrnQjN702gmL2x0lglc-2nMv9snv6xb4OI5N2ZBBoO1WKoxBQ==:007af625371e6e71
 // Reading and writing whole text files with the limits every file-system tool shares.
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -24,7 +24,7 @@ export async function statOrUndefined(path) {
     return await stat(path);
   } catch (error) {
     if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
-    throw error;
+    throw pathError(error, path);
   }
 }
 

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-24T22:47:15Z:25b20506531e1ba41b32e47e97a20006a43ae880b2710bd3aa479974b0ef7ca8:J_fB8iCO2TrEkuaiQlKbCwdazhHB5_A-Blro9x5MTn-F7F9O-xqln-xZKj7qEIevU-Ceemf_aAvuFM0v5EVmCg==:007af625371e6e71
+// rye:signed:2026-11-25T01:08:35Z:82bd6fea2fc77242dbcc79b3601af2fbaec32132e597e6b5c0da4985fa500a7a:1clN0RzO09Cfx9BTSJJgp_3CAR0uKOngrmRF_tEY79kl3cZrp6J8fXBPAMzPF-eC5eU033VF7Q1VHkMN2fZ7BA==:007af625371e6e71
 // Confinement of path parameters to the project root. Every path is resolved to its real
 // location (symlinks followed, including those of missing targets and their parents) and the
 // tools then work on that real path, so what was checked is what gets read or written.
@@ -47,13 +47,15 @@ async function realLocation(path, hops = 0) {
 }
 
 /**
- * Folders no file tool reads or writes, whatever the project is (it may be the home directory):
- * the user's signing key, the user's trust store, and ryeos state (snapshots, the MCP token).
- * The host names the user space (USER_SPACE) and an overridden key folder (RYE_SIGNING_KEY_DIR).
+ * Places no file tool reads or writes, whatever the project is (it may be the home directory):
+ * user-space config (the signing key, the trust store, bundles.yaml — registering a bundle
+ * trusts its keys —, hooks), the user's .env (credentials, and `${VAR}` of user and system
+ * items), and ryeos state (snapshots, the MCP token). The host names the user space
+ * (USER_SPACE) and an overridden key folder (RYE_SIGNING_KEY_DIR).
  */
 export function protectedDirs(env = process.env) {
   const home = env.USER_SPACE || homedir();
-  const dirs = [join(home, '.ai', 'config', 'keys'), join(home, '.ai', 'state')];
+  const dirs = [join(home, '.ai', 'config'), join(home, '.ai', '.env'), join(home, '.ai', 'state')];
   if (env.RYE_SIGNING_KEY_DIR) dirs.push(env.RYE_SIGNING_KEY_DIR);
   return dirs.map((dir) => {
     try {
@@ -68,7 +70,7 @@ export function protectedDirs(env = process.env) {
 export function refuseProtected(real, shown) {
   for (const dir of protectedDirs()) {
     if (isInside(dir, real)) {
-      throw new ToolError(`'${shown}' is in ${dir}, which holds your keys, trust store or ryeos state: file tools never touch it`);
+      throw new ToolError(`'${shown}' is in ${dir}, which holds your keys, trust store, user config, credentials or ryeos state: file tools never touch it`);
     }
   }
 }
