@@ -90,8 +90,13 @@ export function pythonStrip(text: string): string {
   return text.replace(PY_STRIP, '');
 }
 
-/** A shebang line exactly as the original's tools carried it: printable ASCII `#!/path[ args]`. */
-const PLAIN_SHEBANG = /^#!\/[\x21-\x7e]*(?: [\x20-\x7e]*)?\n$/;
+/**
+ * A shebang line exactly as the original's tools carried it: `#!/interpreter/path` and at most two
+ * plain words (`#!/usr/bin/env python3`, `#!/bin/bash -e`). Nothing else may hide in a line the
+ * hash leaves out: no quotes (`env -S sh -c '…'`), and no `coding:`/`coding=` (PEP 263 would
+ * make Python decode the signed bytes differently).
+ */
+const PLAIN_SHEBANG = /^#!\/[A-Za-z0-9._+/-]*(?: [A-Za-z0-9._+-]+){0,2}\n$/;
 const SHEBANG_LINE = /^#!\/[^\n]*\n/;
 
 /**

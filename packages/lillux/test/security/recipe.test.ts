@@ -49,8 +49,10 @@ describe('shebang injection (attack 1)', () => {
 
   it('a legacy Python tool with a plain ASCII shebang still verifies (compatibility)', () => {
     const pyBody = '__version__ = "1.0.0"\nprint("signed")\n';
-    const legacy = `#!/usr/bin/env python3\n${line(py, sha256Hex(pyBody))}\n${pyBody}`;
-    expect(verify(legacy, py)).toMatchObject({ status: 'ok', recipe: 'legacy_full' });
+    for (const shebang of ['#!/usr/bin/env python3', '#!/usr/bin/python3', '#!/bin/bash -e']) {
+      const legacy = `${shebang}\n${line(py, sha256Hex(pyBody))}\n${pyBody}`;
+      expect(verify(legacy, py), shebang).toMatchObject({ status: 'ok', recipe: 'legacy_full' });
+    }
   });
 
   it('a legacy tool whose skipped shebang line is not plain ASCII is refused', () => {
@@ -61,6 +63,12 @@ describe('shebang injection (attack 1)', () => {
       '#!/usr/bin/env\tpython3\n',
       '#!/usr/bin/python3\u0000\n',
       '#!/usr/bin/pythön\n',
+      // Plain ASCII, but more than an interpreter and a word or two: a PEP 263 encoding line
+      // makes Python decode the signed bytes differently; quotes carry a command.
+      '#!/usr/bin/python3 -*- coding: latin-1 -*-\n',
+      '#!/usr/bin/python3 coding=unicode_escape\n',
+      "#!/usr/bin/env -S sh -c 'touch pwned'\n",
+      '#!/usr/bin/env python3 -X importtime -c\n',
     ]) {
       const legacy = `${shebang}${line(py, sha256Hex(pyBody))}\n${pyBody}`;
       expect(verify(legacy, py).status, JSON.stringify(shebang)).toBe('modified');
