@@ -74,44 +74,125 @@ export function parseDotenv(text: string): Env {
   return result;
 }
 
-// Sync fs: these are a handful of stat calls on the way to spawning a process; a threadpool
-// round trip each cost more than the calls themselves.
 /**
  * What a project's unsigned `.env` may not set (DECISIONS 30): anything but a plain name, and any
- * variable that decides which program runs, what an interpreter or shell loads when it starts, or
+ * variable that decides which program runs, what an interpreter, shell, build or CLI loads or
+ * reads as configuration when it starts, where temporary files and caches of compiled code go, or
  * whom the tool trusts on the network. Otherwise an unsigned file would run code inside signed
- * tools. Matched without regard to case (npm reads npm_config_*, curl reads http_proxy). The host
- * environment can still set all of them.
+ * tools (`MAKEFILES=evil.mk` makes every `make` evaluate it, `KUBECONFIG` names an exec plugin,
+ * `GOFLAGS=-toolexec=...` wraps the compiler). The host environment can still set all of them.
+ *
+ * One row per family: exact names and patterns (`*` stands for any run of characters), separated
+ * by white space. Names are compared upper-cased (npm reads npm_config_*, curl reads http_proxy).
+ * The reason is what the warning says the variable does ("it <reason>"). A denylist cannot know
+ * every program's variables: a tool that starts a program configured by another one should set
+ * that variable in its own signed env_config.
  */
-const DOTENV_DENIED_FAMILIES: Array<[RegExp, string]> = [
-  // Which programs run: the search path, and programs tools start on our behalf.
-  [/^(PATH|SHELL|PAGER|MANPAGER|EDITOR|VISUAL|BROWSER|LESS.*)$/, 'chooses which programs run'],
-  // Shells: startup files, exported functions (BASH_FUNC_x%%), options, word splitting, prompts.
-  [
-    /^(BASH.*|ENV|SHELLOPTS|PS[0-9]|PROMPT_COMMAND|IFS|CDPATH|GLOBIGNORE|ZDOTDIR)$/,
-    'changes how a shell starts',
-  ],
-  // The dynamic loader and C library: preloaded libraries, charset and locale modules.
-  [/^(LD_.*|DYLD_.*|GCONV_PATH|LOCPATH|NLSPATH|GLIBC_TUNABLES|MALLOC_.*)$/, 'loads native code'],
-  // Where startup and config files are found: ~/.bashrc, Python's user site (.pth files), git config.
-  [
-    /^(HOME|XDG_CONFIG_HOME|XDG_CONFIG_DIRS|XDG_DATA_HOME|XDG_DATA_DIRS)$/,
-    'moves where startup files are read',
-  ],
-  // Interpreters and their package tools.
-  [/^(PYTHON.*|PIP_.*|UV_.*|VIRTUAL_ENV|CONDA_.*)$/, 'changes how Python starts'],
-  [/^(NODE_.*|NPM_CONFIG_.*|COREPACK_.*|TS_NODE_.*|TSX_.*)$/, 'changes how Node starts'],
-  [
-    /^(PERL.*|RUBY.*|GEM_.*|BUNDLE_.*|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH)$/,
-    'changes how an interpreter starts',
-  ],
-  [/^(GIT_.*)$/, 'runs programs through git'],
-  [/^(LUA_.*|TCLLIBPATH|R_LIBS.*|R_PROFILE.*|PHPRC|PHP_INI_SCAN_DIR)$/, 'changes what an interpreter loads'],
-  // Trust on the network: CA bundles, OpenSSL engines, proxies that see every request.
-  [/^(SSL_.*|OPENSSL_.*|.*_CA_BUNDLE|HTTPS?_PROXY|ALL_PROXY|NO_PROXY)$/, 'changes whom the network trusts'],
-  // ryeos itself.
-  [/^(RYE_.*|USER_SPACE|LILLUX_.*)$/, 'configures ryeos'],
+const DOTENV_DENIED_FAMILIES: ReadonlyArray<{ reason: string; names: string }> = [
+  {
+    // The search path, and programs that tools start on our behalf by name or command line (a
+    // D-Bus address may be `unixexec:path=...`).
+    reason: 'chooses which programs run',
+    names: `PATH SHELL *PAGER MANOPT *EDITOR VISUAL BROWSER TERMINAL LESS* *ASKPASS TAR_OPTIONS RSYNC_*
+      FZF_DEFAULT_COMMAND DBUS_* PUPPETEER_* PLAYWRIGHT_BROWSERS_PATH CHROME_PATH CHROME_BIN
+      FIREFOX_BIN *_EXECUTABLE_PATH`,
+  },
+  {
+    // Startup files, exported functions (BASH_FUNC_x%%), options, word splitting, prompts.
+    reason: 'changes how a shell starts',
+    names: `BASH* ENV SHELLOPTS PS0 PS1 PS2 PS3 PS4 PROMPT_COMMAND IFS CDPATH GLOBIGNORE ZDOTDIR FPATH`,
+  },
+  {
+    // The dynamic loader and the plugin folders of system libraries (charset modules, GUI and
+    // graphics plugins, SASL and Kerberos modules).
+    reason: 'loads native code',
+    names: `LD_* DYLD_* GCONV_PATH GLIBC_TUNABLES MALLOC_* GTK_* GIO_* GDK_* QT_* GST_* LIBGL_* __EGL_*
+      VK_* OCL_ICD_* LIBVA_* VDPAU_* SASL_* KRB5*`,
+  },
+  {
+    reason: 'changes which data files the C library parses',
+    names: `LOCPATH NLSPATH TERMINFO* TERMCAP`,
+  },
+  {
+    // ~/.bashrc, Python's user site (.pth files), git, curl, wget, gpg and editor configuration.
+    reason: 'moves where startup and config files are read',
+    names: `HOME XDG_* GNUPGHOME CURL_HOME WGETRC SYSTEM_WGETRC NETRC VIMINIT EXINIT VIMRUNTIME
+      MYVIMRC MYGVIMRC EMACSLOADPATH`,
+  },
+  {
+    // A cache of compiled code there (tsx, Python, Go) runs instead of the verified source.
+    reason: 'moves temporary files and caches of compiled code',
+    names: `TMPDIR TMP TEMP TEMPDIR`,
+  },
+  {
+    // Credential processes, exec plugins, credential helpers, CLI plugins, daemons to talk to.
+    reason: 'points a cloud, container or cluster CLI at config that runs programs',
+    names: `AWS_CONFIG_FILE AWS_SHARED_CREDENTIALS_FILE KUBECONFIG DOCKER_* CONTAINERS_*
+      REGISTRY_AUTH_FILE CLOUDSDK_* GOOGLE_APPLICATION_CREDENTIALS
+      GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES AZURE_CONFIG_DIR HELM_* TF_CLI_* TERRAFORM_CONFIG
+      TF_PLUGIN_CACHE_DIR`,
+  },
+  {
+    // make's extra makefiles and flags, the compiler and its plugins (-fplugin), autoconf's site file.
+    reason: 'changes what a build runs',
+    names: `MAKE* MFLAGS GNUMAKEFLAGS CC CXX CPP LD AS AR NM RANLIB STRIP OBJCOPY OBJDUMP FC F77 YACC
+      LEX CFLAGS CXXFLAGS CPPFLAGS LDFLAGS LDLIBS FFLAGS ASFLAGS GCC_EXEC_PREFIX COMPILER_PATH
+      LIBRARY_PATH CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH OBJC_INCLUDE_PATH CCACHE_* DISTCC_*
+      PKG_CONFIG* CMAKE_* CONFIG_SITE`,
+  },
+  {
+    reason: 'changes how Python starts',
+    names: `PYTHON* PIP_* PIPX_* UV_* VIRTUAL_ENV CONDA_* POETRY_* PDM_* HATCH_* TOX_* PYTEST_*
+      COVERAGE_* IPYTHONDIR JUPYTER_* MPLCONFIGDIR MPLBACKEND`,
+  },
+  {
+    reason: 'changes how Node, Deno or Bun starts',
+    names: `NODE_* NPM_CONFIG_* YARN_* PNPM_* COREPACK_* TS_NODE_* TSX_* NVM_* VOLTA_* FNM_* DENO_*
+      BUN_* ELECTRON_*`,
+  },
+  {
+    reason: 'changes how the JVM starts',
+    names: `JAVA_* JDK_* _JAVA_OPTIONS CLASSPATH MAVEN_* M2_HOME GRADLE_* SBT_OPTS ANT_*`,
+  },
+  {
+    reason: 'changes how Go or Rust builds and runs code',
+    names: `GOFLAGS GOROOT GOPATH GOBIN GOENV GOTOOLCHAIN GOPROXY GONOPROXY GOSUMDB GONOSUMDB
+      GONOSUMCHECK GOPRIVATE GOINSECURE GOVCS GOAUTH GOCACHE GOMODCACHE GOWORK GOTMPDIR
+      GOEXPERIMENT GODEBUG GO111MODULE GCCGO CGO_* CARGO_* RUSTC* RUSTDOC* RUSTFLAGS RUSTUP_*`,
+  },
+  {
+    reason: 'changes how an interpreter starts',
+    names: `PERL* RUBY* RBENV_* GEM_* BUNDLE_* IRBRC PHPRC PHP_INI_SCAN_DIR COMPOSER_* LUA_* TCLLIBPATH
+      R_LIBS* R_PROFILE* R_ENVIRON* R_HOME DOTNET_* CORECLR_* COMPLUS_* NUGET_* ERL_* ELIXIR_*
+      MIX_*`,
+  },
+  {
+    reason: 'runs programs through version control',
+    names: `GIT_* HGRCPATH HGEDITOR HGMERGE CVS_RSH SVN_SSH`,
+  },
+  {
+    // CA bundles, TLS libraries and key logs, proxies that see every request, name resolution,
+    // the ssh agent and askpass.
+    reason: 'changes whom the network trusts',
+    names: `SSH_* SSL* OPENSSL_* GNUTLS_* *_CA_BUNDLE *_CA_CERTS GRPC_DEFAULT_SSL_ROOTS_FILE_PATH
+      HTTP_PROXY HTTPS_PROXY FTP_PROXY ALL_PROXY NO_PROXY GRPC_PROXY HOSTALIASES LOCALDOMAIN
+      RES_OPTIONS RESOLV_*`,
+  },
+  { reason: 'configures ryeos', names: `RYE_* USER_SPACE LILLUX_*` },
 ];
+
+/** The families as anchored patterns over upper-cased names (`*` = any run of characters). */
+const DENIED: ReadonlyArray<[RegExp, string]> = DOTENV_DENIED_FAMILIES.map(({ reason, names }) => {
+  const patterns = names.trim().split(/\s+/);
+  return [
+    new RegExp(`^(?:${patterns.map((n) => n.split('*').map(escapeRegExp).join('.*')).join('|')})$`),
+    reason,
+  ];
+});
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
 
 const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -119,10 +200,12 @@ const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function dotenvKeyProblem(key: string): string | undefined {
   if (!PLAIN_NAME.test(key)) return 'is not a plain variable name';
   const upper = key.toUpperCase();
-  for (const [family, reason] of DOTENV_DENIED_FAMILIES) if (family.test(upper)) return reason;
+  for (const [family, reason] of DENIED) if (family.test(upper)) return reason;
   return undefined;
 }
 
+// Sync fs: these are a handful of stat calls on the way to spawning a process; a threadpool
+// round trip each cost more than the calls themselves.
 function readDotenv(projectPath: string, onWarning?: (message: string) => void): Env {
   let parsed: Env;
   try {

@@ -211,6 +211,51 @@ describe("a project's .env (attack 7)", () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  it('MAKEFILES, MAKEFLAGS and the other new families do not reach a project tool that runs make', async () => {
+    const ws = await workspace();
+    const marker = join(ws.root, 'marker');
+    await writeFile(join(ws.project, 'evil.mk'), `$(shell touch ${marker})\n`);
+    const refused = {
+      MAKEFILES: join(ws.project, 'evil.mk'),
+      MAKEFLAGS: `--eval=$(shell touch ${marker})`,
+      GNUMAKEFLAGS: `--eval=$(shell touch ${marker})`,
+      TMPDIR: ws.project,
+      KUBECONFIG: join(ws.project, 'kubeconfig'),
+      AWS_CONFIG_FILE: join(ws.project, 'aws'),
+      GOFLAGS: `-toolexec=${join(ws.project, 'evil')}`,
+      RUSTC_WRAPPER: join(ws.project, 'evil'),
+      CURL_HOME: ws.project,
+      SSH_ASKPASS: join(ws.project, 'evil'),
+      DOCKER_CONFIG: ws.project,
+    };
+    await writeFile(
+      join(ws.project, '.env'),
+      `${Object.entries(refused)
+        .map(([key, value]) => `${key}=${value}`)
+        .join('\n')}\nGREETING=hi\n`,
+    );
+    await writeFile(join(ws.project, 'Makefile'), 'all:\n\t@echo built\n');
+    await ws.write(
+      'project',
+      'tools/victim/build.sh',
+      [
+        '# __version__ = "1.0.0"',
+        '# __executor_id__ = "rye/core/runtimes/bash/bash"',
+        '# __category__ = "victim"',
+        'cd "$1" || exit 1',
+        'out=$(make -s 2>&1)',
+        `leaked=$(env | grep -cE '^(${Object.keys(refused).join('|')})=')`,
+        'echo "{\\"success\\": true, \\"out\\": \\"$out\\", \\"leaked\\": $leaked, \\"greeting\\": \\"$GREETING\\"}"',
+      ].join('\n') + '\n',
+    );
+    const result = await (await ws.executor(env())).executeTool('victim/build');
+    expect(existsSync(marker)).toBe(false);
+    expect(result).toMatchObject({ status: 'success', data: { out: 'built', leaked: 0, greeting: 'hi' } });
+    const warnings = JSON.stringify(result.warnings);
+    for (const key of Object.keys(refused)) expect(warnings, key).toContain(`Ignored \\"${key}\\"`);
+    expect(warnings).not.toContain('GREETING');
+  });
+
   it('refuses every family that changes how a program starts or whom it trusts, and names plain ones fine', () => {
     const refused = [
       'PATH',
@@ -262,13 +307,154 @@ describe("a project's .env (attack 7)", () => {
       'ALL_PROXY',
       'RYE_DEV_MODE',
       'USER_SPACE',
+      // Programs started by name or command line.
+      'MANPAGER',
+      'AWS_PAGER',
+      'VISUAL',
+      'SUDO_EDITOR',
+      'SSH_ASKPASS',
+      'SUDO_ASKPASS',
+      'TAR_OPTIONS',
+      'RSYNC_RSH',
+      'DBUS_SESSION_BUS_ADDRESS',
+      'PUPPETEER_EXECUTABLE_PATH',
+      // Shells.
+      'ZDOTDIR',
+      'PS0',
+      'FPATH',
+      // Native code and the C library's data files.
+      'GTK_MODULES',
+      'QT_PLUGIN_PATH',
+      'VK_LAYER_PATH',
+      'SASL_PATH',
+      'KRB5_CONFIG',
+      'LOCPATH',
+      'NLSPATH',
+      'TERMINFO',
+      'TERMINFO_DIRS',
+      'TERMCAP',
+      // Where config files are read.
+      'XDG_RUNTIME_DIR',
+      'XDG_CACHE_HOME',
+      'GNUPGHOME',
+      'CURL_HOME',
+      'WGETRC',
+      'NETRC',
+      'VIMINIT',
+      'EMACSLOADPATH',
+      // Temporary files.
+      'TMPDIR',
+      'TMP',
+      'TEMP',
+      // Cloud, container and cluster CLIs.
+      'AWS_CONFIG_FILE',
+      'AWS_SHARED_CREDENTIALS_FILE',
+      'KUBECONFIG',
+      'DOCKER_CONFIG',
+      'DOCKER_HOST',
+      'CLOUDSDK_CONFIG',
+      'GOOGLE_APPLICATION_CREDENTIALS',
+      'HELM_PLUGINS',
+      'TF_CLI_CONFIG_FILE',
+      // Builds.
+      'MAKEFILES',
+      'MAKEFLAGS',
+      'GNUMAKEFLAGS',
+      'CC',
+      'CXX',
+      'LD',
+      'CFLAGS',
+      'LDFLAGS',
+      'GCC_EXEC_PREFIX',
+      'CCACHE_PREFIX',
+      'PKG_CONFIG_PATH',
+      'CMAKE_TOOLCHAIN_FILE',
+      'CONFIG_SITE',
+      // Python, Node, Deno, Bun, the JVM, Go, Rust, other interpreters.
+      'PIPX_HOME',
+      'CONDA_PREFIX',
+      'PYTEST_ADDOPTS',
+      'PYTEST_PLUGINS',
+      'COVERAGE_PROCESS_START',
+      'IPYTHONDIR',
+      'MPLBACKEND',
+      'YARN_YARN_PATH',
+      'PNPM_HOME',
+      'DENO_DIR',
+      'BUN_INSTALL',
+      'ELECTRON_RUN_AS_NODE',
+      'VOLTA_HOME',
+      '_JAVA_OPTIONS',
+      'JDK_JAVA_OPTIONS',
+      'JAVA_HOME',
+      'JAVA_OPTS',
+      'MAVEN_OPTS',
+      'GRADLE_USER_HOME',
+      'GOFLAGS',
+      'GOTOOLCHAIN',
+      'GOPROXY',
+      'GOENV',
+      'CGO_CFLAGS',
+      'CARGO_HOME',
+      'CARGO_BUILD_RUSTC_WRAPPER',
+      'RUSTC_WRAPPER',
+      'RUSTFLAGS',
+      'RUSTUP_TOOLCHAIN',
+      'GEM_HOME',
+      'BUNDLE_GEMFILE',
+      'IRBRC',
+      'COMPOSER_HOME',
+      'R_ENVIRON_USER',
+      'DOTNET_STARTUP_HOOKS',
+      'CORECLR_PROFILER_PATH',
+      'COMPlus_DbgEnableMiniDump',
+      'ERL_AFLAGS',
+      'MIX_HOME',
+      // Version control.
+      'HGRCPATH',
+      'CVS_RSH',
+      'SVN_SSH',
+      // The network.
+      'SSH_AUTH_SOCK',
+      'SSLKEYLOGFILE',
+      'GNUTLS_SYSTEM_PRIORITY_FILE',
+      'NODE_EXTRA_CA_CERTS',
+      'GRPC_DEFAULT_SSL_ROOTS_FILE_PATH',
+      'ftp_proxy',
+      'HOSTALIASES',
+      'LOCALDOMAIN',
+      'RES_OPTIONS',
+      'RESOLV_HOST_CONF',
+      'LILLUX_DEBUG',
       'A-B',
       '1X',
       'X Y',
       '',
     ];
     for (const key of refused) expect(dotenvKeyProblem(key), key).toBeDefined();
-    for (const key of ['GREETING', 'API_TOKEN', 'DATABASE_URL', 'MY_HOME_DIR', '_PRIVATE', 'lower_case']) {
+    for (const key of [
+      'GREETING',
+      'API_TOKEN',
+      'DATABASE_URL',
+      'MY_HOME_DIR',
+      '_PRIVATE',
+      'lower_case',
+      // Values, not code: names near the families stay allowed.
+      'AWS_REGION',
+      'AWS_ACCESS_KEY_ID',
+      'GOOGLE_API_KEY',
+      'RUST_LOG',
+      'RUST_BACKTRACE',
+      'TF_VAR_region',
+      'FEATURE_FLAGS',
+      'LOG_LEVEL',
+      'DEBUG',
+      'TZ',
+      'LANG',
+      'CACHE_TTL',
+      'ENVIRONMENT',
+      'GOOD_TOKEN',
+    ]) {
       expect(dotenvKeyProblem(key), key).toBeUndefined();
     }
   });

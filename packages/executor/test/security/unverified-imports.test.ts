@@ -5,8 +5,8 @@
  * verify_deps never checks.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toolEnv, useWorkspaces } from './helpers.js';
@@ -19,6 +19,47 @@ const pyFunction = (category: string, body: string) =>
   `__version__ = "1.0.0"\n__executor_id__ = "rye/core/runtimes/python/function"\n__category__ = "${category}"\n${body}\n`;
 
 const pyMarker = (marker: string) => `open(${JSON.stringify(marker)}, "w").write("pwned")\n`;
+
+const RYEOS_MODULES = join(import.meta.dirname, '..', '..', '..', 'ryeos', 'node_modules');
+
+/** Links packages ryeos depends on (tsx, yaml) into `<base>/node_modules`: an installation. */
+async function install(base: string, ...names: string[]): Promise<void> {
+  await mkdir(join(base, 'node_modules'), { recursive: true });
+  for (const name of names) await symlink(join(RYEOS_MODULES, name), join(base, 'node_modules', name));
+}
+
+/** A TypeScript tool importing the `yaml` package and the `os` builtin by bare name. */
+const TS_IMPORTER = (category: string) =>
+  [
+    "export const __version__: string = '1.0.0';",
+    "export const __executor_id__ = 'rye/core/runtimes/node/node';",
+    `export const __category__ = '${category}';`,
+    "import YAML from 'yaml';",
+    "import os from 'os';",
+    'const out: string = YAML.stringify({ who: "signed" });',
+    'console.log(JSON.stringify({ success: true, out, eol: os.EOL }));',
+  ].join('\n');
+
+/**
+ * A project tsconfig.json whose `paths` send `yaml` and `os` to a project file that writes
+ * `marker` (tsx reads tsconfig.json from the working directory up: the project).
+ */
+async function plantTsconfig(project: string, marker: string): Promise<void> {
+  await writeFile(
+    join(project, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        baseUrl: '.',
+        paths: { yaml: ['./evil.cjs'], os: ['./evil.cjs'], '@lib/*': ['./evil.cjs'] },
+      },
+    }),
+  );
+  await writeFile(
+    join(project, 'evil.cjs'),
+    `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'pwned');\n` +
+      "module.exports = { stringify: () => 'evil', EOL: 'evil' };\n",
+  );
+}
 
 /**
  * Compiles `source` to the bytecode cache file Python would use for `sourcePath`, stamped with
@@ -164,6 +205,79 @@ describe('a signed tool loads only verified files', () => {
       status: 'success',
       data: { data: null },
     });
+  });
+
+  it("a project tsconfig.json's paths do not redirect a signed user TypeScript tool's imports", async () => {
+    const ws = await workspace();
+    const marker = join(ws.root, 'marker');
+    await plantTsconfig(ws.project, marker);
+    // The user's own installation serves the user tool: tsx and yaml.
+    await install(ws.user, 'tsx', 'yaml');
+    await ws.write('user', 'tools/mine/importer.ts', TS_IMPORTER('mine'));
+    const result = await (await ws.executor(env())).executeTool('mine/importer');
+    expect(existsSync(marker)).toBe(false);
+    expect(result).toMatchObject({ status: 'success', data: { out: 'who: signed\n', eol: '\n' } });
+  });
+
+  it('a project TypeScript tool reads no tsconfig.json either: no paths, no aliases into unverified files', async () => {
+    const ws = await workspace();
+    const marker = join(ws.root, 'marker');
+    await plantTsconfig(ws.project, marker);
+    await install(ws.project, 'tsx', 'yaml');
+    await ws.write('project', 'tools/victim/importer.ts', TS_IMPORTER('victim'));
+    await ws.write(
+      'project',
+      'tools/victim/aliased.ts',
+      [
+        "export const __version__: string = '1.0.0';",
+        "export const __executor_id__ = 'rye/core/runtimes/node/node';",
+        "export const __category__ = 'victim';",
+        "import { stringify } from '@lib/helper';",
+        'console.log(JSON.stringify({ success: true, out: stringify() }));',
+      ].join('\n'),
+    );
+    const executor = await ws.executor(env());
+    const result = await executor.executeTool('victim/importer');
+    const aliased = await executor.executeTool('victim/aliased');
+    expect(existsSync(marker)).toBe(false);
+    expect(result).toMatchObject({ status: 'success', data: { out: 'who: signed\n', eol: '\n' } });
+    expect(aliased.status).toBe('error');
+    expect(String(aliased.error)).toMatch(/Cannot find package '@lib\/helper'/);
+  });
+
+  it('a TypeScript tool leaves no tsx transform cache in the shared temp folder, where a planted entry would run', async () => {
+    const ws = await workspace();
+    const tmp = join(ws.root, 'tmp');
+    await mkdir(tmp);
+    await install(ws.user, 'tsx', 'yaml');
+    await ws.write('user', 'tools/mine/cached.ts', TS_IMPORTER('mine'));
+    const result = await (await ws.executor(env({ TMPDIR: tmp }))).executeTool('mine/cached');
+    expect(result).toMatchObject({ status: 'success', data: { out: 'who: signed\n' } });
+    expect(readdirSync(tmp)).toEqual([]);
+  });
+
+  it('a tsx too old to be kept from reading tsconfig.json is never loaded', async () => {
+    const ws = await workspace();
+    const marker = join(ws.root, 'marker');
+    const tsx = join(ws.user, 'node_modules', 'tsx');
+    await mkdir(tsx, { recursive: true });
+    await writeFile(
+      join(tsx, 'package.json'),
+      JSON.stringify({
+        name: 'tsx',
+        version: '4.10.5',
+        exports: { './esm/api': { import: { default: './api.mjs' } } },
+      }),
+    );
+    await writeFile(
+      join(tsx, 'api.mjs'),
+      `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'old');\nexport const register = () => {};\n`,
+    );
+    await ws.write('user', 'tools/mine/plain.ts', TS_IMPORTER('mine').replace(/^import .*$/gm, ''));
+    const result = await (await ws.executor(env())).executeTool('mine/plain');
+    expect(result.status).toBe('error');
+    expect(String(result.error)).toMatch(/tsx 4\.11 or later is not installed/);
+    expect(existsSync(marker)).toBe(false);
   });
 
   it('bytecode goes to a private cache under the user space, not beside the sources', async () => {

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-24T21:53:51Z:7161329f1e65e11a862d9067bd50a44064a36e72deb4bca10d6fd4c1b63a74a8:OP-fR4YV8N7Mb-hAIvvJyJXd7KE6FBAYiavwTLmwpcrY6tFtsCCfS6VgMBZ51mLOw6Ap6cWnFxkI2516MiGvDA==:007af625371e6e71
+// rye:signed:2026-11-25T01:09:17Z:49148777cc2f1af71b3ed1c7eee5427b00e51c91ab93c2a3b9ecbd4ba57969db:lUG1VXt9nMk-si-9yodz2p9jbKDs4UpbQQg7S9nT6Ok_zukZznO1U7nrnFU6_M8suSYR5KiY0KrGvEYLesbPAg==:007af625371e6e71
 // Launches a node tool: `node launch.mjs <tool> --project-path <dir>`. The tool sees
 // process.argv as if it had been started directly (`node <tool> --project-path <dir>`).
 import { readFileSync } from 'node:fs';
@@ -8,6 +8,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const [node, , toolPath, ...rest] = process.argv;
 process.argv = [node, toolPath, ...rest];
+const typescript = /\.[cm]?ts$/.test(toolPath);
+
+// tsx's transform cache is off: it lives in the shared temp folder (another user can create it
+// first, a project's TMPDIR can point it into the project), and a planted entry would run instead
+// of the verified source. tsx reads the variable when it loads, here and in the loader thread,
+// which copies this environment when the first hook is registered: so it is set before any.
+if (typescript) process.env.TSX_DISABLE_CACHE = '1';
 
 // The executor runs a tool from a snapshot of its verified files (RYE_SNAPSHOT_SOURCES pairs each
 // snapshot root with the original space root). Relative imports stay inside the snapshot, so only
@@ -94,7 +101,20 @@ if (sources.length && importsPackages(toolPath)) {
   registerHooks(`data:text/javascript,${encodeURIComponent(hook)}`);
 }
 
-if (/\.[cm]?ts$/.test(toolPath)) {
+// tsx (4.11.0 and later) can be told to read no tsconfig. Earlier versions always read one.
+const TSX_MIN_VERSION = [4, 11, 0];
+
+function tsxSupported(version) {
+  const parts = /^(\d+)\.(\d+)\.(\d+)/.exec(String(version));
+  if (!parts) return false;
+  for (let i = 0; i < 3; i += 1) {
+    const part = Number(parts[i + 1]);
+    if (part !== TSX_MIN_VERSION[i]) return part > TSX_MIN_VERSION[i];
+  }
+  return true;
+}
+
+if (typescript) {
   const flag = rest.indexOf('--project-path');
   const projectPath = flag === -1 ? process.cwd() : rest[flag + 1];
   // Prefer the tool's own tsx (and the project's, for a project tool), then the one ryeos ships.
@@ -108,17 +128,24 @@ if (/\.[cm]?ts$/.test(toolPath)) {
     try {
       // Resolve the ESM entry by hand: createRequire would pick the CommonJS one.
       const manifestPath = createRequire(base).resolve('tsx/package.json');
-      const entry = JSON.parse(readFileSync(manifestPath, 'utf8')).exports['./esm/api'].import.default;
-      loader = join(dirname(manifestPath), entry);
+      const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+      // A tsx that cannot be kept from reading tsconfig.json is passed over.
+      if (!tsxSupported(manifest.version)) continue;
+      loader = join(dirname(manifestPath), manifest.exports['./esm/api'].import.default);
       break;
     } catch {}
   }
   if (!loader) {
-    process.stderr.write('Cannot run a TypeScript tool: tsx is not installed (npm install -D tsx)\n');
+    process.stderr.write('Cannot run a TypeScript tool: tsx 4.11 or later is not installed (npm install -D tsx)\n');
     process.exit(1);
   }
+  // No tsconfig.json is read, for any tool. tsx would look for one from the working directory
+  // up, which is the project or above it, and none is verified: its `paths` map a bare import
+  // ('yaml', even 'fs') to any file, its compilerOptions change what the source compiles to
+  // (jsxImportSource imports a module). Unverified bytes must not decide what a signed tool runs,
+  // a project tool included (a `paths` alias would load project files absent from the snapshot).
   const { register } = await import(pathToFileURL(loader).href);
-  register();
+  register({ tsconfig: false });
   // TypeScript tools are ES modules (top-level await reads stdin), whatever package.json says;
   // .cts opts out. This hook runs before tsx's and only fixes the entry's format.
   if (!toolPath.endsWith('.cts')) {
