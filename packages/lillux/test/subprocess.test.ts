@@ -306,6 +306,109 @@ describe.skipIf(!IS_POSIX)('runSubprocess: timeouts and cancellation', () => {
   });
 });
 
+// The run ends with its leader: the group gets SIGTERM, then SIGKILL after a grace period (500 ms)
+// for what ignores it - and the run does not resolve before that, so a short-lived caller (the
+// CLI) cannot exit first and leave the child behind. Output is redirected in these scripts so the
+// pipes close with the leader and only the group handling keeps the run open.
+describe.skipIf(!IS_POSIX)('runSubprocess: the group ends with its leader', () => {
+  /** sh: a background child that ignores SIGTERM (the disposition survives exec), its pid in `pidFile`. */
+  const stubborn = (pidFile: string): string =>
+    `trap '' TERM; (trap '' TERM; exec sleep 30) > /dev/null 2>&1 & echo $! > '${pidFile}'; echo done`;
+
+  it('SIGKILLs a background child that ignores SIGTERM before the run resolves', async () => {
+    const pidFile = join(dir, 'stubborn.pid');
+    const started = performance.now();
+    const r = await runSubprocess({ command: 'sh', args: ['-c', stubborn(pidFile)] });
+    const took = performance.now() - started;
+    const child = await readPid(pidFile);
+    leftovers.push(child);
+    expect(r).toMatchObject({ success: true, exit_code: 0, stdout: 'done\n', timed_out: false });
+    expect(r.cancelled).toBeUndefined();
+    // It waited out the grace period (the child ignored SIGTERM), but not much more.
+    expect(took).toBeGreaterThanOrEqual(450);
+    expect(took).toBeLessThan(3_000);
+    // SIGKILL was sent before the run resolved: the child is gone at once, not half a second later.
+    expect(await waitFor(() => !isAlive(child), 250)).toBe(true);
+  });
+
+  it('does not wait out the grace period for a background child that obeys SIGTERM', async () => {
+    const pidFile = join(dir, 'obedient.pid');
+    const started = performance.now();
+    const r = await runSubprocess({
+      command: 'sh',
+      args: ['-c', `sleep 30 > /dev/null 2>&1 & echo $! > '${pidFile}'; echo done`],
+    });
+    const took = performance.now() - started;
+    const child = await readPid(pidFile);
+    leftovers.push(child);
+    expect(r).toMatchObject({ success: true, stdout: 'done\n' });
+    // A zombie waiting for a lazy reaper (PID 1 in some containers) does not hold the run either.
+    expect(took).toBeLessThan(400);
+    expect(await waitFor(() => !isAlive(child), 250)).toBe(true);
+  });
+
+  it('an abort during the grace period SIGKILLs the group at once; the finished run still succeeds', async () => {
+    const pidFile = join(dir, 'stubborn-abort.pid');
+    const controller = new AbortController();
+    let abortedAt = 0;
+    const r = await runSubprocess({
+      command: 'sh',
+      args: ['-c', stubborn(pidFile)],
+      signal: controller.signal,
+      // The leader's last act: by 150 ms later it has exited, and the group is in its grace period.
+      onLine: (line) => {
+        if (line === 'done')
+          setTimeout(() => {
+            abortedAt = performance.now();
+            controller.abort();
+          }, 150);
+      },
+    });
+    const resolvedAt = performance.now();
+    const child = await readPid(pidFile);
+    leftovers.push(child);
+    expect(abortedAt).toBeGreaterThan(0);
+    expect(resolvedAt - abortedAt).toBeLessThan(200);
+    expect(r).toMatchObject({ success: true, exit_code: 0, stdout: 'done\n' });
+    expect(r.cancelled).toBeUndefined();
+    expect(await waitFor(() => !isAlive(child), 250)).toBe(true);
+  });
+
+  it('a timeout SIGKILLs a background child that ignores SIGTERM', async () => {
+    const pidFile = join(dir, 'stubborn-timeout.pid');
+    const r = await runSubprocess({
+      command: 'sh',
+      args: ['-c', `${stubborn(pidFile)}; sleep 30`],
+      timeoutMs: 300,
+    });
+    const child = await readPid(pidFile);
+    leftovers.push(child);
+    expect(r).toMatchObject({ success: false, timed_out: true, stdout: 'done\n' });
+    expect(await waitFor(() => !isAlive(child), 250)).toBe(true);
+  });
+
+  // The reported bug: the SIGKILL timer did not keep the process alive, so a caller that had
+  // nothing else to do exited first and the child lived on. A launcher that runs the script
+  // through the built package and ends: when it has exited, the child must be dead.
+  const built = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+  it('a process that only awaits the run cannot exit before the child is SIGKILLed', async () => {
+    expect(existsSync(built), 'run `pnpm build` first: the test command does').toBe(true);
+    const pidFile = join(dir, 'stubborn-launcher.pid');
+    const launcher = join(dir, 'run-and-exit.mjs');
+    await writeFile(
+      launcher,
+      `import { runSubprocess } from ${JSON.stringify(built)};
+       const r = await runSubprocess({ command: 'sh', args: ['-c', ${JSON.stringify(stubborn(pidFile))}] });
+       console.log(r.stdout.trim());`,
+    );
+    const launched = await runSubprocess({ command: NODE, args: [launcher], timeoutMs: 10_000 });
+    const child = await readPid(pidFile);
+    leftovers.push(child);
+    expect(launched).toMatchObject({ success: true, stdout: 'done\n' });
+    expect(await waitFor(() => !isAlive(child), 250)).toBe(true);
+  });
+});
+
 describe('runSubprocess: streaming', () => {
   it('delivers whole lines in order, including the final partial line', async () => {
     const script = `const w = (s, t) => setTimeout(() => process.stdout.write(s), t);

@@ -4,12 +4,14 @@ import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { RyeError } from '../errors.js';
 import { childEnv, osErrorMessage, spawnErrorSentence, validateCommon } from './shared.js';
-import { killGroup, killTree } from './tree.js';
+import { groupProbe, killGroup, killTree } from './tree.js';
 import type { SubprocessOptions, SubprocessResult } from './types.js';
 
 const DEFAULT_TIMEOUT_MS = 300_000;
 /** After the leader exits, how long its group gets between SIGTERM and SIGKILL. */
 const GROUP_GRACE_MS = 500;
+/** Longest pause between two probes of a signalled group (the first probes come sooner). */
+const GROUP_PROBE_MAX_MS = 16;
 /** After a tree kill, how long to wait for the pipes to close before abandoning them. */
 const PIPE_GRACE_MS = 1_000;
 
@@ -59,6 +61,47 @@ function settle(child: ChildProcess, limit: number): Promise<ChildOutcome> {
       if (child.pid === undefined) finish({ exitCode: null, signal: null, spawnError: error });
     });
     child.once('close', (exitCode, signal) => finish({ exitCode, signal }));
+  });
+}
+
+/**
+ * Ends the group a reaped leader left behind: SIGTERM, then SIGKILL for whatever is still in it
+ * after the grace period. Resolves at once when the group is already empty (the common case: no
+ * timer, no wait), as soon as nothing in it can run any more (zombies awaiting their reaper do not
+ * count), or right after the SIGKILL - never before, so a run (and a short-lived caller such as the
+ * CLI) cannot end while a member that ignores SIGTERM is alive. An abort cuts the grace short:
+ * SIGKILL at once. The group is not signalled again once seen empty (its id may then be reused).
+ */
+function endGroup(pgid: number, signal: AbortSignal | undefined): Promise<void> {
+  if (!killGroup(pgid, 'SIGTERM')) return Promise.resolve();
+  const deadline = performance.now() + GROUP_GRACE_MS;
+  const alive = groupProbe(pgid);
+  return new Promise((resolve) => {
+    let pause = 1;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (kill: boolean): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      if (kill) killGroup(pgid, 'SIGKILL');
+      resolve();
+    };
+    const onAbort = (): void => finish(true);
+    // Referenced on purpose: this timer is what keeps a process from exiting before the SIGKILL.
+    const probe = (): void => {
+      const left = deadline - performance.now();
+      if (!alive()) finish(false);
+      else if (left <= 0) finish(true);
+      else {
+        timer = setTimeout(probe, Math.min(pause, left));
+        pause = Math.min(pause * 2, GROUP_PROBE_MAX_MS);
+      }
+    };
+    if (signal?.aborted) {
+      finish(true);
+      return;
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    timer = setTimeout(probe, pause);
   });
 }
 
@@ -200,6 +243,8 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
   let cancelled = false;
   let timer: NodeJS.Timeout | undefined;
   let graceTimer: NodeJS.Timeout | undefined;
+  /** Set when the leader exits on its own: settles once its group is empty or SIGKILLed. */
+  let groupEnded: Promise<void> | undefined;
 
   const terminate = (): void => {
     const { pid } = child;
@@ -230,8 +275,10 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
     }
     signal?.addEventListener('abort', onAbort, { once: true });
     // The run ends with its leader: a background child it left behind (`sleep 100 &`) must not
-    // outlive it. The group is signalled, not the reaped leader's pid. A child that left the
-    // group with setsid() escapes this (only a cgroup would catch it).
+    // outlive it, even one that ignores SIGTERM: the run does not resolve before its group is
+    // empty or SIGKILLed (see endGroup). The group is signalled, not the reaped leader's pid. A
+    // child that left the group (setsid()) escapes this (only a cgroup would catch it). After a
+    // timeout or an abort (graceTimer set) the tree has already had SIGKILL.
     child.once('exit', () => {
       if (graceTimer !== undefined) return;
       // One that escaped the group may still hold our pipes: stop waiting for them eventually.
@@ -239,8 +286,7 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
         child.stdout?.destroy();
         child.stderr?.destroy();
       }, GROUP_GRACE_MS + PIPE_GRACE_MS).unref();
-      // Nothing left in the group (the common case): no second signal.
-      if (killGroup(pid, 'SIGTERM')) setTimeout(() => killGroup(pid, 'SIGKILL'), GROUP_GRACE_MS).unref();
+      groupEnded = endGroup(pid, signal);
     });
   }
 
@@ -254,6 +300,9 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
   }
   flushStdout();
   flushStderr();
+  // The leader and its output are done: what is left is bounded by GROUP_GRACE_MS, and an abort
+  // now only hastens the SIGKILL (the run is not reported cancelled).
+  await groupEnded;
 
   const stdout = result.stdout.bytes.toString('utf8');
   let stderr = result.stderr.bytes.toString('utf8');

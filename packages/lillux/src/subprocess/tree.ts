@@ -12,28 +12,54 @@ function trySignal(target: number, signal: NodeJS.Signals | number): boolean {
   }
 }
 
-/** `pid -> ppid` for every process, read from /proc (Linux); empty where /proc is unavailable. */
-function parentMap(): Map<number, number> {
-  const parents = new Map<number, number>();
+interface ProcStat {
+  /** One letter: R, S, D, Z (zombie), X (dead)... */
+  state: string;
+  ppid: number;
+  pgrp: number;
+}
+
+/** A process's state, parent and group from /proc (Linux); undefined when it is gone. */
+function procStat(pid: number | string): ProcStat | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    // "pid (comm) state ppid pgrp ..." - comm may itself contain spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0] ?? '', ppid: Number(fields[1]), pgrp: Number(fields[2]) };
+  } catch {
+    // The process exited while we were looking.
+    return undefined;
+  }
+}
+
+/** Every process's stat, read from /proc (Linux); undefined where /proc is unavailable. */
+function procTable(): Map<number, ProcStat> | undefined {
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return parents;
+    return undefined;
   }
+  const table = new Map<number, ProcStat>();
   for (const entry of entries) {
     const c = entry.charCodeAt(0);
     if (c < 48 || c > 57) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
-      // "pid (comm) state ppid ..." - comm may itself contain spaces and parentheses.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      parents.set(Number(entry), Number(fields[1]));
-    } catch {
-      // The process exited while we were looking.
-    }
+    const stat = procStat(entry);
+    if (stat) table.set(Number(entry), stat);
   }
+  return table;
+}
+
+/** `pid -> ppid` for every process, read from /proc (Linux); empty where /proc is unavailable. */
+function parentMap(): Map<number, number> {
+  const parents = new Map<number, number>();
+  for (const [pid, stat] of procTable() ?? []) parents.set(pid, stat.ppid);
   return parents;
+}
+
+/** A member of group `pgid` that can still run (not a zombie waiting to be reaped). */
+function liveMember(stat: ProcStat | undefined, pgid: number): boolean {
+  return stat !== undefined && stat.pgrp === pgid && stat.state !== 'Z' && stat.state !== 'X';
 }
 
 /** All descendants of `pid` (children first), best effort. */
@@ -76,6 +102,26 @@ export function killTree(pid: number, signal: NodeJS.Signals, includeLeader = tr
  */
 export function killGroup(pid: number, signal: NodeJS.Signals): boolean {
   return IS_WINDOWS ? false : trySignal(-pid, signal);
+}
+
+/**
+ * A probe for the group `pgid` of a reaped leader: true while the group has a member that can
+ * still run. `kill(-pgid, 0)` answers first and alone in the common case (group gone); members
+ * that are only zombies do not count (an init that reaps orphans lazily would otherwise hold a run
+ * for the whole grace period). Remembers the live members it found, so that probing a group whose
+ * member ignores SIGTERM costs one small read, not a /proc scan. Without /proc, trusts kill().
+ */
+export function groupProbe(pgid: number): () => boolean {
+  let known: number[] = [];
+  return () => {
+    if (IS_WINDOWS || !trySignal(-pgid, 0)) return false;
+    if (known.some((pid) => liveMember(procStat(pid), pgid))) return true;
+    const table = procTable();
+    if (table === undefined) return true;
+    known = [];
+    for (const [pid, stat] of table) if (liveMember(stat, pgid)) known.push(pid);
+    return known.length > 0;
+  };
 }
 
 /**
