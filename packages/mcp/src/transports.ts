@@ -110,7 +110,9 @@ const DEFAULT_MAX_SESSIONS = 64;
  * `::1` and all of 127.0.0.0/8.
  */
 export function isLoopbackHost(host: string): boolean {
-  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  const bracketed = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  // An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`) is the IPv4 address it maps.
+  const bare = bracketed.toLowerCase().replace(/^::ffff:(?=\d+\.)/, '');
   if (bare === 'localhost' || bare === '::1') return true;
   const octets = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(bare);
   return octets?.slice(1).every((octet) => Number(octet) <= 255) ?? false;
