@@ -26,13 +26,13 @@ import { resolveItem } from './resolve.js';
 import type { RunContext } from './run-chain.js';
 import { PRIMITIVE_RUNNERS, prepareRun, runPrimitive } from './run-chain.js';
 import { interpreterFiles, runFromSnapshot } from './run-files.js';
+import type { RyeSettings } from './settings.js';
+import { readSettings } from './settings.js';
 import type { SpaceName, SpacesOptions } from './spaces.js';
 import { Spaces } from './spaces.js';
 import { TrustStore } from './trust.js';
 import type { ReadVerifiedOptions, VerifiedItem } from './verified-read.js';
 import { findItem, readVerifiedItem, verifyResolvedText } from './verified-read.js';
-import type { RyeSettings } from './settings.js';
-import { readSettings } from './settings.js';
 import type { DeclaredIdentity, IntegrityPolicy, ItemVerification } from './verify.js';
 
 export interface ExecutorOptions extends SpacesOptions {

@@ -66,8 +66,8 @@ export { declaredIdentity, findItem, readVerifiedItem, verifyResolvedText } from
 export type {
   DeclaredIdentity,
   IntegrityOutcome,
-  ItemVerification,
   IntegrityPolicy,
+  ItemVerification,
   VerifyItemInput,
 } from './verify.js';
 export { IntegrityError, isIntegrityFailure, pathIdentity, signFix, verifyItem } from './verify.js';

@@ -74,7 +74,10 @@ export interface IntegrityPolicy {
 }
 
 /** Every item verifies fully: no dev mode, no legacy partial signatures. */
-export const STRICT_INTEGRITY: IntegrityPolicy = Object.freeze({ devMode: false, acceptLegacySignatures: false });
+export const STRICT_INTEGRITY: IntegrityPolicy = Object.freeze({
+  devMode: false,
+  acceptLegacySignatures: false,
+});
 
 /** The exact command that fixes an integrity problem for this item. */
 export function signFix(kind: SignableKind, id: string, space: Space): string {

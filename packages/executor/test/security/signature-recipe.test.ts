@@ -22,7 +22,8 @@ const NODE_TOOL = (
 
 /** Prepends the injection to a file: a shebang line that JavaScript ends at U+2028. */
 async function inject(path: string, marker: string): Promise<void> {
-  const code = `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'pwned')`;
+  // Tools run as ES modules: a dynamic import is what injected code would use there.
+  const code = `import('node:fs').then((fs) => fs.writeFileSync(${JSON.stringify(marker)}, 'pwned'))`;
   await writeFile(path, `#!/usr/bin/env node\u2028${code}\n${await readFile(path, 'utf8')}`);
 }
 
