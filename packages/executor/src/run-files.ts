@@ -118,11 +118,17 @@ export function runFromSnapshot(
   userSpace: string,
 ): void {
   const tool = chain[0]!;
-  const all: VerifiedFile[] = [{ path: realOr(tool.path), text: tool.text, space: tool.space }, ...files];
+  const { config, env } = prepared;
+  // A command inside a tools folder was verified like the arguments: it runs from the snapshot.
+  const command =
+    typeof config.command === 'string' && isAbsolute(config.command) ? realOr(config.command) : undefined;
+  const all: VerifiedFile[] = [{ path: realOr(tool.path), text: tool.text, space: tool.space }, ...files].map(
+    (file) => (file.path === command ? { ...file, executable: true } : file),
+  );
   const extraDirs = anchor.active ? [{ path: anchor.vars.anchor_path!, space: tool.space }] : [];
   const snapshot = materializeSnapshot(snapshotRoot(userSpace), all, extraDirs);
   const map = (value: string) => (isAbsolute(value) ? (snapshot.map(value) ?? value) : value);
-  const { config, env } = prepared;
+  if (typeof config.command === 'string') config.command = snapshot.rewrite(config.command);
   if (Array.isArray(config.args))
     config.args = config.args.map((a) => (typeof a === 'string' ? snapshot.rewrite(a) : a));
   if (anchor.cwd !== undefined && config.cwd === anchor.cwd) config.cwd = map(anchor.cwd);

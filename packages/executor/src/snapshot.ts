@@ -44,6 +44,8 @@ export interface VerifiedFile {
   path: string;
   text: string;
   space: Space;
+  /** Run directly as the command (`command: "{tool_path}"`): its snapshot copy is 0555, not 0444. */
+  executable?: boolean;
 }
 
 export interface Snapshot {
@@ -152,7 +154,11 @@ function place(files: VerifiedFile[]): { placed: Placed[]; roots: Map<string, [s
 function keyOf(placed: Placed[]): string {
   const hash = createHash('sha256').update(LAYOUT_VERSION);
   for (const { file, relative: rel } of placed) {
-    hash.update('\0').update(rel).update('\0').update(createHash('sha256').update(file.text).digest('hex'));
+    hash
+      .update('\0')
+      .update(rel)
+      .update(file.executable ? '\0x\0' : '\0')
+      .update(createHash('sha256').update(file.text).digest('hex'));
   }
   return hash.digest('hex');
 }
@@ -162,7 +168,7 @@ function isIntact(dir: string, placed: Placed[]): boolean {
   if (!existsSync(join(dir, COMPLETE_MARKER))) return false;
   try {
     for (const { file, relative: rel } of placed) {
-      if (readFileSync(join(dir, rel), 'utf8') !== file.text) return false;
+      if (!readFileSync(join(dir, rel)).equals(Buffer.from(file.text))) return false;
     }
     return readFileSync(join(dir, 'package.json'), 'utf8') === MODULE_PACKAGE_JSON;
   } catch {
@@ -185,8 +191,9 @@ function write(root: string, dir: string, placed: Placed[]): void {
     for (const { file, relative: rel } of placed) {
       const target = join(temp, rel);
       mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-      writeFileSync(target, file.text, { mode: 0o444, flag: 'wx' });
-      chmodSync(target, 0o444);
+      const mode = file.executable ? 0o555 : 0o444;
+      writeFileSync(target, file.text, { mode, flag: 'wx' });
+      chmodSync(target, mode);
     }
     writeFileSync(join(temp, 'package.json'), MODULE_PACKAGE_JSON, { mode: 0o444, flag: 'wx' });
     writeFileSync(join(temp, COMPLETE_MARKER), '', { mode: 0o444, flag: 'wx' });

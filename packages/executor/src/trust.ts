@@ -152,7 +152,7 @@ export class TrustStore {
     // only when signed by a key the user trusts in user space; user and system stores are the
     // user's and the package's own, and may hold unsigned files (upstream behaviour).
     const project = space.name === 'project';
-    if (project && !isCanonicalProjectEntry(path, text, data)) return undefined;
+    if (project && !isCanonicalProjectEntry(space, path, text, data)) return undefined;
     if (!SIGNED_LINE.test(text)) return project ? undefined : entry;
     const key = `${space.label}:${fp}`;
     if (visiting.has(key)) return project ? undefined : entry; // a signing cycle is accepted, as upstream does
@@ -176,8 +176,20 @@ export class TrustStore {
  * on some other file (a tool whose text happens to parse as TOML, copied or linked here) must
  * never turn into trust in a key.
  */
-function isCanonicalProjectEntry(path: string, text: string, data: Record<string, unknown>): boolean {
-  if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() !== false) return false;
+function isCanonicalProjectEntry(
+  space: Space,
+  path: string,
+  text: string,
+  data: Record<string, unknown>,
+): boolean {
+  // The file and every folder from the project's .ai down to it are real: a symlinked trusted/
+  // folder would make another project's entries this project's.
+  const folders = ['.ai', 'config', 'keys', 'trusted'];
+  for (let depth = 1; depth <= folders.length; depth++) {
+    const folder = join(space.base, ...folders.slice(0, depth));
+    if (lstatSync(folder, { throwIfNoEntry: false })?.isDirectory() !== true) return false;
+  }
+  if (lstatSync(path, { throwIfNoEntry: false })?.isFile() !== true) return false;
   const keys = Object.keys(data).sort().join(',');
   const publicKey = data.public_key as Record<string, unknown>;
   if (keys !== 'attestation,fingerprint,owner,public_key' || Object.keys(publicKey).join(',') !== 'pem')

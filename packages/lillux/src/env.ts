@@ -95,7 +95,8 @@ const DOTENV_DENIED_FAMILIES: ReadonlyArray<{ reason: string; names: string }> =
     reason: 'chooses which programs run',
     names: `PATH SHELL *PAGER MANOPT *EDITOR VISUAL BROWSER TERMINAL LESS* *ASKPASS TAR_OPTIONS RSYNC_*
       FZF_DEFAULT_COMMAND DBUS_* PUPPETEER_* PLAYWRIGHT_BROWSERS_PATH CHROME_PATH CHROME_BIN
-      FIREFOX_BIN *_EXECUTABLE_PATH`,
+      FIREFOX_BIN *_EXECUTABLE_PATH *_BINARY_PATH *_BIN_PATH ESBUILD_* GROFF_* MANPATH MANPAGER MANROFF* MANSECT MAN_* KUBECTL_* RAKEOPT
+      PLAYWRIGHT_* SE_MANAGER_PATH`,
   },
   {
     // Startup files, exported functions (BASH_FUNC_x%%), options, word splitting, prompts.
@@ -107,17 +108,20 @@ const DOTENV_DENIED_FAMILIES: ReadonlyArray<{ reason: string; names: string }> =
     // graphics plugins, SASL and Kerberos modules).
     reason: 'loads native code',
     names: `LD_* DYLD_* GCONV_PATH GLIBC_TUNABLES MALLOC_* GTK_* GIO_* GDK_* QT_* GST_* LIBGL_* __EGL_*
-      VK_* OCL_ICD_* LIBVA_* VDPAU_* SASL_* KRB5*`,
+      VK_* OCL_ICD_* LIBVA_* VDPAU_* SASL_* KRB5* *_LIBRARY_PATH *_LIBRARY NAPI_RS_* PRISMA_* TCL_*
+      TK_* LIBMYSQL_*`,
   },
   {
+    // Locales change how bash splits multibyte text; message catalogues feed `$"…"` strings.
     reason: 'changes which data files the C library parses',
-    names: `LOCPATH NLSPATH TERMINFO* TERMCAP`,
+    names: `LOCPATH NLSPATH TERMINFO* TERMCAP LANG LANGUAGE LC_* TEXTDOMAIN*`,
   },
   {
     // ~/.bashrc, Python's user site (.pth files), git, curl, wget, gpg and editor configuration.
     reason: 'moves where startup and config files are read',
     names: `HOME XDG_* GNUPGHOME CURL_HOME WGETRC SYSTEM_WGETRC NETRC VIMINIT EXINIT VIMRUNTIME
-      MYVIMRC MYGVIMRC EMACSLOADPATH`,
+      MYVIMRC MYGVIMRC EMACSLOADPATH PSQLRC PGSERVICEFILE PGSYSCONFDIR PGSSL* MYSQL_HOME MYSQL_TEST_LOGIN_FILE GEMRC
+      ANSIBLE_* BOTO_CONFIG HF_MODULES_CACHE NUMBA_CACHE_DIR TF_DATA_DIR`,
   },
   {
     // A cache of compiled code there (tsx, Python, Go) runs instead of the verified source.
@@ -130,7 +134,7 @@ const DOTENV_DENIED_FAMILIES: ReadonlyArray<{ reason: string; names: string }> =
     names: `AWS_CONFIG_FILE AWS_SHARED_CREDENTIALS_FILE KUBECONFIG DOCKER_* CONTAINERS_*
       REGISTRY_AUTH_FILE CLOUDSDK_* GOOGLE_APPLICATION_CREDENTIALS
       GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES AZURE_CONFIG_DIR HELM_* TF_CLI_* TERRAFORM_CONFIG
-      TF_PLUGIN_CACHE_DIR`,
+      TF_PLUGIN_CACHE_DIR AWS_CONTAINER_* AWS_ENDPOINT_URL*`,
   },
   {
     // make's extra makefiles and flags, the compiler and its plugins (-fplugin), autoconf's site file.
@@ -138,7 +142,7 @@ const DOTENV_DENIED_FAMILIES: ReadonlyArray<{ reason: string; names: string }> =
     names: `MAKE* MFLAGS GNUMAKEFLAGS CC CXX CPP LD AS AR NM RANLIB STRIP OBJCOPY OBJDUMP FC F77 YACC
       LEX CFLAGS CXXFLAGS CPPFLAGS LDFLAGS LDLIBS FFLAGS ASFLAGS GCC_EXEC_PREFIX COMPILER_PATH
       LIBRARY_PATH CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH OBJC_INCLUDE_PATH CCACHE_* DISTCC_*
-      PKG_CONFIG* CMAKE_* CONFIG_SITE`,
+      PKG_CONFIG* CMAKE_* CONFIG_SITE GCC_* DEPENDENCIES_OUTPUT SUNPRO_DEPENDENCIES`,
   },
   {
     reason: 'changes how Python starts',

@@ -91,12 +91,14 @@ export function pythonStrip(text: string): string {
 }
 
 /**
- * A shebang line exactly as the original's tools carried it: `#!/interpreter/path` and at most two
- * plain words (`#!/usr/bin/env python3`, `#!/bin/bash -e`). Nothing else may hide in a line the
- * hash leaves out: no quotes (`env -S sh -c '…'`), and no `coding:`/`coding=` (PEP 263 would
- * make Python decode the signed bytes differently).
+ * A shebang line exactly as the original's tools carried it: one of the usual interpreters
+ * (`#!/usr/bin/env python3`, `#!/bin/bash -e`, `#!/usr/bin/python3`). The line is left out of the
+ * hash, so nothing may hide in it: not another interpreter (a runtime that executes the file
+ * directly would start it), not quotes (`env -S sh -c '…'`), not a PEP 263 `coding:` (Python would
+ * decode the signed bytes differently).
  */
-const PLAIN_SHEBANG = /^#!\/[A-Za-z0-9._+/-]*(?: [A-Za-z0-9._+-]+){0,2}\n$/;
+const PLAIN_SHEBANG =
+  /^#!(?:\/usr\/bin\/env (?:python3?(?:\.\d+)?|bash|sh|node)|\/(?:usr\/)?bin\/(?:bash|sh|dash)(?: -[eux]{1,3})?|\/usr(?:\/local)?\/bin\/python3?(?:\.\d+)?)\n$/;
 const SHEBANG_LINE = /^#!\/[^\n]*\n/;
 
 /**

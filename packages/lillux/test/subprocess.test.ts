@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
@@ -329,6 +330,38 @@ describe.skipIf(!IS_POSIX)('runSubprocess: the group ends with its leader', () =
     expect(took).toBeLessThan(3_000);
     // SIGKILL was sent before the run resolved: the child is gone at once, not half a second later.
     expect(await waitFor(() => !isAlive(child), 250)).toBe(true);
+  });
+
+  // A process whose main thread has exited reads as a zombie in /proc while its other threads
+  // still run (second attack round on issue 9): it must get SIGKILL like any other member.
+  const cc = ['cc', 'gcc'].find((name) => spawnSync(name, ['--version'], { stdio: 'ignore' }).status === 0);
+  it.skipIf(!cc)('SIGKILLs a member whose main thread exited while a worker thread runs on', async () => {
+    const source = join(dir, 'zt.c');
+    const binary = join(dir, 'zt');
+    const log = join(dir, 'zt.log');
+    await writeFile(
+      source,
+      `#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+static const char *path;
+static void *work(void *arg) { for (int i = 0; i < 400; i++) { FILE *f = fopen(path, "a"); fputs("x", f); fclose(f); usleep(25000); } return arg; }
+int main(int argc, char **argv) { path = argv[1]; signal(SIGTERM, SIG_IGN); pthread_t t; pthread_create(&t, 0, work, 0); pthread_exit(0); }
+`,
+    );
+    expect(spawnSync(cc!, ['-o', binary, source, '-lpthread'], { stdio: 'ignore' }).status).toBe(0);
+    const pidFile = join(dir, 'zt.pid');
+    const r = await runSubprocess({
+      command: 'sh',
+      args: ['-c', `'${binary}' '${log}' > /dev/null 2>&1 & echo $! > '${pidFile}'; sleep 0.2; echo done`],
+    });
+    leftovers.push(await readPid(pidFile));
+    expect(r).toMatchObject({ success: true, stdout: 'done\n' });
+    await sleep(100);
+    const size = readFileSync(log).length;
+    await sleep(300);
+    expect(readFileSync(log).length, 'the worker thread kept writing after the run').toBe(size);
   });
 
   it('does not wait out the grace period for a background child that obeys SIGTERM', async () => {

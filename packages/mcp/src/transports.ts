@@ -114,6 +114,8 @@ export function isLoopbackHost(host: string): boolean {
   // An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`) is the IPv4 address it maps.
   const bare = bracketed.toLowerCase().replace(/^::ffff:(?=\d+\.)/, '');
   if (bare === 'localhost' || bare === '::1') return true;
+  // The same in hex, as URL parsing writes it (`[::ffff:7f00:1]`): 127.0.0.0/8 is 7fxx:xxxx.
+  if (/^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(bare)) return true;
   const octets = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(bare);
   return octets?.slice(1).every((octet) => Number(octet) <= 255) ?? false;
 }

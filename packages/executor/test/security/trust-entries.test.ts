@@ -39,6 +39,21 @@ describe('project trust entries (keys signed as something else)', () => {
     expect((await ws.executor()).trust.lookup(fp, 'project')).toBeUndefined();
   });
 
+  it("a trusted/ folder linked to another project's does not bring its entries along", async () => {
+    const ws = await workspace();
+    const peer = generateKeyPair();
+    const fp = fingerprint(peer.publicKeyPem);
+    const other = join(ws.root, 'other-project', '.ai', 'config', 'keys', 'trusted');
+    await mkdir(other, { recursive: true });
+    await writeFile(
+      join(other, `${fp}.toml`),
+      signContent(trustFileText(peer.publicKeyPem, 'peer'), { format: { prefix: '#' }, keyPair: ws.userKey }),
+    );
+    await mkdir(join(ws.project, '.ai', 'config', 'keys'), { recursive: true });
+    await symlink(other, join(ws.project, '.ai', 'config', 'keys', 'trusted'));
+    expect((await ws.executor()).trust.lookup(fp, 'project')).toBeUndefined();
+  });
+
   it('the entry rye keys trust writes counts, and a symlink to it does not', async () => {
     const ws = await workspace();
     const peer = generateKeyPair();

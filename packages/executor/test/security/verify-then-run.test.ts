@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Workspace } from '../helpers/workspace.js';
@@ -185,5 +185,36 @@ describe('what runs is what was verified', () => {
     expect(statSync(root).mode & 0o077).toBe(0);
     expect(statSync(ran).mode & 0o222).toBe(0);
     expect(readdirSync(root).filter((name) => !name.startsWith('.'))).toHaveLength(1);
+  });
+});
+
+describe('a command inside a tools folder (second attack round)', () => {
+  const runner = [
+    'version: "1.0.0"',
+    'executor_id: rye/core/primitives/subprocess',
+    'category: demo',
+    'config:',
+    '  command: "{tool_dir}/helper.sh"',
+    '  args: []',
+    '',
+  ].join('\n');
+  const helper = `#!/bin/sh\necho "{\\"success\\": true, \\"ran\\": \\"$0\\"}"\n`;
+
+  it('is verified like an argument (unsigned: refused) and runs from the snapshot', async () => {
+    const ws = await workspace();
+    await ws.write('project', 'tools/demo/runner.yaml', runner);
+    const unsigned = join(ws.project, '.ai', 'tools', 'demo', 'helper.sh');
+    await writeFile(unsigned, helper, { mode: 0o755 });
+    const executor = await ws.executor(env());
+    const refused = await executor.executeTool('demo/runner');
+    expect(refused).toMatchObject({ status: 'error', error_type: 'integrity' });
+    expect(String(refused.error)).toMatch(/Unsigned/);
+
+    const path = await ws.write('project', 'tools/demo/helper.sh', helper);
+    await chmod(path, 0o755);
+    const ran = await executor.executeTool('demo/runner');
+    expect(ran, JSON.stringify(ran)).toMatchObject({ status: 'success' });
+    // It ran the snapshot's copy (made executable there), not the original path.
+    expect(String((ran.data as { ran: string }).ran)).toContain(join('.ai', 'state', 'snapshots'));
   });
 });

@@ -70,7 +70,7 @@ function settle(child: ChildProcess, limit: number): Promise<ChildOutcome> {
  * timer, no wait), as soon as nothing in it can run any more (zombies awaiting their reaper do not
  * count), or right after the SIGKILL - never before, so a run (and a short-lived caller such as the
  * CLI) cannot end while a member that ignores SIGTERM is alive. An abort cuts the grace short:
- * SIGKILL at once. The group is not signalled again once seen empty (its id may then be reused).
+ * SIGKILL at once. Whatever is left when it resolves gets SIGKILL.
  */
 function endGroup(pgid: number, signal: AbortSignal | undefined): Promise<void> {
   if (!killGroup(pgid, 'SIGTERM')) return Promise.resolve();
@@ -89,7 +89,10 @@ function endGroup(pgid: number, signal: AbortSignal | undefined): Promise<void> 
     // Referenced on purpose: this timer is what keeps a process from exiting before the SIGKILL.
     const probe = (): void => {
       const left = deadline - performance.now();
-      if (!alive()) finish(false);
+      // Nothing left that runs — but a process whose main thread exited reads as a zombie while
+      // its other threads still run: the group gets SIGKILL anyway (a no-op for real zombies and
+      // for a group that is gone).
+      if (!alive()) finish(true);
       else if (left <= 0) finish(true);
       else {
         timer = setTimeout(probe, Math.min(pause, left));

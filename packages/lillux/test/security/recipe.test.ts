@@ -49,7 +49,13 @@ describe('shebang injection (attack 1)', () => {
 
   it('a legacy Python tool with a plain ASCII shebang still verifies (compatibility)', () => {
     const pyBody = '__version__ = "1.0.0"\nprint("signed")\n';
-    for (const shebang of ['#!/usr/bin/env python3', '#!/usr/bin/python3', '#!/bin/bash -e']) {
+    for (const shebang of [
+      '#!/usr/bin/env python3',
+      '#!/usr/bin/python3',
+      '#!/bin/bash -e',
+      '#!/bin/sh',
+      '#!/usr/bin/env bash',
+    ]) {
       const legacy = `${shebang}\n${line(py, sha256Hex(pyBody))}\n${pyBody}`;
       expect(verify(legacy, py), shebang).toMatchObject({ status: 'ok', recipe: 'legacy_full' });
     }
@@ -69,6 +75,9 @@ describe('shebang injection (attack 1)', () => {
       '#!/usr/bin/python3 coding=unicode_escape\n',
       "#!/usr/bin/env -S sh -c 'touch pwned'\n",
       '#!/usr/bin/env python3 -X importtime -c\n',
+      // Any other interpreter: a runtime that executes the file directly would start it.
+      '#!/tmp/project/evil\n',
+      '#!/usr/bin/env perl\n',
     ]) {
       const legacy = `${shebang}${line(py, sha256Hex(pyBody))}\n${pyBody}`;
       expect(verify(legacy, py).status, JSON.stringify(shebang)).toBe('modified');
