@@ -30,6 +30,7 @@ import type { RyeSettings } from './settings.js';
 import { readSettings } from './settings.js';
 import type { SpaceName, SpacesOptions } from './spaces.js';
 import { Spaces } from './spaces.js';
+import { checkToolParameters } from './tool-parameters.js';
 import { TrustStore } from './trust.js';
 import type { ReadVerifiedOptions, VerifiedItem } from './verified-read.js';
 import { findItem, readVerifiedItem, verifyResolvedText } from './verified-read.js';
@@ -229,6 +230,8 @@ export class Executor implements ItemContext {
       await buildChain(id, this, chain);
       if (options.trace) trace.push(...traceOf(chain));
       const { pairs, warnings } = validateChain(chain);
+      // The caller's parameters against what the tool declares, before anything runs.
+      await checkToolParameters(id, chain[0]!.metadata, params);
       const verificationWarnings = chain.flatMap((el) => el.verification.warnings);
       const allWarnings = [...verificationWarnings, ...warnings];
       const projectPath = this.spaces.projectPath ?? process.cwd();
@@ -261,7 +264,12 @@ export class Executor implements ItemContext {
       allWarnings.push(...prepared.warnings);
       // Everything the interpreter is handed from a tools directory verifies — in a dry run too.
       const known = new Set([realpathSync(chain[0]!.path), ...verifiedFiles.map((file) => file.path)]);
-      for (const file of await interpreterFiles(prepared.config.args, anchor, known, this)) {
+      // The command too, when it names a file in a tools folder (`command: "{tool_dir}/run.sh"`).
+      const handed = [
+        prepared.config.command,
+        ...(Array.isArray(prepared.config.args) ? prepared.config.args : []),
+      ];
+      for (const file of await interpreterFiles(handed, anchor, known, this)) {
         allWarnings.push(...file.verification.warnings);
         verifiedFiles.push(file);
       }

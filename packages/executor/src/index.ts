@@ -59,6 +59,8 @@ export { signItems, signingSpace } from './sign.js';
 export type { Space, SpaceName, SpacesOptions, SystemBundle } from './spaces.js';
 export { SPACE_PRECEDENCE, Spaces, spaceNameOf, userSpaceBase } from './spaces.js';
 export { renderPlaceholders } from './template.js';
+export type { ParameterSchema } from './tool-parameters.js';
+export { checkToolParameters, summarizeParameters, toolParameterSchema } from './tool-parameters.js';
 export type { TrustEntry } from './trust.js';
 export { TrustStore, trustedDir, trustFileText } from './trust.js';
 export type { ReadVerifiedOptions, VerifiedItem, VerifyTextOptions } from './verified-read.js';

@@ -6,9 +6,11 @@ import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { RyeError, writeFileAtomic } from '@ryeos/lillux';
 import type { ItemContext } from './context.js';
+import { extractToolMetadata } from './metadata.js';
 import type { SignableKind } from './refs.js';
 import { canonicalRef, TYPE_DIRS } from './refs.js';
 import type { SpaceName } from './spaces.js';
+import { summarizeParameters, toolParameterSchema } from './tool-parameters.js';
 import { readVerifiedItem } from './verified-read.js';
 
 export interface LoadRequest {
@@ -30,6 +32,8 @@ export interface LoadResponse {
   source: SpaceName;
   copied_to?: SpaceName;
   destination_path?: string;
+  /** A tool's parameters, one line each (`{path: "string, required — …"}`); absent when it declares none. */
+  parameters?: Record<string, string>;
   warnings?: string[];
   hint?: string;
 }
@@ -45,6 +49,18 @@ export async function loadItem(context: ItemContext, request: LoadRequest): Prom
       'Loading from the registry is not available yet in this version of ryeos.',
       {
         hint: 'Load from project, user or system space.',
+      },
+    );
+  }
+  if (kind === 'config' && request.destination === 'user') {
+    // User config decides trust for every project (bundles.yaml registers bundles whose keys
+    // vouch for system items; hooks run in every thread), and config may be unsigned: a copy
+    // there is a person's decision, never one call.
+    throw new RyeError(
+      'PERMISSION',
+      `Refusing to copy ${ref} into user space: user config applies to every project`,
+      {
+        hint: 'Review the file and copy it into $USER_SPACE/.ai/config yourself, or load it to project space.',
       },
     );
   }
@@ -74,6 +90,10 @@ export async function loadItem(context: ItemContext, request: LoadRequest): Prom
     source: located.space.name,
     ...(verification.warnings.length ? { warnings: verification.warnings } : {}),
   };
+  if (kind === 'tool') {
+    const parameters = declaredParameters(context, located, text);
+    if (parameters) response.parameters = parameters;
+  }
   if (request.destination && request.destination !== located.space.name) {
     const target = context.spaces.byName(request.destination);
     if (!target) throw new RyeError('VALIDATION', `No ${request.destination} space: pass a project path`);
@@ -88,6 +108,22 @@ export async function loadItem(context: ItemContext, request: LoadRequest): Prom
     }
   }
   return response;
+}
+
+/** A tool's parameters in summary, read from the verified text (undefined: none, or unreadable metadata). */
+function declaredParameters(
+  context: ItemContext,
+  item: { path: string; extension: string },
+  text: string,
+): Record<string, string> | undefined {
+  const parser = context.kinds.peek('tool')?.parsers[item.extension];
+  if (!parser) return undefined;
+  try {
+    const schema = toolParameterSchema(extractToolMetadata(text, item.path, parser, context.cache));
+    return schema ? summarizeParameters(schema) : undefined;
+  } catch {
+    return undefined; // load still returns the content; execute and search report the metadata error
+  }
 }
 
 /**

@@ -138,14 +138,20 @@ describe('rye/bash', () => {
   });
 
   it('validates its parameters', async () => {
+    // The declared schema refuses a missing command before anything runs (issue 11, item 2).
     expect(await bash({})).toMatchObject({
       status: 'error',
-      error: "Parameter 'command' is required (a string)",
+      error_type: 'validation',
+      error: expect.stringContaining('command is required'),
     });
     expect(await bash({ command: 'true', timeout_seconds: 601 })).toMatchObject({
       error: "Parameter 'timeout_seconds' must be a positive number ≤ 600",
     });
     expect(await bash({ command: 'true', max_output: 0 })).toMatchObject({
+      error_type: 'validation',
+      error: expect.stringContaining('max_output must be ≥ 1, got 0'),
+    });
+    expect(await bash({ command: 'true', max_output: 10_000_001 })).toMatchObject({
       error: "Parameter 'max_output' must be a positive integer ≤ 10000000",
     });
   });

@@ -54,6 +54,14 @@ async function fail(tool: string, parameters: Record<string, unknown>): Promise<
   return envelope.error as string;
 }
 
+/** Runs a tool whose declared schema refuses the call before it runs; returns the message. */
+async function refused(tool: string, parameters: Record<string, unknown>): Promise<string> {
+  const envelope = await run(tool, parameters);
+  expect(envelope, JSON.stringify(envelope)).toMatchObject({ status: 'error', error_type: 'validation' });
+  expect(envelope).not.toHaveProperty('data');
+  return envelope.error as string;
+}
+
 beforeAll(async () => {
   const root = await realpath(await mkdtemp(join(tmpdir(), 'rye-fs-')));
   project = join(root, 'project');
@@ -104,7 +112,8 @@ describe('rye/file-system/read', () => {
     expect(await fail('read', { path: 'ten.txt', offset: 11 })).toBe(
       'offset 11 is past the end of ten.txt (10 lines)',
     );
-    expect(await fail('read', { path: 'ten.txt', offset: 0 })).toMatch(/'offset' must be an integer ≥ 1/);
+    // The declared schema refuses it before the tool runs (issue 11, item 2).
+    expect(await refused('read', { path: 'ten.txt', offset: 0 })).toContain('offset must be ≥ 1, got 0');
   });
 
   it('shows 2000 lines by default, cuts long lines and caps the output size', async () => {
@@ -132,7 +141,7 @@ describe('rye/file-system/read', () => {
     expect(await fail('read', { path: 'huge.txt' })).toBe(
       'huge.txt is 10.0 MB; files over 10.0 MB are refused',
     );
-    expect(await fail('read', {})).toBe("Parameter 'path' is required");
+    expect(await refused('read', {})).toContain('path or file_path is required');
     await put('empty.txt', '');
     expect(await ok('read', { path: 'empty.txt' })).toMatchObject({
       output: '',
@@ -183,7 +192,8 @@ describe('rye/file-system/write', () => {
   });
 
   it('refuses missing content, directories and content over 10 MB', async () => {
-    expect(await fail('write', { path: 'x.txt' })).toBe("Parameter 'content' is required (a string)");
+    expect(await refused('write', { path: 'x.txt' })).toContain('content is required');
+    expect(await refused('write', { path: 'x.txt', content: 5 })).toContain('content must be a string, got 5');
     expect(await fail('write', { path: 'notes', content: 'x' })).toBe('notes is a directory');
     expect(await fail('write', { path: 'x.txt', content: 'a'.repeat(10 * 1024 * 1024 + 1) })).toMatch(
       /^content is 10\.0 MB; at most 10\.0 MB is written$/,

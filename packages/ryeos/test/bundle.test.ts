@@ -6,10 +6,25 @@ import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join, relative } from 'node:path';
 import { parseDirective, parseKnowledge } from '@ryeos/directives';
-import { Executor, extractToolMetadata } from '@ryeos/executor';
+import type { ParameterSchema } from '@ryeos/executor';
+import { Executor, extractToolMetadata, toolParameterSchema } from '@ryeos/executor';
 import { normalizeNewlines } from '@ryeos/lillux';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../src/index.js';
+
+/** The smallest valid call of a tool: a sample value for each required parameter. */
+function sampleParameters(schema: ParameterSchema | undefined): Record<string, unknown> {
+  if (!schema) return {};
+  const properties = schema.properties ?? {};
+  const alternatives = (schema.anyOf as Array<{ required: string[] }> | undefined)?.[0]?.required ?? [];
+  const sample = (rule: Record<string, unknown> = {}): unknown => {
+    if (Array.isArray(rule.enum)) return rule.enum[0];
+    const type = Array.isArray(rule.type) ? rule.type[0] : rule.type;
+    return { integer: 1, number: 1, boolean: false, object: {}, array: [] }[String(type)] ?? 'x';
+  };
+  const names = [...(schema.required ?? []), ...alternatives];
+  return Object.fromEntries(names.map((name) => [name, sample(properties[name])]));
+}
 
 const ROOT = packageRoot();
 const AI = join(ROOT, '.ai');
@@ -107,7 +122,9 @@ describe('the system bundle', () => {
       const metadata = extractToolMetadata(text, path, tools.parsers[extname(path)]!);
       expect(metadata.version).toMatch(/^\d+\.\d+\.\d+$/);
       if (metadata.executorId) {
-        const dry = await executor.executeTool(id, {}, { dryRun: true });
+        const dry = await executor.executeTool(id, sampleParameters(toolParameterSchema(metadata)), {
+          dryRun: true,
+        });
         expect(dry.status, JSON.stringify(dry)).toBe('validation_passed');
       }
     }

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-24T22:47:15Z:e98cbcd831a9ae2a5e92edc7a457bd644dfb3674527f14d9db2745158ee74ee4:pp72XC-ynRJbYE6F55t1Om7dXw6mbZ6BMeRSACrpKPjGWVaM4cJ2m8fPMEUPhUWH9wP_llbqO_BiLWJ8vuMQAw==:007af625371e6e71
+// rye:signed:2026-11-25T01:30:52Z:e15c75a509d1305df2817537cb5684ff8ca387cf2a277974e4c086aca3d6ab21:SpGvu5v0Wjm6K4h3cpM_k_4ne18FwllwJCxddRR5Ujrvk98p1ZtfrJhwfSlWS-Cozl7V2Y7MIYPOdr7va0_5Bw==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/node';
@@ -9,6 +9,7 @@ export const CONFIG_SCHEMA = {
   type: 'object',
   properties: {
     path: { type: 'string', description: 'File to edit, relative to the project root (alias: file_path)' },
+    file_path: { type: 'string', description: 'Alias of path' },
     old_string: {
       type: 'string',
       description: 'Exact text to replace, whitespace included; must occur once unless replace_all',
@@ -16,7 +17,8 @@ export const CONFIG_SCHEMA = {
     new_string: { type: 'string', description: 'Replacement text (must differ from old_string)' },
     replace_all: { type: 'boolean', description: 'Replace every occurrence (default false)' },
   },
-  required: ['path', 'old_string', 'new_string'],
+  required: ['old_string', 'new_string'],
+  anyOf: [{ required: ['path'] }, { required: ['file_path'] }],
 };
 
 import { atomicWrite, readTextFile } from './_lib/files.mjs';

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-24T22:47:15Z:71c4551b00c8a4b098e3f279fcd1b2a2a0328d931d6bb156ad95659648c5f9fc:CHGvcfn6ASY0YoHC40_G-K2gRThFEXdZmCGK8Avkz3yOMUba4B3Ggn_Rw2eV-DTJuNuhUNJ3xng5pGc4b3Z-Dw==:007af625371e6e71
+// rye:signed:2026-11-25T01:30:52Z:b4acb3763bb581ef433acef4de01f2611c59eee6cbad74842e064cbbe3f750b0:8OxgIPD5Hb5OW9kwCBGGN03EUzEGGTPZ82D5jwhYkGkfU7CDE7HQALPYha8rGnUIxcZ-9nI198-QOxHgczTlCQ==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/node';
@@ -18,6 +18,7 @@ export const CONFIG_SCHEMA = {
       description:
         "Only search files matching this glob, e.g. '*.ts' (any depth) or 'src/**/*.js' (alias: include)",
     },
+    include: { type: 'string', description: 'Alias of glob' },
     ignore_case: { type: 'boolean', description: 'Case-insensitive match (default false)' },
     limit: { type: 'integer', minimum: 1, description: 'Maximum number of matching lines (default 500)' },
     context: {

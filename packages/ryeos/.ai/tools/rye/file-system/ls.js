@@ -1,4 +1,4 @@
-// rye:signed:2026-11-22T02:20:09Z:0a93fb46477d82ab8cd987451b10d51d30e7f5e4813bd5c04d9557e5b413358d:ibMU6gziJfp3WXlm2fL34Ia-4k6H22BnG2ynunlyBIfP234Zq4TF5hXZC1bM7iwnshxqb_FqIUnMaVpR-LyZDg==:007af625371e6e71
+// rye:signed:2026-11-25T01:30:52Z:46427912dc63128d2ced572d60b7f62c181b0f7d70753c468d5b9e9290eed060:EnlDKUc9evE2E2ecw9Xaag9MqwzC-r-oJw-fCk2r1ZHK8X2S_Ofcr49oCqJ9HHfLUfAFZO_u88sBIQf35zKKCg==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/node';
@@ -12,6 +12,7 @@ export const CONFIG_SCHEMA = {
       type: 'string',
       description: 'Directory to list, relative to the project root (default: the root)',
     },
+    file_path: { type: 'string', description: 'Alias of path' },
   },
 };
 

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-24T22:47:15Z:7e1fc402ba0a520bdd4406da3c0bc17c927578f3b84e22d2ae6d0a9e6f5b6456:0_rZsfuToIPdkfnWvW-auauNr8Wa9LPoTI5XMKYi1K3s8kkQWOic8rPwTUfsXbXVQwIWNY3BUuuub4jAvdbhDA==:007af625371e6e71
+// rye:signed:2026-11-25T01:30:52Z:36d12242a80f9793011c010d5c1fa03754bda32d0c9694dbfa55d595f591e68e:pFBBFu30P1KdB9hNN9K2_aMWG_OmvA0_EsPG_rqCHpAOlbtBiQBqbT9j1Lvl--F1xEt5bkFa-MtZF8T9lpBqBQ==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/node';
@@ -9,10 +9,11 @@ export const CONFIG_SCHEMA = {
   type: 'object',
   properties: {
     path: { type: 'string', description: 'File to read, relative to the project root (alias: file_path)' },
+    file_path: { type: 'string', description: 'Alias of path' },
     offset: { type: 'integer', minimum: 1, description: 'First line to show, 1-based (default 1)' },
     limit: { type: 'integer', minimum: 1, description: 'Maximum number of lines to show (default 2000)' },
   },
-  required: ['path'],
+  anyOf: [{ required: ['path'] }, { required: ['file_path'] }],
 };
 
 import { readTextFile } from './_lib/files.mjs';

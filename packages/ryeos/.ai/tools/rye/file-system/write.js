@@ -1,4 +1,4 @@
-// rye:signed:2026-11-24T22:47:15Z:6ee802b1e1ee01d0c653b6d79b4d090103f4dcb589434a3ce111bdd68c6236f6:V4q4zTzzlxvPJj4mQ8Nd9xhX3mF-CYkV67gBF2F4HsJS6GM21JSGAWofnwxfJSmlj63EC2kwdCEum5AbdoSDBQ==:007af625371e6e71
+// rye:signed:2026-11-25T01:30:52Z:4bc00a903f276338df8a20a40c905d6b1177ac1829578106c70610211c14ee3b:D3lL73Qs6Is8k-wx4Wd05JqKdmlrnFlhA9FPDi8TS4snU8Bq167q7fyF0H1QR_2SuKp8t0wIDPqydI7hPoVuDg==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/node';
@@ -9,9 +9,11 @@ export const CONFIG_SCHEMA = {
   type: 'object',
   properties: {
     path: { type: 'string', description: 'File to write, relative to the project root (alias: file_path)' },
+    file_path: { type: 'string', description: 'Alias of path' },
     content: { type: 'string', description: 'The whole new content of the file (UTF-8, at most 10 MB)' },
   },
-  required: ['path', 'content'],
+  required: ['content'],
+  anyOf: [{ required: ['path'] }, { required: ['file_path'] }],
 };
 
 import { atomicWrite, formatBytes, MAX_FILE_BYTES, statOrUndefined } from './_lib/files.mjs';
