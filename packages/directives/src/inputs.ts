@@ -50,7 +50,58 @@ export function validateInputs(declared: DirectiveInput[], parameters: Inputs): 
   }
   const missing = declared.filter((i) => i.required && !(i.name in inputs)).map((i) => i.name);
   if (missing.length) throw new InputError(`Missing required inputs: ${missing.join(', ')}`, declared);
+  const wrong: string[] = [];
+  for (const input of declared) {
+    if (!(input.name in inputs) || inputs[input.name] === null) continue; // null counts as present
+    const checked = checkType(input.type, inputs[input.name]);
+    if (checked.ok) inputs[input.name] = checked.value;
+    else wrong.push(`${input.name} must be ${checked.expected}, got ${JSON.stringify(inputs[input.name])}`);
+  }
+  if (wrong.length) throw new InputError(`Invalid inputs: ${wrong.join('; ')}`, declared);
   return inputs;
+}
+
+type TypeCheck = { ok: true; value: unknown } | { ok: false; expected: string };
+
+/**
+ * A value against an input's declared `type`. Numbers and booleans may come as their text (the
+ * form defaults and CLI values take) and are converted; a string input takes only a string.
+ * Types ryeos does not know (e.g. `path`) are not checked.
+ */
+function checkType(type: string, value: unknown): TypeCheck {
+  switch (type.toLowerCase()) {
+    case 'string':
+      return typeof value === 'string' ? { ok: true, value } : { ok: false, expected: 'a string' };
+    case 'integer':
+    case 'int': {
+      const n = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+      return Number.isInteger(n) ? { ok: true, value: n } : { ok: false, expected: 'an integer' };
+    }
+    case 'number':
+    case 'float': {
+      const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+      return typeof n === 'number' && Number.isFinite(n)
+        ? { ok: true, value: n }
+        : { ok: false, expected: 'a number' };
+    }
+    case 'boolean':
+    case 'bool': {
+      const b = value === 'true' ? true : value === 'false' ? false : value;
+      return typeof b === 'boolean'
+        ? { ok: true, value: b }
+        : { ok: false, expected: 'a boolean (true or false)' };
+    }
+    case 'object':
+    case 'dict':
+      return value && typeof value === 'object' && !Array.isArray(value)
+        ? { ok: true, value }
+        : { ok: false, expected: 'an object' };
+    case 'array':
+    case 'list':
+      return Array.isArray(value) ? { ok: true, value } : { ok: false, expected: 'an array' };
+    default:
+      return { ok: true, value };
+  }
 }
 
 const PLACEHOLDERS = /\{env:(\w+)(?::([^}]*))?\}|\{input:(\w+)(\?|[:|][^}]*)?\}|\$\{inputs\.(\w+)\}/g;

@@ -9,6 +9,39 @@ const declared: DirectiveInput[] = [
 ];
 
 describe('validateInputs', () => {
+  it('checks each input against its declared type (issue 11, item 10)', () => {
+    const typed: DirectiveInput[] = [
+      { name: 'title', type: 'string', required: false },
+      { name: 'count', type: 'integer', required: false, default: '3' },
+      { name: 'ratio', type: 'number', required: false },
+      { name: 'draft', type: 'boolean', required: false },
+      { name: 'meta', type: 'object', required: false },
+      { name: 'tags', type: 'array', required: false },
+      { name: 'where', type: 'path', required: false },
+    ];
+    // Numbers and booleans may come as text (defaults are text) and are converted.
+    expect(validateInputs(typed, { title: 'x', ratio: '0.5', draft: 'true', tags: ['a'], where: 7 })).toEqual(
+      {
+        title: 'x',
+        count: 3,
+        ratio: 0.5,
+        draft: true,
+        tags: ['a'],
+        where: 7,
+      },
+    );
+    expect(validateInputs(typed, { title: null })).toMatchObject({ title: null });
+    try {
+      validateInputs(typed, { title: 5, count: 1.5, draft: 'yes', meta: [], tags: 'a' });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(InputError);
+      expect((error as Error).message).toBe(
+        'Invalid inputs: title must be a string, got 5; count must be an integer, got 1.5; draft must be a boolean (true or false), got "yes"; meta must be an object, got []; tags must be an array, got "a"',
+      );
+    }
+  });
+
   it('applies declared defaults for absent keys only', () => {
     expect(validateInputs(declared, { since: 'v1' })).toEqual({ since: 'v1', style: 'bullets' });
     expect(validateInputs(declared, { since: 'v1', style: 'prose' })).toEqual({
