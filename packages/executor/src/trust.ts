@@ -133,29 +133,55 @@ export class TrustStore {
 
   /** Reads and checks one key file; undefined if absent, unparsable, mismatched or badly signed. */
   private readEntry(space: Space, fp: string, visiting: Set<string>): TrustEntry | undefined {
+    const found = this.examine(space, fp, visiting);
+    return typeof found === 'string' ? undefined : found;
+  }
+
+  /**
+   * Key files named `<fp>.toml` that exist where an item of `itemSpace` would look, yet vouch for
+   * nothing, each with the reason: an untrusted-key error names them, so a present-but-ignored
+   * file is never a mystery.
+   */
+  ignoredEntries(fp: string, itemSpace: SpaceName): Array<{ path: string; reason: string }> {
+    const ignored: Array<{ path: string; reason: string }> = [];
+    for (const space of this.trustSpaces(itemSpace)) {
+      const path = join(trustedDir(space), `${fp}.toml`);
+      if (!lstatSync(path, { throwIfNoEntry: false })) continue;
+      const found = this.examine(space, fp, new Set());
+      if (typeof found === 'string') ignored.push({ path, reason: found });
+    }
+    return ignored;
+  }
+
+  /** One key file: its entry, or why it counts for nothing (`undefined` text: absent). */
+  private examine(space: Space, fp: string, visiting: Set<string>): TrustEntry | string {
     const path = join(trustedDir(space), `${fp}.toml`);
     const text = this.readText(path);
-    if (text === undefined) return undefined;
+    if (text === undefined) return 'it cannot be read as UTF-8 text';
     let data: Record<string, unknown>;
     try {
       data = this.parser.parse(text.replace(SIGNED_LINE, ''));
     } catch {
-      return undefined;
+      return 'it is not valid TOML';
     }
     const publicKey = data.public_key as { pem?: unknown } | undefined;
-    if (typeof publicKey?.pem !== 'string') return undefined;
+    if (typeof publicKey?.pem !== 'string') return 'it has no [public_key] pem';
     const pem = `${publicKey.pem.trim()}\n`;
-    if (fingerprint(pem) !== fp) return undefined;
+    if (fingerprint(pem) !== fp)
+      return `its key's fingerprint is ${fingerprint(pem)}, not the ${fp} of its name`;
     const owner = typeof data.owner === 'string' ? data.owner : 'unknown';
     const entry: TrustEntry = { fingerprint: fp, owner, publicKeyPem: pem, path, space: space.label };
     // A project's own trust files would let any cloned repository vouch for itself. They count
     // only when signed by a key the user trusts in user space; user and system stores are the
     // user's and the package's own, and may hold unsigned files (upstream behaviour).
     const project = space.name === 'project';
-    if (project && !isCanonicalProjectEntry(space, path, text, data)) return undefined;
-    if (!SIGNED_LINE.test(text)) return project ? undefined : entry;
+    if (project && !isCanonicalProjectEntry(space, path, text, data))
+      return 'a project trust entry counts only as the file `rye keys trust --space project` writes, in place (not a symlink, not edited)';
+    const userSigned =
+      'a project trust entry counts only when signed by a key you trust in user space (rye keys trust <pem> --space project signs it)';
+    if (!SIGNED_LINE.test(text)) return project ? userSigned : entry;
     const key = `${space.label}:${fp}`;
-    if (visiting.has(key)) return project ? undefined : entry; // a signing cycle is accepted, as upstream does
+    if (visiting.has(key)) return project ? userSigned : entry; // a signing cycle is accepted, as upstream does
     visiting.add(key);
     const signerSpaces = project
       ? this.spaces.ordered().filter((s) => s.name === 'user')
@@ -166,7 +192,10 @@ export class TrustStore {
       resolveKey: (signer) =>
         signer === fp && !project ? entry : this.lookupIn(signer, signerSpaces, visiting),
     });
-    return result.status === 'ok' ? entry : undefined;
+    if (result.status === 'ok') return entry;
+    if (result.status === 'untrusted')
+      return project ? userSigned : `its signer ${result.fingerprint} is not trusted`;
+    return `its signature does not verify (${result.status})`;
   }
 }
 

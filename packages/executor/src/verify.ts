@@ -2,10 +2,11 @@
  * Item verification with the executor's rules on top of lillux's signature check (spec items
  * §6.5): trust scoped by space, moved items, legacy partial signatures and dev mode.
  */
-import { dirname } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 import type { LegacyRecipe, RyeErrorOptions, SignatureFormat } from '@ryeos/lillux';
 import { isRyeError, RyeError, verifyContent } from '@ryeos/lillux';
 import type { SignableKind } from './refs.js';
+import { TYPE_DIRS } from './refs.js';
 import type { Space } from './spaces.js';
 import type { TrustStore } from './trust.js';
 
@@ -93,18 +94,36 @@ export function pathIdentity(id: string): { name: string; category: string } {
   return { name, category: dir === '.' ? '' : dir };
 }
 
-function movedMessage(input: VerifyItemInput): string | undefined {
+/**
+ * When an item's declared name or category disagrees with its path (DECISIONS 3): the message,
+ * and the fix that resolves it — move the file back where it says it belongs, or change what it
+ * declares to match where it is and sign it there (signing alone changes neither).
+ */
+function movedProblem(input: VerifyItemInput, fix: string): { message: string; fix: string } | undefined {
   if (input.kind === 'config') return undefined;
   const implied = pathIdentity(input.id);
   const declared = input.declared ?? {};
   const nameOk = declared.name === undefined || declared.name === implied.name;
   const categoryOk = declared.category === undefined || declared.category === implied.category;
   if (nameOk && categoryOk) return undefined;
-  return [
-    `Item moved or renamed without re-signing: ${input.path}`,
-    `Declared: name '${declared.name ?? implied.name}', category '${declared.category ?? implied.category}'`,
-    `Path implies: name '${implied.name}', category '${implied.category}'`,
-  ].join('\n');
+  const name = declared.name ?? implied.name;
+  const category = declared.category ?? implied.category;
+  const extension = extname(input.path);
+  const home = join(input.space.base, '.ai', TYPE_DIRS[input.kind], category, `${name}${extension}`);
+  const change = [
+    categoryOk ? undefined : `category '${implied.category}'`,
+    nameOk ? undefined : `name '${implied.name}'`,
+  ]
+    .filter(Boolean)
+    .join(' and ');
+  return {
+    message: [
+      `Item moved or renamed without re-signing: ${input.path}`,
+      `Declared: name '${name}', category '${category}'`,
+      `Path implies: name '${implied.name}', category '${implied.category}'`,
+    ].join('\n'),
+    fix: `Move it back to ${home}, or declare ${change} in the file and sign it where it is: ${fix}`,
+  };
 }
 
 /**
@@ -129,6 +148,7 @@ export function verifyItem(
     warnings: [] as string[],
   };
   let outcome: IntegrityOutcome = result.status;
+  let hint = fix;
   let message: string | undefined;
   const short = (hash: string | undefined) => `${(hash ?? '').slice(0, 16)}…`;
 
@@ -143,7 +163,10 @@ export function verifyItem(
       break;
     case 'untrusted': {
       const trusted = trust.list(input.space.name).map((k) => k.fingerprint);
-      message = `Untrusted key ${result.fingerprint} for ${input.path}\nItem signed by: ${result.fingerprint}\nTrusted keys: ${trusted.join(', ') || 'none'}\nFix: Add this key to your trust store, or re-sign: ${fix}`;
+      // A key file for this key that is present but counts for nothing is named, with why.
+      const ignored = result.fingerprint ? trust.ignoredEntries(result.fingerprint, input.space.name) : [];
+      const notes = ignored.map((entry) => `\nIgnored ${entry.path}: ${entry.reason}`).join('');
+      message = `Untrusted key ${result.fingerprint} for ${input.path}\nItem signed by: ${result.fingerprint}\nTrusted keys: ${trusted.join(', ') || 'none'}${notes}\nFix: Add this key to your trust store, or re-sign: ${fix}`;
       break;
     }
     case 'bad_signature':
@@ -160,10 +183,11 @@ export function verifyItem(
           break;
         }
       }
-      const moved = movedMessage(input);
+      const moved = movedProblem(input, fix);
       if (moved) {
         outcome = 'moved';
-        message = `${moved}\nFix: ${fix}`;
+        message = `${moved.message}\nFix: ${moved.fix}`;
+        hint = moved.fix;
       }
       break;
     }
@@ -175,7 +199,7 @@ export function verifyItem(
     return { ...base, outcome, verified: false };
   }
   throw new IntegrityError(outcome as Exclude<IntegrityOutcome, 'ok'>, message, {
-    hint: fix,
+    hint,
     details: { path: input.path, item_id: `${input.kind}:${input.id}`, space: input.space.label },
   });
 }

@@ -382,6 +382,13 @@ describe('integrity', () => {
     expect(result.error).toMatch(
       /Declared: name 't5', category 'demo'\nPath implies: name 't5', category 'elsewhere'/,
     );
+    // The hint names what resolves it: signing alone would not (issue 11, item 5).
+    const home = join(ws.project, '.ai', 'tools', 'demo', 't5.py');
+    expect(result.hint).toBe(
+      `Move it back to ${home}, or declare category 'elsewhere' in the file and sign it where it is: rye sign tool:elsewhere/t5`,
+    );
+    await rename(join(ws.project, '.ai', 'tools', 'elsewhere', 't5.py'), home);
+    expect(await run('demo/t5')).toMatchObject({ status: 'success' });
   });
 
   it('a signature by an untrusted key is "untrusted"', async () => {

@@ -54,6 +54,27 @@ describe('project trust entries (keys signed as something else)', () => {
     expect((await ws.executor()).trust.lookup(fp, 'project')).toBeUndefined();
   });
 
+  it('an untrusted-key error names a key file that is present but ignored, and why', async () => {
+    const ws = await workspace();
+    const peer = generateKeyPair();
+    const fp = fingerprint(peer.publicKeyPem);
+    const trusted = join(ws.project, '.ai', 'config', 'keys', 'trusted');
+    await mkdir(trusted, { recursive: true });
+    // Present, but not signed by a key the user trusts: it counts for nothing.
+    await writeFile(join(trusted, `${fp}.toml`), trustFileText(peer.publicKeyPem, 'peer'));
+    await ws.write(
+      'project',
+      'tools/demo/peer.py',
+      '__version__ = "1.0.0"\n__executor_id__ = "rye/core/runtimes/python/script"\n__category__ = "demo"\nprint("{}")\n',
+      peer,
+    );
+    const result = await (await ws.executor()).executeTool('demo/peer');
+    expect(result).toMatchObject({ status: 'error', error_type: 'integrity' });
+    expect(result.error).toContain(
+      `Ignored ${join(trusted, `${fp}.toml`)}: a project trust entry counts only when signed by a key you trust in user space`,
+    );
+  });
+
   it('the entry rye keys trust writes counts, and a symlink to it does not', async () => {
     const ws = await workspace();
     const peer = generateKeyPair();
