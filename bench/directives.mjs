@@ -2,7 +2,7 @@
 // warm) and a cold parse of 1,000 directive files in a fresh process.
 // Run after `pnpm build`: node bench/directives.mjs
 import { spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -86,6 +86,7 @@ const { readFileSync } = await import('node:fs');
 for (let i = 0; i < 1000; i++) { const p = ${JSON.stringify(join(dir, 'd'))} + '/d' + i + '.md'; parseDirective(readFileSync(p, 'utf8'), p); }
 console.log(performance.now() - t0);`;
   const cold = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  await rm(dir, { recursive: true, force: true });
   if (cold.status !== 0) throw new Error(cold.stderr);
   return {
     bench: 'directives',

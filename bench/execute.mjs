@@ -3,7 +3,7 @@
 //  - cold CLI: `rye execute tool:bench/noop` wall time vs `node noop.js`
 // Run after `pnpm build`: node bench/execute.mjs   (BENCH_RUNS=n, default 40)
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -34,8 +34,7 @@ function timeProcess(command, args, env, input = '{}') {
   });
 }
 
-async function setUp() {
-  const root = await mkdtemp(join(tmpdir(), 'rye-bench-'));
+async function setUp(root) {
   const project = join(root, 'project');
   const user = join(root, 'user');
   await mkdir(join(project, '.ai', 'tools', 'bench'), { recursive: true });
@@ -56,8 +55,19 @@ async function setUp() {
   return { project, toolPath, env, executor: await Executor.create(options) };
 }
 
-export async function run({ runs = Number(process.env.BENCH_RUNS) || 40 } = {}) {
-  const { project, toolPath, env, executor } = await setUp();
+export async function run(options) {
+  const root = await mkdtemp(join(tmpdir(), 'rye-bench-'));
+  try {
+    return await measure(await setUp(root), options);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+async function measure(
+  { project, toolPath, env, executor },
+  { runs = Number(process.env.BENCH_RUNS) || 40 } = {},
+) {
   const direct = () => timeProcess(process.execPath, [toolPath, '--project-path', project], env);
   const viaExecutor = async () => {
     const start = performance.now();

@@ -2,7 +2,7 @@
 // ≥ 20) and warm `execute` of a trivial tool over MCP vs the tool's own process time.
 // Run after `pnpm build`: node bench/mcp.mjs
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -16,8 +16,16 @@ const connect = (env) => stdioClient(SERVER, env);
 
 const INIT = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } };
 
-export async function run({ runs = Number(process.env.BENCH_RUNS) || 20 } = {}) {
+export async function run(options) {
   const root = await mkdtemp(join(tmpdir(), 'rye-bench-mcp-'));
+  try {
+    return await measure(root, options);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+async function measure(root, { runs = Number(process.env.BENCH_RUNS) || 20 } = {}) {
   const project = join(root, 'project');
   const user = join(root, 'user');
   await mkdir(join(project, '.ai', 'tools', 'bench'), { recursive: true });

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 export const NOOP_TOOL = `export const __version__ = "1.0.0";
 export const __executor_id__ = "rye/core/runtimes/node/node";
 export const __category__ = "bench";
+export const __tool_description__ = "Echo the parameters";
 let raw = '';
 for await (const chunk of process.stdin) raw += chunk;
 console.log(JSON.stringify({ success: true, echo: JSON.parse(raw || '{}') }));
