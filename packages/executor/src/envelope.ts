@@ -38,6 +38,16 @@ export interface PartialEnvelope extends EnvelopeCommon {
   status: 'partial';
 }
 
+/** `sign` of one item (interfaces §2.4): `item_id`, `path`, `signature`, `warnings`. */
+export interface SignedEnvelope extends EnvelopeCommon {
+  status: 'signed';
+}
+
+/** `sign` of a glob that signed something (interfaces §2.4): `signed`, `failed`, `summary`. */
+export interface CompletedEnvelope extends EnvelopeCommon {
+  status: 'completed';
+}
+
 /** A dry run: everything was checked, nothing ran. */
 export interface ValidationPassedEnvelope extends EnvelopeCommon {
   status: 'validation_passed';
@@ -56,6 +66,8 @@ export interface DirectionsReply {
 export type Envelope =
   | SuccessEnvelope
   | PartialEnvelope
+  | SignedEnvelope
+  | CompletedEnvelope
   | ValidationPassedEnvelope
   | ErrorEnvelope
   | DirectionsReply;

@@ -8,7 +8,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
 import type { SignableKind } from './refs.js';
-import { normalizeId, TYPE_DIRS } from './refs.js';
+import { canonicalRef, normalizeId, TYPE_DIRS } from './refs.js';
 import type { Space, SpaceName, Spaces } from './spaces.js';
 
 export interface ResolvedItem {
@@ -84,16 +84,50 @@ export function typeRootOf(space: Space, kind: SignableKind): string {
   return join(space.base, '.ai', TYPE_DIRS[kind]);
 }
 
-function findIn(space: Space, kind: SignableKind, id: string, extensions: readonly string[]) {
+/**
+ * Two files of one id in one space (`noop.py` beside `noop.js`): which one is meant cannot be
+ * told, so resolution refuses instead of picking by extension order (issue 11, item 10a).
+ */
+export function ambiguousItemError(kind: SignableKind, id: string, files: readonly string[], space?: string) {
+  return new RyeError(
+    'VALIDATION',
+    `Ambiguous item '${canonicalRef(kind, id)}': ${files.length} files${space ? ` in ${space} space` : ''} have this id: ${files.join(' and ')}`,
+    {
+      hint: 'Keep one file per item id: remove or rename the others (then sign the one you keep).',
+      details: { id, files: [...files] },
+    },
+  );
+}
+
+/**
+ * The file of `id` in one space. With `unique`, every extension is tried and a second file of
+ * the same id is an error naming all of them; without it (shadowed lower spaces) the first wins.
+ */
+function findIn(
+  space: Space,
+  kind: SignableKind,
+  id: string,
+  extensions: readonly string[],
+  unique: boolean,
+) {
   const typeRoot = typeRootOf(space, kind);
+  let found: { path: string; extension: string } | undefined;
+  const others: string[] = [];
   for (const extension of extensions) {
     const path = join(typeRoot, id + extension);
-    if (isFile(path)) {
-      // The real path is what gets verified and run, so re-pointing a link in between changes nothing.
-      return { path: realInside(path, typeRoot, id), extension };
+    if (!isFile(path)) continue;
+    if (found) {
+      others.push(path);
+      continue;
     }
+    // The real path is what gets verified and run, so re-pointing a link in between changes nothing.
+    found = { path: realInside(path, typeRoot, id), extension };
+    if (!unique) break;
   }
-  return undefined;
+  if (found && others.length) {
+    throw ambiguousItemError(kind, id, [join(typeRoot, id + found.extension), ...others], space.name);
+  }
+  return found;
 }
 
 /** Resolves one item; undefined when no space holds it. */
@@ -115,7 +149,7 @@ export async function resolveItem(
   for (const space of candidates) {
     if (found && !options.collectShadowed) break;
     searched.push(space.label);
-    const match = findIn(space, kind, id, extensions);
+    const match = findIn(space, kind, id, extensions, !found);
     if (!match) continue;
     if (found) found.shadowed.push({ path: match.path, space: space.label });
     else found = { kind, id, ...match, space, shadowed: [], searched };

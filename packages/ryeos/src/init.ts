@@ -138,11 +138,12 @@ export async function initWorkspace(rye: Rye, options: { userOnly?: boolean } = 
   for (const [relative] of EXAMPLES) {
     if (!created.has(relative) || relative === '.gitignore') continue;
     const signed = await rye.sign(join(rye.projectPath, '.ai', relative));
-    result.signed.push(...signed.signed.map((s) => s.item_id));
-    failed.push(...signed.failed);
-    // A batch that failed as a whole (no key, say) lists no item: report it against the file.
-    if (signed.status === 'error' && signed.failed.length === 0)
-      failed.push({ item_id: relative, error: String(signed.error), error_type: signed.error_type });
+    if (signed.status === 'signed') result.signed.push(signed.item_id);
+    // An item's own failure names the item; one of the whole call (no key, say) names the file.
+    else if (signed.status === 'error') {
+      const item_id = signed.path ? String(signed.item_id) : relative;
+      failed.push({ item_id, error: signed.error, error_type: signed.error_type });
+    }
   }
   if (failed.length) result.failed = failed;
   return result;

@@ -147,7 +147,7 @@ describe('MCP client: runtimes, connect and discover', () => {
     await writeFile(join(t.project, '.env'), `MCP_TEST_TOKEN=${TOKEN}\n`);
     expect((await rye(['keys', 'generate'], { env: t.env })).code).toBe(0);
     const signed = await rye(['sign', 'tool:acme/*', '--project', t.project], { env: t.env });
-    expect(signed.json).toMatchObject({ status: 'success', summary: '18 signed, 0 failed' });
+    expect(signed.json).toMatchObject({ status: 'completed', failed: [], summary: 'Signed 18/18 items' });
     await appendFile(join(t.project, '.ai/tools/acme/servers/tampered.yaml'), 'cwd: /\n');
     r = facade(t);
   }, 60_000);

@@ -17,11 +17,12 @@ describe('rye CLI: directives and knowledge', () => {
     );
     expect((await rye(['keys', 'generate'], { env: t.env })).code).toBe(0);
     const signed = await rye(['sign', 'directive:acme/*', '--project', t.project], { env: t.env });
-    expect(signed.json).toMatchObject({ summary: '1 signed, 0 failed' });
+    expect(signed.json).toMatchObject({ status: 'completed', summary: 'Signed 1/1 items' });
     expect(
       (await rye(['sign', 'knowledge:acme/style', '--project', t.project], { env: t.env })).json,
     ).toMatchObject({
-      summary: '1 signed, 0 failed',
+      status: 'signed',
+      item_id: 'knowledge:acme/style',
     });
   }, 60_000);
 
@@ -66,10 +67,10 @@ describe('rye CLI: directives and knowledge', () => {
     );
     const run = await rye(['sign', 'directive:acme/wrong', '--project', t.project], { env: t.env });
     expect(run.code).toBe(1);
-    expect(run.json.failed).toEqual([
-      expect.objectContaining({
-        error: expect.stringMatching(/name 'right' must equal the file name 'wrong'/),
-      }),
-    ]);
+    expect(run.json).toMatchObject({
+      status: 'error',
+      error_type: 'validation',
+      issues: ["name 'right' must equal the file name 'wrong'"],
+    });
   });
 });

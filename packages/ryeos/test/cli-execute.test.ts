@@ -7,6 +7,7 @@ const TOOLS: Record<string, string> = {
   'tools/demo/script.py': `__version__ = "1.0.0"
 __executor_id__ = "rye/core/runtimes/python/script"
 __category__ = "demo"
+__tool_description__ = "Python script demo"
 import json, sys
 p = json.load(sys.stdin)
 print(json.dumps({"success": True, "kind": "python-script", "n": p.get("n")}))
@@ -14,12 +15,14 @@ print(json.dumps({"success": True, "kind": "python-script", "n": p.get("n")}))
   'tools/demo/function.py': `__version__ = "1.0.0"
 __executor_id__ = "rye/core/runtimes/python/function"
 __category__ = "demo"
+__tool_description__ = "Python function demo"
 async def execute(params, project_path):
     return {"success": True, "kind": "python-function", "n": params.get("n")}
 `,
   'tools/demo/plain.js': `export const __version__ = "1.0.0";
 export const __executor_id__ = "rye/core/runtimes/node/node";
 export const __category__ = "demo";
+export const __tool_description__ = "JavaScript demo";
 let raw = '';
 for await (const c of process.stdin) raw += c;
 console.log(JSON.stringify({ success: true, kind: 'js', n: JSON.parse(raw).n }));
@@ -27,6 +30,7 @@ console.log(JSON.stringify({ success: true, kind: 'js', n: JSON.parse(raw).n }))
   'tools/demo/typed.ts': `export const __version__ = "1.0.0";
 export const __executor_id__ = "rye/core/runtimes/node/node";
 export const __category__ = "demo";
+export const __tool_description__ = "TypeScript demo";
 type P = { n?: number };
 let raw = '';
 for await (const c of process.stdin) raw += c;
@@ -37,12 +41,14 @@ console.log(JSON.stringify({ success: true, kind: 'ts', n: p.n }));
 # __version__ = "1.0.0"
 # __executor_id__ = "rye/core/runtimes/bash/bash"
 # __category__ = "demo"
+# __tool_description__ = "Shell demo"
 read -r params
 echo "{\\"success\\": true, \\"kind\\": \\"sh\\", \\"params\\": $params}"
 `,
   'tools/demo/yaml_only.yaml': `version: "1.0.0"
 executor_id: rye/core/primitives/subprocess
 category: demo
+description: "YAML demo"
 config:
   command: "\${RYE_KERNEL_NODE}"
   args: ["-e", "let r='';process.stdin.on('data',c=>r+=c).on('end',()=>console.log(JSON.stringify({success:true,kind:'yaml',n:JSON.parse(r).n})))"]
@@ -60,7 +66,7 @@ describe('rye CLI: keys, sign, execute', () => {
     expect(keys.code).toBe(0);
     expect(keys.json).toMatchObject({ status: 'success', created: true });
     const signed = await rye(['sign', 'tool:demo/*', '--project', t.project], { env: t.env });
-    expect(signed.json).toMatchObject({ status: 'success', summary: '6 signed, 0 failed' });
+    expect(signed.json).toMatchObject({ status: 'completed', failed: [], summary: 'Signed 6/6 items' });
   }, 60_000);
 
   it.each([
@@ -179,11 +185,11 @@ describe('rye CLI: keys, sign, execute', () => {
     await t.write('tools/demo/badver.py', '__version__ = "one"\n__category__ = "demo"\n');
     const run = await rye(['sign', 'tool:demo/badver', '--project', t.project], { env: t.env });
     expect(run.code).toBe(1);
-    expect(run.json.failed).toEqual([
-      expect.objectContaining({
-        item_id: 'tool:demo/badver',
-        error: expect.stringMatching(/version must be a version like 1\.0\.0/),
-      }),
-    ]);
+    expect(run.json).toMatchObject({
+      status: 'error',
+      item_id: 'tool:demo/badver',
+      error: expect.stringMatching(/version must be a version like 1\.0\.0/),
+      issues: ["version must be a version like 1.0.0, got 'one'", 'description is required'],
+    });
   });
 });

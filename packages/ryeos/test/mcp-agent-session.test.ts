@@ -56,7 +56,7 @@ describe('an agent session over MCP', () => {
     });
     expect(edited.body).toMatchObject({ status: 'success' });
     const signed = await call('sign', { item_id: `tool:${hit.id}` });
-    expect(signed.body).toMatchObject({ status: 'success', summary: '1 signed, 0 failed' });
+    expect(signed.body).toMatchObject({ status: 'signed', item_id: `tool:${hit.id}`, warnings: [] });
 
     const ran = await call('execute', { item_id: `tool:${hit.id}`, parameters: { action: 'list' } });
     expect(ran.isError).toBe(false);

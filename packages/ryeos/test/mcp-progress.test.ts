@@ -22,6 +22,7 @@ describe('MCP progress and cancellation', () => {
       `export const __version__ = "1.0.0";
 export const __executor_id__ = "rye/core/runtimes/node/node";
 export const __category__ = "slow";
+export const __tool_description__ = "Ticks slowly";
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 let raw = '';

@@ -11,7 +11,7 @@ describe('ryeos-mcp stdio hygiene', () => {
     const t = await tempProject();
     await t.write(
       'tools/noisy/talk.js',
-      'export const __version__ = "1.0.0";\nexport const __executor_id__ = "rye/core/runtimes/node/node";\nexport const __category__ = "noisy";\nconsole.error(["stderr", "only", "marker"].join("-"));\nconsole.log(JSON.stringify({ success: true }));\n',
+      'export const __version__ = "1.0.0";\nexport const __executor_id__ = "rye/core/runtimes/node/node";\nexport const __category__ = "noisy";\nexport const __tool_description__ = "Talks on stderr";\nconsole.error(["stderr", "only", "marker"].join("-"));\nconsole.log(JSON.stringify({ success: true }));\n',
     );
     await t.write(
       'knowledge/noisy/k.md',

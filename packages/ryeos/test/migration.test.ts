@@ -67,7 +67,7 @@ describe('knowledge:rye/core/migration', () => {
     expect(JSON.stringify(meanwhile.json.warnings)).toMatch(/Signature does not cover the whole file/);
 
     const resigned = await rye(['sign', '*', '-p', t.project], { env: t.env });
-    expect(resigned.json).toMatchObject({ status: 'success' });
+    expect(resigned.json).toMatchObject({ status: 'completed', failed: [] });
     const clean = await rye(['execute', 'directive:legacy/summarize', '-p', t.project], { env: t.env });
     expect(clean.json.your_directions).toContain('Summarize the file in three lines.');
     expect(clean.json.warnings).toBeUndefined();

@@ -89,15 +89,15 @@ describe('signItems reports each failure with its code', () => {
   it('failures carry error_type; the system space is refused in one place', async () => {
     const ws = await workspace();
     const executor = await ws.executor();
-    const none = await signItems(executor, 'tool:nope/*', { keyPair: ws.userKey });
+    const none = await signItems(executor, 'tool:nope/*', { keyPair: ws.userKey, env: process.env });
     expect(none.failed).toEqual([
       expect.objectContaining({ item_id: 'tool:nope/*', error_type: 'not_found' }),
     ]);
     await ws.write('project', 'tools/acme/bad.py', '__version__ = "one"\n__executor_id__ = "x"\n', null);
-    const bad = await signItems(executor, 'tool:acme/bad', { keyPair: ws.userKey });
+    const bad = await signItems(executor, 'tool:acme/bad', { keyPair: ws.userKey, env: process.env });
     expect(bad.failed[0]).toMatchObject({ error_type: 'validation' });
     await expect(
-      signItems(executor, 'tool:x', { keyPair: ws.userKey, space: 'system' }),
+      signItems(executor, 'tool:x', { keyPair: ws.userKey, env: process.env, space: 'system' }),
     ).rejects.toMatchObject({
       code: 'PERMISSION',
     });

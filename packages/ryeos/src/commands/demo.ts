@@ -101,9 +101,9 @@ export async function demoCommand(args: string[], io: CliIo, settings: RyeSettin
     const rerun = await rye.execute({ item_id: 'tool:example/hello', parameters: { name: 'RYE' } });
     step(
       'edit, refuse, re-sign, run',
-      refused.status === 'error' && signed.failed.length === 0 && rerun.status === 'success',
+      refused.status === 'error' && signed.status === 'signed' && rerun.status === 'success',
       `after the edit: ${String(refused.error).split('\n')[0]}`,
-      `rye sign tool:example/hello → ${signed.summary}`,
+      `rye sign tool:example/hello → ${signed.status === 'signed' ? signed.message : signed.error}`,
       `then: ${JSON.stringify(rerun.data)}`,
     );
   } finally {

@@ -5,6 +5,7 @@ import { isSignableKind } from '@ryeos/executor';
 import { callerPath, parse, printJson, refFromPositionals, str } from '../cli/args.js';
 import type { CliIo } from '../cli/io.js';
 import { createRye } from '../rye.js';
+import { signedAll } from '../sign.js';
 
 export async function signCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
   const { values, positionals } = parse(args, {
@@ -28,5 +29,6 @@ export async function signCommand(args: string[], io: CliIo, settings: RyeSettin
   if (refs.length === 0) refFromPositionals(refs, 'sign');
   const envelope = await rye.sign(refs, space ? { space } : {});
   printJson(io, envelope);
-  return envelope.status === 'success' ? 0 : 1;
+  // 0 when every item was signed; a batch with failures exits 1 like an error.
+  return signedAll(envelope) ? 0 : 1;
 }

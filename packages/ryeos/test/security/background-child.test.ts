@@ -28,6 +28,7 @@ function stubbornTool(pidFile: string, redirect: string): string {
     '# __version__ = "1.0.0"',
     '# __executor_id__ = "rye/core/runtimes/bash/bash"',
     '# __category__ = "bg"',
+    '# __tool_description__ = "Leaves a stubborn child behind"',
     `trap '' TERM; (trap '' TERM; exec sleep 779) ${redirect}&`,
     `echo $! > ${JSON.stringify(pidFile)}`,
     `echo '{"success": true}'`,

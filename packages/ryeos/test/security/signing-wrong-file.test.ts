@@ -61,7 +61,7 @@ describe('writers sign exactly what they wrote', () => {
     expect(await readFile(py, 'utf8')).not.toMatch(/rye:signed/);
     // The file you mean, by its path, signs.
     const byPath = await rye(['sign', js, '--project', t.project], { env: t.env });
-    expect(byPath.json).toMatchObject({ status: 'success' });
+    expect(byPath.json).toMatchObject({ status: 'signed', item_id: 'tool:acme/twice', path: js });
     expect(await readFile(py, 'utf8')).not.toMatch(/rye:signed/);
   });
 

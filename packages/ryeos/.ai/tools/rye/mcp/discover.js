@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// rye:signed:2026-11-24T22:32:11Z:d1e4b70029282688c670166de7fb0188e38150168d925c0b2df1538a9a1ff0a0:5UBSyRrVOzOMkBWC9m9AdPyrhj7HXlT6Jl9lqvi0j8ZrW75UAsL70q4T-OtoJDvdWTRkvZfRzZt9c-SgRYU4AQ==:007af625371e6e71
+// rye:signed:2026-11-25T01:36:49Z:2e96f9317edeb7521441d826fa04a65171262181c27794c2035e987b10fddd01:pQPOfsc0-T9sfmq6Pq1Oa4XDwaA-hlSAhCQ2AST8QF80vYjeFFr1P2B4ZMMXPxSU3iL0Mn2qtBfgKIWTQimFAA==:007af625371e6e71
 /**
  * rye/mcp/discover — turns the tools of an external MCP server into RYE tool items.
  *
@@ -229,8 +229,9 @@ async function run() {
   // Signed by path: exactly the YAML files written above, never another file of the same id.
   const signing = await signWithCli({ paths: writtenPaths, projectPath, userSpace, space });
   const envelope = signing.envelope;
-  if (signing.code === 0 && envelope.status === 'success') {
-    const signed = (envelope.signed ?? []).map((item) => item.item_id);
+  // One path answers {status: "signed", item_id}, several {status: "completed", signed: [refs]}.
+  if (signing.code === 0 && (envelope.status === 'signed' || envelope.status === 'completed')) {
+    const signed = envelope.status === 'signed' ? [envelope.item_id] : (envelope.signed ?? []);
     return {
       success: true,
       ...result,
