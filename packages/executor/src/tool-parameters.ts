@@ -10,6 +10,7 @@
  */
 import { RyeError } from '@ryeos/lillux';
 import type { ToolMetadata } from './metadata.js';
+import { parameterSummary } from './parameter-summary.js';
 
 export type ParameterSchema = Record<string, unknown> & {
   properties?: Record<string, Record<string, unknown>>;
@@ -53,58 +54,6 @@ export function toolParameterSchema(
     return { type: 'object', properties: parameters as Record<string, Record<string, unknown>> };
   }
   return undefined;
-}
-
-/** One parameter in a few words: `string, required — A path inside the project`. */
-function describeParameter(schema: Record<string, unknown>, required: string | undefined): string {
-  const type = Array.isArray(schema.type) ? schema.type.join('|') : schema.type;
-  const traits = [
-    typeof type === 'string' ? type : Array.isArray(schema.enum) ? undefined : 'any',
-    required,
-    Array.isArray(schema.enum) ? `one of ${schema.enum.map((v) => JSON.stringify(v)).join(', ')}` : undefined,
-    schema.default !== undefined ? `default ${JSON.stringify(schema.default)}` : undefined,
-  ].filter(Boolean);
-  const description = typeof schema.description === 'string' ? ` — ${schema.description}` : '';
-  return `${traits.join(', ')}${description}`;
-}
-
-/**
- * How each required parameter is required: `required`, or `required (or file_path)` for names
- * that stand for one another (`anyOf: [{required: [path]}, {required: [file_path]}]`).
- */
-function requirements(schema: ParameterSchema): Map<string, string> {
-  const found = new Map<string, string>();
-  for (const name of Array.isArray(schema.required) ? schema.required : []) found.set(name, 'required');
-  for (const keyword of ['anyOf', 'oneOf'] as const) {
-    const choices = schema[keyword];
-    if (!Array.isArray(choices)) continue;
-    const names = choices.map((c) =>
-      isObject(c) && Array.isArray(c.required) && c.required.length === 1 ? c.required[0] : undefined,
-    );
-    if (names.some((n) => typeof n !== 'string')) continue;
-    for (const name of names as string[]) {
-      const others = (names as string[]).filter((n) => n !== name);
-      if (!found.has(name)) found.set(name, `required (or ${others.join(', ')})`);
-    }
-  }
-  return found;
-}
-
-/**
- * The parameters compactly, one line per parameter, required ones first
- * (`{path: "string, required — A path inside the project"}`): what `load` and `search` show and
- * what a validation error lists.
- */
-export function summarizeParameters(schema: ParameterSchema): Record<string, string> {
-  const properties = isObject(schema.properties) ? schema.properties : {};
-  const required = requirements(schema);
-  const names = Object.keys(properties).sort((a, b) => Number(required.has(b)) - Number(required.has(a)));
-  return Object.fromEntries(
-    names.map((name) => [
-      name,
-      describeParameter(isObject(properties[name]) ? properties[name] : {}, required.get(name)),
-    ]),
-  );
 }
 
 interface SchemaValidator {
@@ -289,11 +238,11 @@ export async function checkToolParameters(
   }
   if (result.valid) return;
   const problems = problemsOf(result.errors, schema, given);
-  const expected = Object.entries(summarizeParameters(schema)).map(([name, line]) => `${name}: ${line}`);
+  const expected = Object.entries(parameterSummary(schema)).map(([name, line]) => `${name}: ${line}`);
   throw new RyeError('VALIDATION', `Invalid parameters for tool:${toolId}: ${problems.join('; ')}`, {
     hint: expected.length
       ? `Expected parameters: ${expected.join('; ')}`
       : "Check the tool's parameter schema (rye load).",
-    details: { problems, parameters: summarizeParameters(schema) },
+    details: { problems, parameters: parameterSummary(schema) },
   });
 }

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { appendFile, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateKeyPair, RyeError } from '@ryeos/lillux';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Executor } from '../src/executor.js';
 import type { SearchableFields, SearchReader, SearchRequest } from '../src/search/index.js';
 import { SCOPE_ERROR, searchItems } from '../src/search/index.js';
@@ -117,6 +117,10 @@ describe('search', () => {
     executor = await ws.executor();
   });
 
+  afterAll(async () => {
+    await rm(ws.root, { recursive: true, force: true });
+  });
+
   describe('query language', () => {
     it('lists everything for an empty query or *, with score 1', async () => {
       for (const query of ['', '*', undefined]) {
@@ -206,65 +210,68 @@ describe('search', () => {
   });
 
   describe('scores', () => {
-    // tool_extractor.yaml: search_fields { name: 3.0, description: 2.0, category: 1.5, tool_type: 1.0 }
-    it('computes the normalised field-weight sum exactly', async () => {
-      const [reader] = (await search({ scope: 'tool.q', query: 'read' })).results;
-      // name 'file_reader' (3) + description 'Read the contents…' (2) of 7.5
-      expect(reader).toMatchObject({ id: 'q/file_reader', score: 0.6667 });
-      const [python] = (await search({ scope: 'tool.q.file_reader', query: 'python' })).results;
-      // only tool_type 'python' (1) of 7.5
-      expect(python!.score).toBe(0.1333);
-      const [withFields] = (await search({ scope: 'tool.q', query: 'read', fields: { category: 'q' } }))
-        .results;
-      // (5 + 1.5) / (7.5 + 1.5)
-      expect(withFields!.score).toBe(0.7222);
-      const [unknownField] = (
-        await search({ scope: 'tool.f.one', query: 'first', fields: { author: 'alice' } })
-      ).results;
-      // description (2) + author (default weight 1) of 7.5 + 1
-      expect(unknownField!.score).toBe(0.3529);
-      // NOT matches every field, even empty ones
-      const [negated] = (await search({ scope: 'tool.q.greek', query: 'NOT nothing' })).results;
-      expect(negated!.score).toBe(1);
+    // Ranking (rank.ts): whole name 1, id segment 0.9, id word 0.8, word prefix 0.7, inside the id
+    // 0.6; a weighted field (tool_extractor.yaml: name 3, description 2, category 1.5,
+    // tool_type 1) 0.5 × weight / 3 as a word, 0.4 × … inside a word; the mean over the terms.
+    it('scores where each term is found best', async () => {
+      const score = async (scope: string, query: string, extra: Partial<SearchRequest> = {}) =>
+        (await search({ scope, query, ...extra })).results[0]!.score;
+      expect(await score('tool.q', 'file_reader')).toBe(1); // the whole name
+      expect(await score('tool.q', 'q/file_reader')).toBe(1); // the whole id
+      expect(await score('tool.q.file_reader', 'q')).toBe(0.9); // an id segment
+      expect(await score('tool.q', 'reader')).toBe(0.8); // a word of the name
+      expect(await score('tool.q.file_reader', 'rea')).toBe(0.7); // the start of a word
+      expect(await score('tool.q.profile', 'ofil')).toBe(0.6); // inside the name
+      expect(await score('tool.q', 'contents')).toBe(0.3333); // a description word: 0.5 × 2/3
+      expect(await score('tool.q', 'onten')).toBe(0.2667); // inside a description word: 0.4 × 2/3
+      expect(await score('tool.q.file_reader', 'python')).toBe(0.1667); // tool_type: 0.5 × 1/3
+      // The mean over the terms: 'file' is a name word (0.8), 'disk' a description word (0.3333).
+      expect(await score('tool.q', 'file disk')).toBe(0.5667);
+      // `fields` sub-queries count as terms too: 'read' (0.7) and category 'q' (an id segment, 0.9).
+      expect(await score('tool.q', 'read', { fields: { category: 'q' } })).toBe(0.8);
+      // A query without a positive term is a filter: its matches score 1.
+      expect(await score('tool.q.greek', 'NOT nothing')).toBe(1);
     });
 
     it('uses the directive weights with a reader', async () => {
       await ws.write('project', 'directives/ops/deploy.md', 'deploy body');
-      const reader: SearchReader = () => ({
-        name: 'deploy',
-        description: 'Deploy the app',
-        category: 'ops',
-      });
-      // directive_extractor.yaml: name 3, description 2, category 1.5 → (3 + 2) / 6.5
-      const [deploy] = (await search({ scope: 'directive', query: 'deploy' }, { directive: reader })).results;
-      expect(deploy).toMatchObject({
-        id: 'ops/deploy',
-        ref: 'directive:ops/deploy',
-        type: 'directive',
-        score: 0.7692,
-      });
+      await ws.write('project', 'directives/ops/ship.md', 'ship body');
+      const reader: SearchReader = (_text, _path, id) =>
+        id.endsWith('deploy')
+          ? { name: 'deploy', description: 'Deploy the app', category: 'ops' }
+          : { name: 'ship', description: 'Ship and deploy the app', category: 'ops' };
+      const found = await search({ scope: 'directive', query: 'deploy' }, { directive: reader });
+      expect(found.results.map((r) => [r.id, r.ref, r.type, r.score])).toEqual([
+        ['ops/deploy', 'directive:ops/deploy', 'directive', 1],
+        // directive_extractor.yaml: name 3, description 2, category 1.5 → 0.5 × 2/3
+        ['ops/ship', 'directive:ops/ship', 'directive', 0.3333],
+      ]);
     });
 
     it('sorts by score, then source, then id', async () => {
       const r = await search({ scope: 'tool.q', query: 'file' });
       expect(r.results.map((x) => [x.id, x.score])).toEqual([
-        ['q/file_reader', 0.6667],
-        ['q/file_writer', 0.6667],
-        ['q/profile', 0.6667],
+        ['q/file_reader', 0.8],
+        ['q/file_writer', 0.8],
+        ['q/profile', 0.6],
       ]);
       const s = await search({ scope: 'tool.s', query: 'copy' });
       expect(s.results.map((x) => x.source)).toEqual(['project', 'user', 'system']);
+      // OR: the mean over both terms; 'web' is a whole word of web-fetch and web_search (0.8 / 2),
+      // 'read' starts a word of file_reader (0.7 / 2) and is inside thread_list (0.6 / 2).
       const t = await search({ scope: 'tool.q', query: 'read OR web' });
-      expect(t.results[0]!.id).toBe('q/file_reader'); // ties with web_search at 0.6667; id breaks it
-      for (let i = 1; i < t.results.length; i++) {
-        expect(t.results[i - 1]!.score).toBeGreaterThanOrEqual(t.results[i]!.score);
-      }
+      expect(t.results.map((x) => [x.id, x.score])).toEqual([
+        ['q/web-fetch', 0.4],
+        ['q/web_search', 0.4],
+        ['q/file_reader', 0.35],
+        ['q/thread_list', 0.3],
+      ]);
     });
   });
 
   describe('scope', () => {
     it('accepts shorthand, dotted namespaces and the capability form', async () => {
-      const all = await search({ scope: 'tool', limit: 1000 });
+      const all = await search({ scope: 'tool', limit: 1000, include_internal: true });
       expect(all.results.some((r) => r.id === 'rye/core/runtimes/python/script')).toBe(true);
       const forms = ['tool.q', 'tool.q.*', 'rye.search.tool.q.*', 'rye.search.tool.q'];
       for (const scope of forms) expect((await search({ scope })).total).toBe(7);
@@ -272,7 +279,7 @@ describe('search', () => {
     });
 
     it('matches namespaces by whole segments', async () => {
-      const core = await search({ scope: 'tool.rye.core.*', limit: 1000 });
+      const core = await search({ scope: 'tool.rye.core.*', limit: 1000, include_internal: true });
       const found = ids(core);
       expect(found).toContain('rye/core/mine');
       expect(found).toContain('rye/core/runtimes/node/node');
@@ -428,35 +435,29 @@ describe('search', () => {
       expect(ids(r)).toEqual(['bad/broken', 'bad/invalid']);
       for (const item of r.results) expect(item.error).toMatch(/Malformed metadata/);
       const [broken] = (await search({ scope: 'tool.bad', query: 'broken' })).results;
-      // only the name is known: 3 / 7.5
-      expect(broken).toMatchObject({ id: 'bad/broken', name: 'broken', score: 0.4 });
+      // Only the name is known; nothing says how to run it, yet it is listed, with its error.
+      expect(broken).toMatchObject({ id: 'bad/broken', name: 'broken', score: 1 });
+      expect(broken!.internal).toBeUndefined();
       expect(broken!.error).toContain('__version__');
     });
 
-    it('returns the result shape with metadata, signature status and integrity', async () => {
+    it('returns the compact result shape', async () => {
       const [item] = (await search({ scope: 'tool.f.one' })).results;
-      expect(item).toMatchObject({
+      expect(item).toEqual({
         id: 'f/one',
         ref: 'tool:f/one',
         type: 'tool',
         name: 'one',
-        title: 'one',
         description: 'First',
         category: 'f',
         source: 'project',
-        path: join(ws.project, '.ai', 'tools', 'f', 'one.yaml'),
+        score: 1,
         signed: true,
-        metadata: {
-          version: '1.0.0',
-          category: 'f',
-          tool_type: 'python',
-          tags: ['web', 'net'],
-          author: 'alice',
-        },
       });
-      expect(item!.integrity).toMatch(/^[0-9a-f]{64}$/);
-      expect(item!.preview).toContain('description: "First"');
-      expect(item!.preview).not.toContain('rye:signed');
+      // Metadata the result no longer repeats still filters.
+      expect(ids(await search({ scope: 'tool.f', filters: { author: 'alice', tags: 'net' } }))).toEqual([
+        'f/one',
+      ]);
     });
 
     it('reports unsigned, modified and untrusted items as unsigned without failing', async () => {
@@ -467,11 +468,11 @@ describe('search', () => {
       await ws.write('project', 'tools/sig/foreign.py', py('sig', 'foreign key'), stranger);
       await ws.write('project', 'tools/sig/moved.py', py('elsewhere', 'moved file'));
       const r = await search({ scope: 'tool.sig' });
-      expect(r.results.map((x) => [x.id, x.signed, x.integrity === undefined])).toEqual([
-        ['sig/edited', false, true],
-        ['sig/foreign', false, true],
-        ['sig/moved', false, true],
-        ['sig/plain', false, true],
+      expect(r.results.map((x) => [x.id, x.signed])).toEqual([
+        ['sig/edited', false],
+        ['sig/foreign', false],
+        ['sig/moved', false],
+        ['sig/plain', false],
       ]);
       // Trusting the key later is picked up by the next search.
       await trust(ws.user, stranger, 'stranger');
@@ -515,21 +516,27 @@ describe('search', () => {
       };
       const withReader = await search({ scope: 'knowledge.k' }, { knowledge: reader });
       const entry = withReader.results.find((r) => r.id === 'k/entry')!;
-      expect(entry).toMatchObject({
-        title: 'Garden notes',
-        metadata: { tags: ['plants'], version: '0.3.0', entry_type: 'note' },
-        signed: true,
-      });
+      expect(entry).toMatchObject({ name: 'entry', title: 'Garden notes', signed: true });
+      expect(entry).not.toHaveProperty('metadata');
       expect(withReader.results.find((r) => r.id === 'k/boom')!.error).toMatch(/Malformed/);
       const filtered = await search(
         { scope: 'knowledge.k', filters: { entry_type: 'note' } },
         { knowledge: reader },
       );
       expect(ids(filtered)).toEqual(['k/entry']);
+      expect(
+        ids(
+          await search(
+            { scope: 'knowledge.k', filters: { tags: 'plants', version: '0.3.0' } },
+            { knowledge: reader },
+          ),
+        ),
+      ).toEqual(['k/entry']);
+      // Without a reader only the text says what it is about: a match there still counts, a little.
       const fallback = await search({ scope: 'knowledge.k', query: 'gardens' });
       expect(fallback.results).toHaveLength(1);
-      expect(fallback.results[0]).toMatchObject({ id: 'k/entry', name: 'entry', title: 'entry' });
-      expect(fallback.results[0]!.preview).toContain('Some knowledge about gardens.');
+      expect(fallback.results[0]).toMatchObject({ id: 'k/entry', name: 'entry', score: 0.1 });
+      expect(fallback.results[0]!.title).toBeUndefined(); // the same as the name
     });
 
     it('sorts by dates found in reader metadata as well', async () => {
@@ -555,7 +562,9 @@ describe('search', () => {
       await search({ scope: 'tool.m', query: 'side' });
       await search({ scope: 'tool' });
       expect(existsSync(join(ws.root, 'ran'))).toBe(false);
-      expect((await search({ scope: 'tool.m' })).total).toBe(2);
+      // side.js declares no executor: hidden unless internal tools are asked for.
+      expect(await search({ scope: 'tool.m' })).toMatchObject({ total: 1, hidden: 1 });
+      expect((await search({ scope: 'tool.m', include_internal: true })).total).toBe(2);
     });
   });
 });

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadItem, summarizeParameters, toolParameterSchema } from '../src/index.js';
+import { loadItem, parameterSummary, toolParameterSchema } from '../src/index.js';
 import { toolEnv, useWorkspaces } from './security/helpers.js';
 
 const workspace = useWorkspaces();
@@ -76,7 +76,7 @@ describe('tool parameters are validated before anything runs', () => {
       },
       required: ['topic'],
     });
-    expect(summarizeParameters(schema!)).toEqual({
+    expect(parameterSummary(schema!)).toEqual({
       topic: 'string, required — What to ask about',
       limit: 'integer',
     });

@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { readFile, rm } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TempProject } from './helpers.js';
 import { rye, tempProject } from './helpers.js';
 
@@ -19,6 +19,44 @@ describe('rye search and rye load', () => {
     expect((await rye(['keys', 'generate'], { env: t.env })).code).toBe(0);
     expect((await rye(['sign', 'tool:acme/*', '--project', t.project], { env: t.env })).code).toBe(0);
   }, 60_000);
+
+  afterAll(async () => {
+    await rm(t.root, { recursive: true, force: true });
+  });
+
+  it("ranks what the user means: 'read file' gives rye/file-system/read first, compactly", async () => {
+    const found = await rye(['search', 'tool', 'read file', '--project', t.project], { env: t.env });
+    expect(found.code).toBe(0);
+    const results = found.json.results as Record<string, unknown>[];
+    expect(results[0]).toMatchObject({
+      id: 'rye/file-system/read',
+      ref: 'tool:rye/file-system/read',
+      type: 'tool',
+      source: 'system',
+      signed: true,
+    });
+    // How to call it, without reading its source.
+    expect((results[0]!.parameters as Record<string, string>).path).toMatch(/^string\b/);
+    expect(results.map((r) => r.id)).toContain('acme/files/reader');
+    for (const result of results) {
+      for (const gone of ['metadata', 'preview', 'path', 'integrity'])
+        expect(result).not.toHaveProperty(gone);
+    }
+    // The extractors also say "read" and "files": counted, not listed.
+    expect(results.some((r) => String(r.id).startsWith('rye/core/extractors/'))).toBe(false);
+    expect(found.json.hidden).toBeGreaterThanOrEqual(4);
+    expect(found.json.hint).toMatch(/--all/);
+
+    for (const flag of ['--all', '--include-internal']) {
+      const all = await rye(['search', 'tool', 'read file', flag, '--project', t.project], { env: t.env });
+      const listed = all.json.results as Record<string, unknown>[];
+      expect(listed[0]).toMatchObject({ id: 'rye/file-system/read' });
+      expect(listed).toContainEqual(
+        expect.objectContaining({ id: 'rye/core/extractors/tool/tool_extractor', internal: 'extractor' }),
+      );
+      expect(all.json.hidden).toBeUndefined();
+    }
+  });
 
   it('searches with a query, a namespace scope and pagination', async () => {
     const all = await rye(['search', 'tool.acme.*', 'file', '--project', t.project], { env: t.env });

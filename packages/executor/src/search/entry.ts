@@ -6,9 +6,11 @@ import { ContentCache } from '../content-cache.js';
 import type { ItemContext } from '../context.js';
 import type { KindConfig } from '../kinds.js';
 import { extractToolMetadata } from '../metadata.js';
+import { parameterSummary } from '../parameter-summary.js';
 import type { ItemKind } from '../refs.js';
 import { canonicalRef } from '../refs.js';
 import type { Space, SpaceName } from '../spaces.js';
+import { toolParameterSchema } from '../tool-parameters.js';
 import { verifyWithConfig } from '../verified-read.js';
 import type { DeclaredIdentity } from '../verify.js';
 import { pathIdentity } from '../verify.js';
@@ -52,12 +54,21 @@ export interface IndexEntry {
   /** `created_at` (else `updated_at`) as epoch ms, for sort by date. */
   date: number | undefined;
   nameLower: string;
-  /** `title name description category preview`, prepared. */
+  /** `id title name description category preview`, prepared. */
   doc: TextDoc;
   /** Per-field prepared text, filled on first use. */
   fieldDocs: Map<string, TextDoc>;
   /** Trust-store state the signature status was computed against. */
   trustStamp: string;
+  /** Tools: the declared parameters in a few words each (see parameters.ts). */
+  parameters?: Record<string, string>;
+  /**
+   * Tools that cannot be executed on their own, and why (`runtime`, `primitive`, `extractor`,
+   * `library`, `no executor`…): hidden from results unless asked for.
+   */
+  internal?: string;
+  /** Id and name prepared for ranking, filled on first use (rank.ts). */
+  identity?: unknown;
 }
 
 const PREVIEW_LENGTH = 200;
@@ -103,12 +114,41 @@ function isPlain(value: unknown): boolean {
 interface ReadOutcome {
   fields: SearchableFields;
   declared?: DeclaredIdentity;
+  parameters?: Record<string, string>;
+  internal?: string;
+}
+
+/**
+ * Tool types that are parts of the machinery rather than tools to call: extractors and parsers
+ * describe kinds, primitives end every chain (rye/bash is the tool for a command), runtimes run
+ * other tools (called directly they have no tool to run), an MCP server file configures the
+ * tools generated from it.
+ */
+const INTERNAL_TOOL_TYPES = new Set(['extractor', 'parser', 'primitive', 'runtime', 'library', 'mcp_server']);
+
+/**
+ * Why a tool cannot be executed on its own, or undefined when it can: an internal tool type, a
+ * module under a `lib/` folder (a runtime's or a tool's library, e.g.
+ * rye/core/runtimes/node/lib/launch), or no executor to run it (a chain must reach a primitive
+ * through one).
+ */
+export function internalReason(id: string, toolType: unknown, executorId: unknown): string | undefined {
+  if (typeof toolType === 'string' && INTERNAL_TOOL_TYPES.has(toolType)) return toolType;
+  if (id.split('/').slice(0, -1).includes('lib')) return 'library';
+  if (typeof executorId !== 'string' || executorId === '') return 'no executor';
+  return undefined;
 }
 
 function readTool(text: string, path: string, id: string, ext: string, config: KindConfig): ReadOutcome {
   const stem = id.slice(id.lastIndexOf('/') + 1);
   const parser = config.parsers[ext];
-  if (!parser) return { fields: { name: stem, title: stem, preview: previewOf(text) } };
+  if (!parser) {
+    // No parser, no metadata: nothing says how to run it.
+    return {
+      fields: { name: stem, title: stem, preview: previewOf(text) },
+      internal: internalReason(id, undefined, undefined),
+    };
+  }
   uncached ??= new UncachedContent();
   const md = extractToolMetadata(text, path, parser, uncached);
   const metadata: Record<string, unknown> = {};
@@ -135,7 +175,13 @@ function readTool(text: string, path: string, id: string, ext: string, config: K
   const updated = str(md.fields.updated_at);
   if (created) fields.created_at = created;
   if (updated) fields.updated_at = updated;
-  return { fields, declared: { category: md.category } };
+  const schema = toolParameterSchema(md);
+  return {
+    fields,
+    declared: { category: md.category },
+    parameters: schema ? parameterSummary(schema) : undefined,
+    internal: internalReason(id, md.toolType, md.executorId),
+  };
 }
 
 function readWith(reader: SearchReader, text: string, path: string, id: string): ReadOutcome {
@@ -250,8 +296,12 @@ export function buildEntry(input: BuildInput): IndexEntry {
   };
   if (verification.integrity) entry.integrity = verification.integrity;
   if (error !== undefined) entry.error = error;
+  // A malformed item is never hidden: its error is what its author needs to see.
+  if (outcome.internal !== undefined && error === undefined) entry.internal = outcome.internal;
+  if (outcome.parameters !== undefined) entry.parameters = outcome.parameters;
+  // The id too (beyond the spec's list), so that `rye/file-system/read` finds that tool.
   entry.doc = makeDoc(
-    [entry.title, entry.name, entry.description, entry.category, entry.preview].filter(Boolean).join(' '),
+    [id, entry.title, entry.name, entry.description, entry.category, entry.preview].filter(Boolean).join(' '),
   );
   return entry;
 }

@@ -1,12 +1,24 @@
 /**
  * `search` (spec interfaces §2.1): keyword search over the items of one kind in the local
  * spaces, with the query language of query.ts, per-field sub-queries, metadata filters, fuzzy
- * and proximity matching, field-weighted scores, shadow annotations and pagination.
- * Registry providers are not consulted here (`registry` lists nothing, `all` = local).
+ * and proximity matching, shadow annotations and pagination. Registry providers are not
+ * consulted here (`registry` lists nothing, `all` = local).
+ *
+ * Departures from the spec's letter, for results an agent can act on (issue 11):
+ * - Ranking: the score says how well an item answers the query, an exact name or id segment
+ *   first (rank.ts), in place of the spec's normalised field-weight sum, which ranked a tool
+ *   whose description says "read … files" above one named `read` in `file-system`.
+ * - Items scoring 0 (matched only in a tool's source text) are not results.
+ * - Tools that cannot be executed on their own (runtimes, primitives, extractors, libraries,
+ *   tools without an executor) are hidden unless `include_internal` is true or a `tool_type`
+ *   filter asks for them; `hidden` counts them.
+ * - Results are compact: no raw preview, metadata block, path or hash (load gives those); a
+ *   tool shows its parameters in a few words each, a directive its inputs.
  */
 import { RyeError } from '@ryeos/lillux';
 import type { ItemContext } from '../context.js';
 import type { ItemKind } from '../refs.js';
+import { ambiguousItemError } from '../resolve.js';
 import type { Space, SpaceName } from '../spaces.js';
 import type { IndexEntry } from './entry.js';
 import { fieldDoc, lookupField } from './entry.js';
@@ -16,6 +28,8 @@ import { searchIndexOf } from './index-cache.js';
 import { proximityMatches } from './match.js';
 import type { QueryNode } from './query.js';
 import { evaluate, parseQuery, queryTerms } from './query.js';
+import type { Leaf, RankFields } from './rank.js';
+import { positiveLeaves, rankFields, rankScore } from './rank.js';
 import { parseScope } from './scope.js';
 
 export type SearchSpace = 'project' | 'user' | 'system' | 'local' | 'registry' | 'all';
@@ -32,24 +46,33 @@ export interface SearchRequest {
   filters?: Record<string, unknown>;
   fuzzy?: { enabled?: boolean; max_distance?: number };
   proximity?: { enabled?: boolean; max_distance?: number };
+  /** Also list tools that cannot be executed on their own (runtimes, primitives, …). */
+  include_internal?: boolean;
 }
 
+/**
+ * One result, compact: what an agent needs to pick an item and call it. `load` gives the
+ * content, path and metadata.
+ */
 export interface SearchResult {
   id: string;
-  /** Canonical `kind:id`. */
+  /** Canonical `kind:id`: what load and execute take. */
   ref: string;
   type: ItemKind;
   name: string;
-  title: string;
+  /** Only when it says more than the name (knowledge titles). */
+  title?: string;
   description: string;
   category: string;
-  preview: string;
   source: SpaceName;
-  path: string;
   score: number;
-  metadata: Record<string, unknown>;
   signed: boolean;
-  integrity?: string;
+  /** Tools: each declared parameter in a few words (`{path: "string, required — …"}`). */
+  parameters?: Record<string, string>;
+  /** Directives: the names of their inputs. */
+  inputs?: string[];
+  /** Shown with include_internal: why the tool is not called directly (`runtime`, `library`…). */
+  internal?: string;
   error?: string;
   shadows?: { space: string }[];
   shadowed_by?: string;
@@ -65,6 +88,10 @@ export interface SearchResponse {
   limit: number;
   offset: number;
   search_type: 'keyword';
+  /** Matching tools left out because they cannot be executed on their own (when any). */
+  hidden?: number;
+  /** How to see the hidden ones (when any). */
+  hint?: string;
 }
 
 /** Weights when the kind's extractor declares no `search_fields`. */
@@ -126,11 +153,39 @@ interface Prepared {
   filters: ReturnType<typeof compileFilters>;
   fuzzy: number;
   proximity: { terms: string[]; distance: number } | undefined;
-  weights: [string, number][];
-  weightSum: number;
+  /** Positive leaves of the query and of the `fields` sub-queries, for ranking. */
+  leaves: Leaf[];
+  rank: RankFields;
+  showInternal: boolean;
 }
 
-function prepare(request: SearchRequest, searchFields: Record<string, number> | undefined): Prepared {
+/**
+ * Internal tools are listed when asked for: `include_internal`, or a `tool_type` filter or field
+ * that selects a type (`{"tool_type": "runtime"}`; a negation such as `!http` selects none).
+ */
+function showsInternal(request: SearchRequest, fields: [string, QueryNode][]): boolean {
+  const flag = request.include_internal;
+  if (flag !== undefined && flag !== null && typeof flag !== 'boolean') {
+    throw invalid(
+      'include_internal must be a boolean',
+      'Pass include_internal: true to list runtimes, primitives, extractors and libraries too.',
+    );
+  }
+  if (flag === true) return true;
+  if (fields.some(([field]) => field === 'tool_type')) return true;
+  const filters = request.filters as Record<string, unknown> | undefined;
+  const toolType = filters && typeof filters === 'object' ? filters.tool_type : undefined;
+  if (Array.isArray(toolType)) return toolType.length > 0;
+  return (
+    toolType !== undefined && toolType !== null && !(typeof toolType === 'string' && toolType.startsWith('!'))
+  );
+}
+
+function prepare(
+  request: SearchRequest,
+  kind: ItemKind,
+  searchFields: Record<string, number> | undefined,
+): Prepared {
   if (request.query !== undefined && request.query !== null && typeof request.query !== 'string') {
     throw invalid('query must be a string', 'Pass a keyword query, e.g. "read file"; "*" or "" lists all.');
   }
@@ -163,6 +218,8 @@ function prepare(request: SearchRequest, searchFields: Record<string, number> | 
   const weights = Object.entries(
     searchFields && Object.keys(searchFields).length ? searchFields : DEFAULT_FIELD_WEIGHTS,
   ).filter((pair): pair is [string, number] => typeof pair[1] === 'number' && Number.isFinite(pair[1]));
+  const leaves = listAll ? [] : positiveLeaves(ast);
+  for (const [, fieldAst] of fields) positiveLeaves(fieldAst, leaves);
   return {
     query,
     ast,
@@ -171,29 +228,10 @@ function prepare(request: SearchRequest, searchFields: Record<string, number> | 
     filters: compileFilters(request.filters),
     fuzzy,
     proximity: proximity && proximity.terms.length >= 2 ? proximity : undefined,
-    weights,
-    weightSum: weights.reduce((sum, [, w]) => sum + w, 0),
+    leaves,
+    rank: rankFields(weights, kind),
+    showInternal: kind === 'tool' && showsInternal(request, fields),
   };
-}
-
-function round4(value: number): number {
-  return Math.round(value * 10_000) / 10_000;
-}
-
-/** The normalised field-weight sum of spec §2.1, exactly. */
-function scoreOf(entry: IndexEntry, p: Prepared): number {
-  if (p.listAll && p.fields.length === 0) return 1;
-  let num = 0;
-  let den = p.weightSum;
-  for (const [field, weight] of p.weights) {
-    if (evaluate(p.ast, fieldDoc(entry, field), p.fuzzy)) num += weight;
-  }
-  for (const [field, ast] of p.fields) {
-    const weight = p.weights.find(([f]) => f === field)?.[1] ?? 1;
-    den += weight;
-    if (evaluate(ast, fieldDoc(entry, field), p.fuzzy)) num += weight;
-  }
-  return den > 0 ? round4(Math.min(1, num / den)) : 0;
 }
 
 function matches(entry: IndexEntry, p: Prepared): boolean {
@@ -256,6 +294,14 @@ function selectSpaces(context: ItemContext, space: SearchSpace): Space[] {
 }
 
 function annotate(result: SearchResult, entry: IndexEntry, roots: RootSnapshot[]): void {
+  // Two files of one id in one space (noop.py beside noop.js): execute and load refuse the id,
+  // so search lists each with that error (issue 11, item 10a; resolve.ts).
+  const own = roots.map((root) => root.lookup(entry.id)).find((group) => group.includes(entry));
+  if (own && own.length > 1) {
+    const files = own.map((e) => e.path);
+    const { message } = ambiguousItemError(entry.kind, entry.id, files, entry.source);
+    result.error = result.error ? `${message}\n${result.error}` : message;
+  }
   const same: IndexEntry[] = [];
   for (const root of roots) same.push(...root.lookup(entry.id));
   if (same.length < 2) return;
@@ -263,25 +309,32 @@ function annotate(result: SearchResult, entry: IndexEntry, roots: RootSnapshot[]
   else result.shadowed_by = same[0]!.source;
 }
 
+function inputsOf(entry: IndexEntry): string[] | undefined {
+  const inputs = entry.metadata.inputs;
+  if (!Array.isArray(inputs) || inputs.length === 0) return undefined;
+  const names = inputs.filter((name): name is string => typeof name === 'string');
+  return names.length ? names : undefined;
+}
+
 function toResult(hit: Hit, roots: RootSnapshot[]): SearchResult {
   const { entry } = hit;
+  const inputs = entry.kind === 'directive' ? inputsOf(entry) : undefined;
   const result: SearchResult = {
     id: entry.id,
     ref: entry.ref,
     type: entry.kind,
     name: entry.name,
-    title: entry.title,
+    ...(entry.title && entry.title !== entry.name ? { title: entry.title } : {}),
     description: entry.description,
     category: entry.category,
-    preview: entry.preview,
     source: entry.source,
-    path: entry.path,
     score: hit.score,
-    metadata: structuredClone(entry.metadata),
     signed: entry.signed,
+    ...(entry.parameters !== undefined ? { parameters: { ...entry.parameters } } : {}),
+    ...(inputs ? { inputs } : {}),
+    ...(entry.internal !== undefined ? { internal: entry.internal } : {}),
+    ...(entry.error !== undefined ? { error: entry.error } : {}),
   };
-  if (entry.integrity !== undefined) result.integrity = entry.integrity;
-  if (entry.error !== undefined) result.error = entry.error;
   annotate(result, entry, roots);
   return result;
 }
@@ -308,17 +361,25 @@ export async function searchItems(context: ItemContext, request: SearchRequest):
   const limit = count(request.limit, 'limit', DEFAULT_LIMIT);
   const offset = count(request.offset, 'offset', 0);
   const config = await context.kinds.get(kind);
-  const prepared = prepare(request, config.searchFields);
+  const prepared = prepare(request, kind, config.searchFields);
   const reader = kind === 'tool' ? undefined : context.readers[kind]?.search;
   const roots = searchIndexOf(context).refresh(kind, config, selectSpaces(context, space), namespace, reader);
   const hits: Hit[] = [];
+  let hidden = 0;
   for (const root of roots) {
     for (const entry of root.entries) {
-      if (matches(entry, prepared)) hits.push({ entry, score: scoreOf(entry, prepared) });
+      if (!matches(entry, prepared)) continue;
+      const score = rankScore(entry, prepared.leaves, prepared.rank, prepared.fuzzy);
+      if (score <= 0) continue;
+      if (entry.internal !== undefined && !prepared.showInternal) {
+        hidden++;
+        continue;
+      }
+      hits.push({ entry, score });
     }
   }
   hits.sort(comparator(sort));
-  return {
+  const response: SearchResponse = {
     status: 'success',
     results: hits.slice(offset, offset + limit).map((hit) => toResult(hit, roots)),
     total: hits.length,
@@ -329,4 +390,9 @@ export async function searchItems(context: ItemContext, request: SearchRequest):
     offset,
     search_type: 'keyword',
   };
+  if (hidden > 0) {
+    response.hidden = hidden;
+    response.hint = `${hidden} more matching ${hidden === 1 ? 'tool is' : 'tools are'} not called directly (runtimes, primitives, extractors, libraries); include_internal: true (CLI --all) lists them.`;
+  }
+  return response;
 }

@@ -1,4 +1,8 @@
-/** `rye search <scope> <query> [--space S] [--limit N] [--offset N] [--sort-by score|name|date] [--fuzzy] [--project DIR]` */
+/**
+ * `rye search <scope> <query> [--space S] [--limit N] [--offset N] [--sort-by score|name|date]
+ * [--fuzzy] [--all | --include-internal] [--project DIR]`; `--all` also lists the tools that are
+ * not called directly (runtimes, primitives, extractors, libraries).
+ */
 
 import type { RyeSettings } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
@@ -14,6 +18,8 @@ export async function searchCommand(args: string[], io: CliIo, settings: RyeSett
     offset: { type: 'string' },
     'sort-by': { type: 'string' },
     fuzzy: { type: 'boolean' },
+    all: { type: 'boolean' },
+    'include-internal': { type: 'boolean' },
     project: { type: 'string' },
     'project-path': { type: 'string', short: 'p' },
   });
@@ -29,12 +35,14 @@ export async function searchCommand(args: string[], io: CliIo, settings: RyeSett
   const result = await rye.search(
     asArguments<SearchRequest>({
       scope,
-      query: words.join(' '),
+      // No words: no query, which the schema refuses ('*' lists everything).
+      query: words.length ? words.join(' ') : undefined,
       space: str(values, 'space'),
       limit: num(values, 'limit'),
       offset: num(values, 'offset'),
       sort_by: str(values, 'sort-by'),
       fuzzy: values.fuzzy ? { enabled: true } : undefined,
+      include_internal: values.all || values['include-internal'] ? true : undefined,
     }),
   );
   printJson(io, result);
