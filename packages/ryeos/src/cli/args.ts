@@ -1,5 +1,6 @@
 /** Small helpers shared by CLI verbs: flag parsing, JSON output, ref forms. */
 
+import { fstatSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ParseArgsConfig } from 'node:util';
 import { parseArgs } from 'node:util';
@@ -39,10 +40,54 @@ export function refFromPositionals(positionals: string[], verb: string): string 
   return first;
 }
 
+/** All of stdin, to its end (for `--params -`, and the `<type> <id>` form off a terminal). */
 export async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** How long a pipe may stay silent before it counts as "nothing piped in". */
+const PIPE_GRACE_MS = 150;
+
+/**
+ * What was piped in, without `--params -`: a file redirected to stdin is read; a pipe is read when
+ * data (or its end) comes within a short grace, so a pipe a parent left open with nothing in it
+ * never makes the command hang. Nothing for a terminal.
+ */
+export async function pipedStdin(graceMs = PIPE_GRACE_MS): Promise<string> {
+  const stdin = process.stdin;
+  if (stdin.isTTY) return '';
+  let regularFile = false;
+  try {
+    regularFile = fstatSync(0).isFile();
+  } catch {
+    return '';
+  }
+  if (regularFile) return readStdin();
+  return new Promise<string>((resolvePiped, reject) => {
+    const chunks: Buffer[] = [];
+    const finish = (text: string) => {
+      clearTimeout(timer);
+      stdin.off('data', onData).off('end', onEnd).off('error', onError);
+      resolvePiped(text);
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      clearTimeout(timer); // data is coming: read to the end
+    };
+    const onEnd = () => finish(Buffer.concat(chunks).toString('utf8'));
+    const onError = (error: Error) => {
+      clearTimeout(timer);
+      reject(error);
+    };
+    // Nothing yet: stop reading, so the open pipe does not keep the process alive.
+    const timer = setTimeout(() => {
+      stdin.destroy();
+      finish('');
+    }, graceMs);
+    stdin.on('data', onData).once('end', onEnd).once('error', onError);
+  });
 }
 
 export function parseJsonObject(text: string, what: string): Record<string, unknown> {
@@ -95,4 +140,31 @@ export function callerPath(path: string): string {
   // INIT_CWD is inherited by every child of npm/pnpm: believe it only under the `rye` script.
   const underRyeScript = process.env.npm_lifecycle_event === 'rye' && process.env.INIT_CWD;
   return resolve(underRyeScript ? process.env.INIT_CWD! : process.cwd(), path);
+}
+
+/**
+ * The project a command names with `--project`/`--project-path`/`-p` must exist: checked before
+ * the command runs, so a mistyped path is reported as such and not as a missing item.
+ */
+export function checkProjectFlag(args: string[]): void {
+  const { values } = parseArgs({
+    args,
+    options: { project: { type: 'string' }, 'project-path': { type: 'string', short: 'p' } },
+    allowPositionals: true,
+    strict: false,
+  });
+  const given = str(values, 'project') ?? str(values, 'project-path');
+  if (given === undefined) return;
+  const path = callerPath(given);
+  const stat = statSync(path, { throwIfNoEntry: false });
+  if (!stat) {
+    throw new RyeError('VALIDATION', `The project ${path} does not exist`, {
+      hint: `Pass --project with the root of an existing project (the directory that holds .ai/), or create one with: rye init --project ${given}`,
+    });
+  }
+  if (!stat.isDirectory()) {
+    throw new RyeError('VALIDATION', `The project ${path} is not a directory`, {
+      hint: 'Pass --project with the root of a project (the directory that holds .ai/).',
+    });
+  }
 }

@@ -3,26 +3,22 @@ import { packageVersion } from '../package-root.js';
 export function helpText(): string {
   return `rye ${packageVersion()} — RYE OS, a portable operating system for AI agents
 
-Usage: rye <command> [options]
+Usage: rye <command> [options]     (rye help <command> prints a command's usage)
 
 Commands:
   init               Set up your user space (signing key, trusted) and an example project .ai/
                      [--project DIR] [--user-only]; safe to run again, never overwrites
   execute <ref>      Run a tool, follow a directive, or read knowledge:
-                       rye execute tool:acme/hello --params '{"name":"x"}'
-                       rye execute directive:acme/review --params '{"path":"src"}'
-                       rye execute knowledge:acme/style
-                     (also: rye execute tool acme/hello; JSON params may come on stdin)
+                       rye execute tool:example/hello --params '{"name":"Ada"}'
+                       rye execute directive:example/greet --params '{"name":"Ada"}'
+                       rye execute knowledge:example/about
+                     (also: rye execute tool example/hello)
       --params JSON    parameters (or '-' to read them from stdin)
       --project DIR    project root (default: current directory)
       --dry-run        build and verify the chain without running anything
       --trace          add resolution, integrity and env steps to the result
-      --thread MODE    inline (default) | fork (directives: managed thread)
-      --target WHERE   local (default) | remote | remote:<name>
-      --async          return a handle at once (fork directives, tools)
-      --model M, --limit-overrides JSON   fork options
   search <scope> <query>   Find items: rye search tool 'read file' [--space all|local|project|user|system]
-                     [--limit 10] [--offset 0] [--sort-by score|name|date] [--fuzzy]
+                     [--limit 10] [--offset 0] [--sort-by score|name|date] [--fuzzy] [--all]
                      scopes: tool, directive, knowledge, tool.rye.file-system.*, rye.search.directive.*
   load <ref>         Read a verified item: rye load tool:rye/bash [--from SPACE] [--to project|user]
                      (--to copies it byte-for-byte; sign the copy before it runs)
@@ -32,6 +28,7 @@ Commands:
   keys list          List trusted keys
   demo               A first session in a throw-away project: init, search, tools (file system,
                      shell), an inline directive and a signed edit. 'demo primitives' checks the primitives
+  help [command]     This help, or one command's usage
 
 Options:
   -h, --help         Show this help
@@ -39,4 +36,151 @@ Options:
 
 Results go to stdout (JSON); logs go to stderr. Exit code 1 means the result has status "error".
 `;
+}
+
+const NOT_YET = `Not available yet (each returns an "unavailable" error until managed threads and remote
+servers exist): --thread fork (a directive in its own LLM thread, with --model M and
+--limit-overrides JSON), --async, --target remote | remote:<name>.`;
+
+const PROJECT = '  --project DIR     project root (default: the current directory); also --project-path, -p';
+
+/** Each command's usage: `rye help <command>` and `rye <command> --help` print it. */
+const USAGE: Record<string, string> = {
+  init: `Usage: rye init [--project DIR] [--user-only]
+
+Sets up your user space with a signing key that it trusts, and a project .ai/ with an example
+tool, directive and knowledge item, signed: tool:example/hello, directive:example/greet and
+knowledge:example/about. Safe to run again: existing files and keys are kept, never overwritten.
+
+  --project DIR     the project to set up (default: the current directory; created if missing)
+  --user-only       only the user space and its key
+`,
+  execute: `Usage: rye execute <ref> [options]
+       rye execute <type> <id> [options]     the original's form
+
+Runs a tool, returns a directive's directions for you (or your agent) to follow, or reads knowledge:
+  rye execute tool:example/hello --params '{"name": "Ada"}'
+  rye execute directive:example/greet --params '{"name": "Ada"}'
+  rye execute knowledge:example/about
+
+  --params JSON     parameters, a JSON object; '-' reads them from stdin. Without --params, JSON
+                    already piped in is used; the <type> <id> form reads stdin whenever it is
+                    not a terminal, as the original did
+${PROJECT}
+  --dry-run         build and verify the chain without running anything
+  --trace           add resolution, integrity and env steps to the result
+  --item-type TYPE  tool, directive or knowledge, for a plain id that names more than one kind
+
+${NOT_YET}
+
+Prints the JSON result; exit code 1 when its status is "error".
+`,
+  search: `Usage: rye search <scope> <query> [options]
+
+Finds items in the project, user and system spaces:
+  rye search tool 'read file'
+  rye search knowledge 'signing OR trust'
+  rye search 'tool.rye.file-system.*' '*'
+
+  scope             tool, directive or knowledge, optionally with a namespace
+                    (tool.rye.file-system.*), or rye.search.<kind>[.<namespace>].*
+  query             words (all must match), AND, OR, NOT, ( ), "exact phrase", wild*; '*' lists all
+  --space SPACE     all (default), local, project, user or system (all and local are the same:
+                    project, user and system)
+  --limit N         results to return (default 10); --offset N skips N (default 0)
+  --sort-by KEY     score (default), name or date
+  --fuzzy           tolerate typos
+  --all             also list the tools that are not called directly (runtimes, primitives,
+                    extractors, libraries); also --include-internal
+${PROJECT}
+`,
+  load: `Usage: rye load <ref> [--from SPACE] [--to SPACE] [--project DIR]
+       rye load <type> <id> [...]
+
+Reads an item (content and metadata) without running it; its signature is verified first.
+  rye load knowledge:rye/core/signing
+  rye load directive:rye/core/create_tool --to project
+
+  --from SPACE      project, user or system: look only there (default: the first that has it)
+  --to SPACE        project or user: copy it there byte-for-byte to customise it; sign the copy
+                    (rye sign <ref>) before it runs
+${PROJECT}
+`,
+  sign: `Usage: rye sign <ref | glob | file>... [--space SPACE] [--project DIR]
+       rye sign <type> <id>
+
+Validates items and signs them with your key (rye init or rye keys generate creates it):
+  rye sign tool:acme/hello          one item
+  rye sign 'tool:acme/*'            a glob; '*' signs every item of the project, 'config:*' its config
+  rye sign .ai/tools/acme/hello.py  a file
+
+  --space SPACE     project (default) or user
+${PROJECT}
+`,
+  keys: `Usage: rye keys generate [--force]
+       rye keys trust <public_key.pem> [--owner NAME] [--space user|project]
+       rye keys list
+
+  generate          create your signing key pair and trust it in your user space
+                    (--force replaces it; the old one is kept beside it)
+  trust FILE        trust someone's public key (PEM) in your user space, or with --space project
+                    in the project's (signed with your key); --owner names its owner
+  list              every trusted key: system, user and project
+${PROJECT}
+`,
+  demo: `Usage: rye demo
+       rye demo primitives [--json]
+
+  demo              a first session in a throw-away project and user space (removed afterwards):
+                    init, search, tools through their chains (file system, shell), an inline
+                    directive, and an edit that is refused until it is signed again
+  demo primitives   runs each primitive once (subprocess, signing, HTTP on 127.0.0.1);
+                    --json prints the steps as JSON
+`,
+  help: `Usage: rye help [command]
+
+Prints the list of commands, or one command's usage (the same as rye <command> --help).
+`,
+};
+
+export const COMMAND_NAMES = Object.keys(USAGE);
+
+/** One command's usage, or undefined for an unknown command. */
+export function commandUsage(command: string): string | undefined {
+  return Object.hasOwn(USAGE, command) ? USAGE[command] : undefined;
+}
+
+/** Edits between two words: insertions, deletions, substitutions and swaps of neighbours. */
+function distance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = best;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/** The command a mistyped one most likely meant (a typo or two, or a prefix), if any. */
+export function closestCommand(typed: string): string | undefined {
+  const word = typed.toLowerCase();
+  let best: { name: string; score: number } | undefined;
+  for (const name of COMMAND_NAMES) {
+    const score = name.startsWith(word) && word.length >= 2 ? 0.5 : distance(word, name);
+    if (score <= Math.max(1, Math.min(2, Math.floor(name.length / 3))) && (!best || score < best.score))
+      best = { name, score };
+  }
+  return best?.name;
+}
+
+/** The message for an unknown command, with the likely one when there is one. */
+export function unknownCommand(typed: string): string {
+  const guess = closestCommand(typed);
+  return `rye: unknown command '${typed}'.${guess ? ` Did you mean 'rye ${guess}'?` : ''} Run 'rye --help' for the list of commands.\n`;
 }

@@ -4,7 +4,28 @@ export interface CliIo {
   stderr: (text: string) => void;
 }
 
+const closed = new WeakSet<NodeJS.WriteStream>();
+const watched = new WeakSet<NodeJS.WriteStream>();
+
+/**
+ * A reader that went away (`rye search … | head`) ends the output quietly: later writes to that
+ * stream are dropped instead of raising EPIPE, and the command still finishes (and cleans up).
+ */
+export function quietWhenClosed(stream: NodeJS.WriteStream): void {
+  if (watched.has(stream)) return;
+  watched.add(stream);
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    closed.add(stream);
+  });
+}
+
+function write(stream: NodeJS.WriteStream, text: string): void {
+  quietWhenClosed(stream);
+  if (!closed.has(stream)) stream.write(text);
+}
+
 export const processIo: CliIo = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
+  stdout: (text) => write(process.stdout, text),
+  stderr: (text) => write(process.stderr, text),
 };

@@ -2,9 +2,10 @@ import type { RyeSettings } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
 import { packageVersion } from '../package-root.js';
 import { processSettings } from '../settings.js';
-import { helpText } from './help.js';
+import { checkProjectFlag } from './args.js';
+import { commandUsage, helpText, unknownCommand } from './help.js';
 import type { CliIo } from './io.js';
-import { processIo } from './io.js';
+import { processIo, quietWhenClosed } from './io.js';
 
 export type { CliIo } from './io.js';
 
@@ -20,14 +21,27 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   keys: async () => (await import('../commands/keys.js')).keysCommand,
 };
 
+/** Commands that work in an existing project (`init` creates its project; `demo` makes its own). */
+const IN_A_PROJECT = new Set(['execute', 'search', 'load', 'sign', 'keys']);
+
+/** `--help`/`-h` among a command's arguments (before a `--` that ends the options). */
+function asksForHelp(args: string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
+}
+
 /** Runs the CLI and returns the exit code; never throws. */
 export async function runCli(
   argv: string[],
   io: CliIo = processIo,
   env: Record<string, string | undefined> = process.env,
 ): Promise<number> {
+  if (io === processIo) {
+    quietWhenClosed(process.stdout);
+    quietWhenClosed(process.stderr);
+  }
   const [verb, ...rest] = argv;
-  if (!verb || verb === '--help' || verb === '-h' || verb === 'help') {
+  if (!verb || verb === '--help' || verb === '-h' || (verb === 'help' && rest.length === 0)) {
     io.stdout(helpText());
     return 0;
   }
@@ -35,14 +49,20 @@ export async function runCli(
     io.stdout(`${packageVersion()}\n`);
     return 0;
   }
-  const load = COMMANDS[verb];
-  if (!load) {
-    io.stderr(`rye: unknown command '${verb}'. Run 'rye --help' for the list of commands.\n`);
+  const topic = verb === 'help' && rest[0] !== '--help' && rest[0] !== '-h' ? rest[0]! : verb;
+  const load = COMMANDS[topic];
+  if (!load && topic !== 'help') {
+    io.stderr(unknownCommand(topic));
     return 2;
   }
+  if (verb === 'help' || asksForHelp(rest)) {
+    io.stdout(commandUsage(topic)!);
+    return 0;
+  }
   try {
+    if (IN_A_PROJECT.has(verb)) checkProjectFlag(rest);
     const settings = processSettings(env); // read here, once
-    return await (await load())(rest, io, settings);
+    return await (await load!())(rest, io, settings);
   } catch (error) {
     io.stdout(`${JSON.stringify(toErrorEnvelope(error), null, 2)}\n`);
     return 1;

@@ -1,15 +1,17 @@
 /**
- * `rye execute <ref> [--params JSON | JSON on stdin] [--project DIR] [--dry-run] [--trace]
+ * `rye execute <ref> [--params JSON | --params - | JSON piped in] [--project DIR] [--dry-run] [--trace]
  *  [--thread inline|fork] [--target local|remote|remote:<name>] [--async] [--model M]
- *  [--limit-overrides JSON]`
+ *  [--limit-overrides JSON]` (fork, async and remote answer "unavailable" for now)
  */
 
 import type { RyeSettings } from '@ryeos/executor';
+import { isSignableKind } from '@ryeos/executor';
 import {
   asArguments,
   callerPath,
   parse,
   parseJsonObject,
+  pipedStdin,
   printJson,
   readStdin,
   refFromPositionals,
@@ -38,8 +40,11 @@ export async function executeCommand(args: string[], io: CliIo, settings: RyeSet
   const raw = str(values, 'params') ?? str(values, 'parameters');
   let parameters: Record<string, unknown> = {};
   if (raw !== undefined) parameters = parseJsonObject(raw === '-' ? await readStdin() : raw, '--params');
-  else if (!process.stdin.isTTY) {
-    const piped = (await readStdin()).trim();
+  else {
+    // The original's `<type> <id>` form read stdin whenever it was not a terminal; a ref reads
+    // only what is already piped in, so an open pipe with nothing in it never hangs the command.
+    const pair = positionals.length >= 2 && isSignableKind(positionals[0]!);
+    const piped = (pair ? (process.stdin.isTTY ? '' : await readStdin()) : await pipedStdin()).trim();
     if (piped) parameters = parseJsonObject(piped, 'stdin');
   }
   const projectPath = str(values, 'project') ?? str(values, 'project-path');

@@ -29,8 +29,12 @@ export async function keysCommand(args: string[], io: CliIo, settings: RyeSettin
       throw new RyeError('VALIDATION', 'rye keys trust needs a public key file', {
         hint: 'rye keys trust ./public_key.pem --owner alice',
       });
-    const pem = await readFile(file, 'utf8');
-    const space = values.space === 'project' ? 'project' : 'user';
+    const space = str(values, 'space') ?? 'user';
+    if (space !== 'user' && space !== 'project')
+      throw new RyeError('VALIDATION', `Unknown --space '${space}'. Must be user or project.`, {
+        hint: 'rye keys trust ./public_key.pem --space project',
+      });
+    const pem = await readPublicKey(file);
     printJson(io, {
       status: 'success',
       ...(await rye.trustKey(pem, {
@@ -47,4 +51,25 @@ export async function keysCommand(args: string[], io: CliIo, settings: RyeSettin
   throw new RyeError('VALIDATION', `Unknown keys action '${action ?? ''}'`, {
     hint: 'Use rye keys generate | trust <file> | list',
   });
+}
+
+/** The text of a public key file the user named (relative to where they ran the command). */
+async function readPublicKey(file: string): Promise<string> {
+  const path = callerPath(file);
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason =
+      code === 'ENOENT'
+        ? 'it does not exist'
+        : code === 'EISDIR'
+          ? 'it is a directory'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : (error as Error).message;
+    throw new RyeError('VALIDATION', `Cannot read the public key file ${path}: ${reason}`, {
+      hint: "Pass the path of someone's public key (PEM), e.g. rye keys trust ./alice.pem --owner alice",
+    });
+  }
 }

@@ -7,6 +7,7 @@ import { packageVersion } from '../package-root.js';
 import { processSettings } from '../settings.js';
 
 const USAGE = `Usage: ryeos-mcp [--http] [--port N] [--host H] [--token-file F | --no-auth]
+       ryeos-mcp --help | --version
 
 Serves the RYE OS tools (search, load, execute, sign) over MCP.
   (default)       stdio transport, for MCP clients that spawn the server
@@ -19,6 +20,7 @@ Serves the RYE OS tools (search, load, execute, sign) over MCP.
                   $USER_SPACE/.ai/state/mcp/http-token and printed to stderr
   --no-auth       HTTP: accept requests without a token (any local account could then run tools)
   --allow-remote  permit a non-loopback --host (only behind a trusted network or proxy)
+  -h, --help      show this help; -v, --version: the version
 Environment: USER_SPACE (default: home), RYE_DEV_MODE, RYE_SIGNING_KEY_DIR, RYE_DEBUG.
 `;
 
@@ -28,6 +30,7 @@ export async function runMcpServer(argv: string[]): Promise<number> {
     port?: string;
     host?: string;
     help?: boolean;
+    version?: boolean;
     'allow-remote'?: boolean;
     'token-file'?: string;
     'no-auth'?: boolean;
@@ -43,6 +46,7 @@ export async function runMcpServer(argv: string[]): Promise<number> {
         port: { type: 'string' },
         host: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
       },
       strict: true,
     }));
@@ -50,8 +54,13 @@ export async function runMcpServer(argv: string[]): Promise<number> {
     process.stderr.write(`ryeos-mcp: ${(error as Error).message}\n${USAGE}`);
     return 2;
   }
+  // Asked for, so printed on stdout: no server runs, so stdout carries no JSON-RPC.
   if (values.help) {
-    process.stderr.write(USAGE);
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (values.version) {
+    process.stdout.write(`${packageVersion()}\n`);
     return 0;
   }
   const settings = processSettings(); // read here, once

@@ -1,0 +1,64 @@
+/** Helpers of the tests that look at the packages as published and at the repository around them. */
+import { spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+/** The repository root (this file is packages/ryeos/test/package-helpers.ts). */
+export const REPO = join(import.meta.dirname, '..', '..', '..');
+
+/** The six published packages, by directory under packages/. */
+export const PACKAGE_DIRS = ['lillux', 'executor', 'directives', 'threads', 'mcp', 'ryeos'] as const;
+
+/**
+ * How to run pnpm here: the pnpm running this test run when it is pnpm, else `pnpm` on PATH (as
+ * under `npx -y pnpm@… test`), else through npx.
+ */
+export function pnpmCommand(): [string, string[]] {
+  const exec = process.env.npm_execpath;
+  if (exec && /pnpm\.c?js$/.test(exec)) return [process.execPath, [exec]];
+  if (spawnSync('pnpm', ['--version'], { stdio: 'ignore' }).status === 0) return ['pnpm', []];
+  return ['npx', ['-y', 'pnpm@10.34.8']];
+}
+
+export interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to its end (stdin closed at once), with a time limit. */
+export function runCommand(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string | undefined>; timeoutMs?: number },
+): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: options.timeoutMs ?? 120_000,
+      killSignal: 'SIGKILL',
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+/** `git status --porcelain` of the repository (untracked files included). */
+export function gitStatus(): string {
+  const result = spawnSync('git', ['status', '--porcelain', '--untracked-files=all'], {
+    cwd: REPO,
+    encoding: 'utf8',
+  });
+  if (result.status !== 0) throw new Error(`git status failed: ${result.stderr}`);
+  return result.stdout;
+}
