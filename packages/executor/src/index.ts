@@ -30,6 +30,7 @@ export type { LoadRequest, LoadResponse } from './load.js';
 export { loadItem } from './load.js';
 export type { ToolMetadata } from './metadata.js';
 export { extractToolMetadata, parserFor } from './metadata.js';
+export { parameterSummary } from './parameter-summary.js';
 export type { ItemKind, ParsedRef, SignableKind } from './refs.js';
 export {
   canonicalRef,
@@ -60,7 +61,7 @@ export type { Space, SpaceName, SpacesOptions, SystemBundle } from './spaces.js'
 export { SPACE_PRECEDENCE, Spaces, spaceNameOf, userSpaceBase } from './spaces.js';
 export { renderPlaceholders } from './template.js';
 export type { ParameterSchema } from './tool-parameters.js';
-export { checkToolParameters, summarizeParameters, toolParameterSchema } from './tool-parameters.js';
+export { checkToolParameters, toolParameterSchema } from './tool-parameters.js';
 export type { TrustEntry } from './trust.js';
 export { TrustStore, trustedDir, trustFileText } from './trust.js';
 export type { ReadVerifiedOptions, VerifiedItem, VerifyTextOptions } from './verified-read.js';

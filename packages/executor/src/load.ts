@@ -2,15 +2,18 @@
  * The `load` operation (interfaces spec §2.2): read a verified item from the cascade or a named
  * space, and optionally copy it byte-for-byte into project or user space.
  */
-import { existsSync, lstatSync, realpathSync } from 'node:fs';
-import { dirname, join, sep } from 'node:path';
+import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { dirname, extname, join, relative, sep } from 'node:path';
 import { RyeError, writeFileAtomic } from '@ryeos/lillux';
 import type { ItemContext } from './context.js';
+import type { ToolMetadata } from './metadata.js';
 import { extractToolMetadata } from './metadata.js';
+import { parameterSummary } from './parameter-summary.js';
 import type { SignableKind } from './refs.js';
 import { canonicalRef, TYPE_DIRS } from './refs.js';
-import type { SpaceName } from './spaces.js';
-import { summarizeParameters, toolParameterSchema } from './tool-parameters.js';
+import type { ResolvedItem } from './resolve.js';
+import type { Space, SpaceName } from './spaces.js';
+import { toolParameterSchema } from './tool-parameters.js';
 import { readVerifiedItem } from './verified-read.js';
 
 export interface LoadRequest {
@@ -32,6 +35,8 @@ export interface LoadResponse {
   source: SpaceName;
   copied_to?: SpaceName;
   destination_path?: string;
+  /** Files copied along with a runtime (its `anchor.lib` folder), each to be signed in its new space. */
+  copied_files?: string[];
   /** A tool's parameters, one line each (`{path: "string, required — …"}`); absent when it declares none. */
   parameters?: Record<string, string>;
   warnings?: string[];
@@ -90,10 +95,9 @@ export async function loadItem(context: ItemContext, request: LoadRequest): Prom
     source: located.space.name,
     ...(verification.warnings.length ? { warnings: verification.warnings } : {}),
   };
-  if (kind === 'tool') {
-    const parameters = declaredParameters(context, located, text);
-    if (parameters) response.parameters = parameters;
-  }
+  const metadata = kind === 'tool' ? toolMetadata(context, located, text) : undefined;
+  const schema = metadata && toolParameterSchema(metadata);
+  if (schema) response.parameters = parameterSummary(schema);
   if (request.destination && request.destination !== located.space.name) {
     const target = context.spaces.byName(request.destination);
     if (!target) throw new RyeError('VALIDATION', `No ${request.destination} space: pass a project path`);
@@ -103,27 +107,76 @@ export async function loadItem(context: ItemContext, request: LoadRequest): Prom
     await writeFileAtomic(destination, bytes, { mkdirs: true });
     response.copied_to = request.destination;
     response.destination_path = destination;
+    // A runtime's library folder (`anchor.lib`, e.g. the node launcher) goes along: the copy
+    // runs with its own `{runtime_lib}`, which must exist and verify in the new space.
+    const library = metadata ? await copyRuntimeLibrary(context, located, metadata, target) : [];
+    if (library.length) response.copied_files = library.map((file) => file.destination);
     if (located.space.name === 'system') {
-      response.hint = `The bundle key vouches only for system items: sign the copy before it runs — rye sign ${ref}${request.destination === 'user' ? ' --space user' : ''}`;
+      const refs = [ref, ...library.map((file) => file.ref)].join(' ');
+      const copies = library.length ? 'the copies before they run' : 'the copy before it runs';
+      response.hint = `The bundle key vouches only for system items: sign ${copies} — rye sign ${refs}${request.destination === 'user' ? ' --space user' : ''}`;
     }
   }
   return response;
 }
 
-/** A tool's parameters in summary, read from the verified text (undefined: none, or unreadable metadata). */
-function declaredParameters(
+/** A tool's metadata, read from the verified text (undefined when it cannot be read). */
+function toolMetadata(
   context: ItemContext,
   item: { path: string; extension: string },
   text: string,
-): Record<string, string> | undefined {
+): ToolMetadata | undefined {
   const parser = context.kinds.peek('tool')?.parsers[item.extension];
   if (!parser) return undefined;
   try {
-    const schema = toolParameterSchema(extractToolMetadata(text, item.path, parser, context.cache));
-    return schema ? summarizeParameters(schema) : undefined;
+    return extractToolMetadata(text, item.path, parser, context.cache);
   } catch {
     return undefined; // load still returns the content; execute and search report the metadata error
   }
+}
+
+/** Every file under `dir`, depth first, in name order. */
+function filesUnder(dir: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...filesUnder(path));
+    else if (entry.isFile()) found.push(path);
+  }
+  return found;
+}
+
+/**
+ * Copies the library folder a runtime declares (`anchor.lib`) beside its copy: each file is read
+ * and verified as a tool of the runtime's own space first, and the same bytes are written.
+ */
+async function copyRuntimeLibrary(
+  context: ItemContext,
+  runtime: ResolvedItem,
+  metadata: ToolMetadata,
+  target: Space,
+): Promise<Array<{ ref: string; destination: string }>> {
+  const lib = (metadata.anchor as { lib?: unknown } | undefined)?.lib;
+  if (typeof lib !== 'string') return [];
+  const libDir = join(dirname(runtime.path), lib);
+  if (!statSync(libDir, { throwIfNoEntry: false })?.isDirectory()) return [];
+  const typeRoot = join(runtime.space.base, '.ai', TYPE_DIRS.tool);
+  const extensions = (await context.kinds.get('tool')).extensions;
+  const copied: Array<{ ref: string; destination: string }> = [];
+  for (const path of filesUnder(libDir)) {
+    const extension = extname(path);
+    if (!extensions.includes(extension)) continue;
+    const libId = relative(typeRoot, path).slice(0, -extension.length).split(sep).join('/');
+    const { bytes } = await readVerifiedItem(context, 'tool', libId, {
+      within: runtime.space,
+      extensions: [extension],
+    });
+    const destination = join(target.base, '.ai', TYPE_DIRS.tool, `${libId}${extension}`);
+    refuseEscapingDestination(destination, target.base);
+    await writeFileAtomic(destination, bytes, { mkdirs: true });
+    copied.push({ ref: canonicalRef('tool', libId), destination });
+  }
+  return copied;
 }
 
 /**

@@ -80,17 +80,16 @@ const ITEM_TYPE = {
 } as const satisfies JsonSchema;
 
 const SEARCH_DESCRIPTION = `Find directives (workflows), tools (code) and knowledge (docs) by keyword in the project, user and system spaces. Use it to discover an item's id before load or execute, unless the user named the item ("rye execute X": execute X directly).
-scope = kind + optional namespace: "directive", "tool", "knowledge", "tool.rye.file-system.*" (namespace rye/file-system/) or the capability form "rye.search.directive.*".
-query: words are ANDed; AND, OR, NOT and (parentheses); "exact phrase"; wildcards (file*, *thread*); "*" or "" lists everything. fuzzy.enabled tolerates typos; proximity keeps terms near each other; fields/filters match single fields or metadata.
-Each result has id, title, description, source space, score and signed; pass the id to load or execute. System knowledge is the manual: search scope "knowledge" (e.g. query "rye") to learn how RYE works.`;
+scope = kind + optional namespace: "directive", "tool", "knowledge", "tool.rye.file-system.*" or the capability form "rye.search.directive.*".
+query: words are ANDed; AND, OR, NOT, (parentheses), "exact phrase", wildcards (file*); "*" or "" lists all. fuzzy tolerates typos; proximity keeps terms close; fields/filters match fields or metadata.
+Best match first: ref (for load/execute), description, source space, score, signed; tools add parameters ({name: "type, required — meaning"}): no load needed to call one. include_internal adds runtimes, primitives, extractors, libraries. System knowledge is the manual: search scope "knowledge" (query "rye").`;
 
 const LOAD_DESCRIPTION = `Read an item's content and metadata without running it: inspect a directive's inputs, a tool's parameters or a knowledge entry. Looks in project, then user, then system space unless source is given; content is integrity-verified.
-To customise an item, copy it with destination ("project" or "user"); the reply gives destination_path. Edit that file, then call sign on it: a copy of a system item must be signed in its new space before it runs, and every edit must be re-signed. System items are never edited in place.
-source "registry" pulls from the registry (version selects a release).`;
+To customise an item, copy it with destination ("project" or "user"); the reply gives destination_path. Edit that file, then call sign on it: a copy of a system item must be signed in its new space before it runs, and every edit must be re-signed. System items are never edited in place.`;
 
 const EXECUTE_DESCRIPTION = `Run an item. When the user says "rye execute X", call this directly with item_id X: do not search first and never ask for confirmation. Extra words in the request are parameters (e.g. "rye execute web/fetch url https://x.dev" -> parameters {"url": "https://x.dev"}).
 directive: the reply's your_directions are your instructions; follow them immediately (render <render> blocks verbatim, act on <instruction> blocks silently). tool: runs and returns data. knowledge: returns its content.
-Unknown parameter keys come back as an error listing the valid inputs; fix and retry. dry_run validates without running. thread "fork" runs a directive in its own LLM thread (model, limit_overrides); async returns a thread_id at once; target "remote" or "remote:<name>" runs on a remote server.`;
+Unknown parameter keys come back as an error listing the valid inputs; fix and retry. dry_run validates without running. Runs are local, inline and synchronous today: thread "fork", async and remote targets are refused as unavailable until managed threads and remote servers exist.`;
 
 const SIGN_DESCRIPTION = `Validate an item and sign it with your Ed25519 key. Sign after every create, edit or copy: unsigned or modified items are refused by load and execute with an integrity error.
 item_id: an id, a canonical ref ("tool:acme/fetch", "config:agent") or a glob ("acme/*"; a pattern without "/" matches at any depth, "*" signs every item of item_type). source is the space to sign in: "project" (default) or "user". System items are immutable: copy them first with load(destination), then sign the copy.
@@ -123,18 +122,16 @@ export const SEARCH_SCHEMA = {
     },
     query: {
       type: 'string',
-      // Required, yet omitting it means "everything", as the original's handler treats it.
-      default: '',
       description:
         'Keywords. Juxtaposed words = AND; also AND, OR, NOT, ( ), "exact phrase", wildcards (file*, *search). "*" or "" matches everything.',
     },
     project_path: PROJECT_PATH,
     space: {
       type: 'string',
-      enum: ['project', 'user', 'system', 'local', 'registry', 'all'],
+      enum: ['project', 'user', 'system', 'local', 'all'],
       default: 'all',
       description:
-        'Where to look: one space; "local" = project+user+system; "registry" = registry providers only; "all" = local + registry.',
+        'Where to look: "project", "user" or "system" alone, or "all" (the same as "local": all three).',
     },
     limit: { type: 'integer', minimum: 1, default: 10, description: 'Maximum results to return.' },
     offset: { type: 'integer', minimum: 0, default: 0, description: 'Results to skip (pagination).' },
@@ -171,6 +168,12 @@ export const SEARCH_SCHEMA = {
       },
       description: 'Require the query terms to occur within max_distance words of each other.',
     },
+    include_internal: {
+      type: 'boolean',
+      default: false,
+      description:
+        'Also list tools that are not called directly: runtimes, primitives, extractors, libraries (a tool_type filter such as {"tool_type": "runtime"} lists those too).',
+    },
   },
   required: ['scope', 'query', 'project_path'],
 } as const satisfies InputSchema;
@@ -186,7 +189,7 @@ export const LOAD_SCHEMA = {
     project_path: PROJECT_PATH,
     source: {
       type: 'string',
-      enum: ['project', 'user', 'system', 'registry'],
+      enum: ['project', 'user', 'system'],
       description: 'Load only from this space. Default: the first of project, user, system that has it.',
     },
     destination: {
@@ -194,7 +197,6 @@ export const LOAD_SCHEMA = {
       enum: ['project', 'user'],
       description: 'Copy the item into this space (to customise it; sign the copy afterwards).',
     },
-    version: { type: 'string', description: 'Registry only: the version to pull.' },
   },
   required: ['item_id', 'project_path'],
 } as const satisfies InputSchema;
@@ -217,22 +219,23 @@ export const EXECUTE_SCHEMA = {
     target: {
       type: 'string',
       default: 'local',
-      description: '"local", "remote" or "remote:<name>". Remote tools run inline; remote directives fork.',
+      description:
+        '"local", the only target today: "remote" and "remote:<name>" are refused as unavailable until remote servers exist.',
     },
     thread: {
       type: 'string',
       enum: ['inline', 'fork'],
       default: 'inline',
       description:
-        'inline: a directive returns your_directions for you. fork: a managed LLM thread runs the directive (directives only).',
+        'inline: a directive returns your_directions for you to follow. "fork" (a managed LLM thread) is refused as unavailable until managed threads exist.',
     },
     async: {
       type: 'boolean',
       default: false,
       description:
-        'Return a thread_id immediately and run in the background (not with dry_run or knowledge).',
+        'Refused as unavailable for now: background runs (a thread_id at once) arrive with managed threads.',
     },
-    model: { type: 'string', description: 'Forked directives: the model to use.' },
+    model: { type: 'string', description: 'For thread "fork" (not available yet): the model to use.' },
     limit_overrides: {
       type: 'object',
       properties: {
@@ -244,7 +247,7 @@ export const EXECUTE_SCHEMA = {
         depth: { type: 'integer', minimum: 0, description: 'Maximum thread nesting depth.' },
       },
       additionalProperties: false,
-      description: 'Forked directives: tighten the thread limits.',
+      description: 'For thread "fork" (not available yet): tighten the thread limits.',
     },
     trace: {
       type: 'boolean',

@@ -69,23 +69,12 @@ function refuse(issues: SchemaIssue[], schema: InputSchema, given: Record<string
   throw new RyeError('VALIDATION', messages.join('; '), { hint, details: { problems: messages } });
 }
 
-/** The arguments as given (nulls dropped), with defaults of omitted required ones filled in. */
-function prepared(schema: InputSchema, args: Record<string, unknown>): Record<string, unknown> {
-  const given = present(args);
-  // A required argument with a default may be left out (search's query: "" lists everything).
-  for (const name of schema.required) {
-    const fallback = schema.properties[name]?.default;
-    if (!(name in given) && fallback !== undefined) given[name] = fallback;
-  }
-  return given;
-}
-
 /**
  * Checks arguments against any input schema (compiled on first use by lillux's validateSchema);
  * throws one VALIDATION error naming every problem.
  */
 export function checkArguments<T>(schema: InputSchema, args: Record<string, unknown>): T {
-  const given = prepared(schema, args);
+  const given = present(args);
   const result = validateSchema(schema as unknown as Record<string, unknown>, given);
   if (!result.valid) refuse(result.issues, schema, given);
   return given as T;
@@ -118,7 +107,7 @@ export function checkToolArguments<T>(
   if (options.forApi) compiled.requestSchema ??= withoutProjectPath(toolSchema(name));
   const schema = (options.forApi && compiled.requestSchema) || toolSchema(name);
   const validate = options.forApi ? compiled.request : compiled.tool;
-  const given = prepared(schema, args);
+  const given = present(args);
   if (!validate(given)) refuse(schemaIssues(validate.errors ?? []), schema, given);
   return given as T;
 }

@@ -193,7 +193,9 @@ describe('rye/file-system/write', () => {
 
   it('refuses missing content, directories and content over 10 MB', async () => {
     expect(await refused('write', { path: 'x.txt' })).toContain('content is required');
-    expect(await refused('write', { path: 'x.txt', content: 5 })).toContain('content must be a string, got 5');
+    expect(await refused('write', { path: 'x.txt', content: 5 })).toContain(
+      'content must be a string, got 5',
+    );
     expect(await fail('write', { path: 'notes', content: 'x' })).toBe('notes is a directory');
     expect(await fail('write', { path: 'x.txt', content: 'a'.repeat(10 * 1024 * 1024 + 1) })).toMatch(
       /^content is 10\.0 MB; at most 10\.0 MB is written$/,

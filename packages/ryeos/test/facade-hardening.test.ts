@@ -30,7 +30,10 @@ describe('facade hardening', () => {
       error_type: 'validation',
       error: 'parameters must be an object, got "{\\"a\\":1}"',
     });
-    const search = await ops.search({ project_path: t.project, scope: 'tool', limit: '5' }, context());
+    const search = await ops.search(
+      { project_path: t.project, scope: 'tool', query: 'x', limit: '5' },
+      context(),
+    );
     expect(search.error).toMatch(/^limit must be an integer/);
   });
 
@@ -44,9 +47,13 @@ describe('facade hardening', () => {
     expect(broken).toMatchObject({ status: 'error', error_type: 'config' });
     expect(broken.error).toContain(bundles);
     await rm(bundles);
-    expect(await api.execute({ item_id: 'tool:rye/core/keys/keys', dry_run: true })).toMatchObject({
-      status: 'validation_passed',
-    });
+    expect(
+      await api.execute({
+        item_id: 'tool:rye/core/keys/keys',
+        parameters: { action: 'list' },
+        dry_run: true,
+      }),
+    ).toMatchObject({ status: 'validation_passed' });
   });
 
   it('load reads config items; -p is the project path on every verb', async () => {

@@ -42,3 +42,36 @@ describe('a project whose package.json says "type": "commonjs"', () => {
     });
   });
 });
+
+describe('customising a runtime the way the manual describes (issue 11, item 5)', () => {
+  it('load --to project copies the runtime with its lib/, both sign, and project tools run on the copy', async () => {
+    const t = await project();
+    expect((await rye(['init', '--project', t.project], { env: t.env })).code).toBe(0);
+    const loaded = await rye(
+      ['load', 'tool:rye/core/runtimes/node/node', '--to', 'project', '--project', t.project],
+      {
+        env: t.env,
+      },
+    );
+    expect(loaded.json).toMatchObject({ status: 'success', copied_to: 'project' });
+    expect(loaded.json.copied_files).toEqual([
+      join(t.project, '.ai', 'tools', 'rye', 'core', 'runtimes', 'node', 'lib', 'launch.mjs'),
+    ]);
+    const command = /rye sign (.+)$/.exec(String(loaded.json.hint))![1]!.split(' ');
+    expect(command).toEqual(['tool:rye/core/runtimes/node/node', 'tool:rye/core/runtimes/node/lib/launch']);
+    const signed = await rye(['sign', ...command, '--project', t.project], { env: t.env });
+    expect(signed.json, signed.stdout).toMatchObject({ status: 'completed', failed: [] });
+    const ran = await rye(
+      ['execute', 'tool:example/hello', '--project', t.project, '--params', '{"name":"copy"}', '--trace'],
+      {
+        env: t.env,
+      },
+    );
+    expect(ran.json, ran.stdout + ran.stderr).toMatchObject({
+      status: 'success',
+      data: { greeting: 'Hello, copy!' },
+    });
+    // The project's copy of the runtime is the one that ran.
+    expect(JSON.stringify(ran.json.chain_detail)).toContain('"space":"project"');
+  });
+});

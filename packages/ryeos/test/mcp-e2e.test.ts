@@ -88,7 +88,7 @@ function agentSession(getClient: () => Client, getProject: () => TempProject) {
       destination: 'project',
     });
     expect(body).toMatchObject({ status: 'success', source: 'system', copied_to: 'project' });
-    expect(body.hint).toMatch(/sign the copy/);
+    expect(body.hint).toMatch(/sign the copy before it runs/);
   });
 
   it('gives isError on an unsigned item', async () => {

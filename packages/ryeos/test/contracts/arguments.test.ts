@@ -109,14 +109,26 @@ describe('every surface checks against the same schema', () => {
       'Unknown limit_overrides: cost. Valid limit_overrides: turns, tokens, spend, spawns, duration_seconds, depth',
     );
     const space = await api.search({ scope: 'tool', query: '', space: 'moon' as never });
-    expect(space.error).toBe("Unknown space 'moon'. Must be project, user, system, local, registry or all.");
+    expect(space.error).toBe("Unknown space 'moon'. Must be project, user, system, local or all.");
   });
 
-  it('null means "not given", and search without a query lists everything', async () => {
+  it('null means "not given"; search without its required query is a validation error, "*" lists everything', async () => {
     const t = await tempProject();
     const ops = createOperations({ env: { USER_SPACE: t.user } });
-    const result = await ops.search(
+    const missing = await ops.search(
       { project_path: t.project, scope: 'tool.rye.core.*', space: null, limit: null },
+      context(),
+    );
+    expect(missing).toMatchObject({ status: 'error', error_type: 'validation', error: 'query is required' });
+    const result = await ops.search(
+      {
+        project_path: t.project,
+        scope: 'tool.rye.core.*',
+        query: '*',
+        space: null,
+        limit: null,
+        include_internal: true,
+      },
       context(),
     );
     expect(result.status).toBe('success');

@@ -163,7 +163,10 @@ describe('smaller gaps (attack 12)', () => {
   it('load never copies config into user space (bundles.yaml there trusts a bundle for every project)', async () => {
     const { t, r } = await setup();
     await mkdir(join(t.project, '.ai', 'config'), { recursive: true });
-    await writeFile(join(t.project, '.ai', 'config', 'bundles.yaml'), 'bundles:\n  - {id: evil, path: /tmp/evil}\n');
+    await writeFile(
+      join(t.project, '.ai', 'config', 'bundles.yaml'),
+      'bundles:\n  - {id: evil, path: /tmp/evil}\n',
+    );
     const result = await r.load({ item_id: 'config:bundles', destination: 'user' });
     expect(result).toMatchObject({ status: 'error', error_type: 'permission' });
     expect(existsSync(join(t.user, '.ai', 'config', 'bundles.yaml'))).toBe(false);

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-25T01:09:17Z:49148777cc2f1af71b3ed1c7eee5427b00e51c91ab93c2a3b9ecbd4ba57969db:lUG1VXt9nMk-si-9yodz2p9jbKDs4UpbQQg7S9nT6Ok_zukZznO1U7nrnFU6_M8suSYR5KiY0KrGvEYLesbPAg==:007af625371e6e71
+// rye:signed:2026-11-25T01:47:31Z:5151acda08e074782ef019ac2ef8f7cee8644c93f83fcef33f59331c9bb486eb:fD101g2Pt4f0qYQUPIcGlhmeZoVMN_GMAZ3ZO8NcfpCmiRtjosvR5ZVQQaHitK2eQ56YIQ7P17GV4NGZuBxnDg==:007af625371e6e71
 // Launches a node tool: `node launch.mjs <tool> --project-path <dir>`. The tool sees
 // process.argv as if it had been started directly (`node <tool> --project-path <dir>`).
 import { readFileSync } from 'node:fs';
@@ -136,7 +136,9 @@ if (typescript) {
     } catch {}
   }
   if (!loader) {
-    process.stderr.write('Cannot run a TypeScript tool: tsx 4.11 or later is not installed (npm install -D tsx)\n');
+    process.stderr.write(
+      'Cannot run a TypeScript tool: tsx 4.11 or later is not installed. Install it in the project (npm install -D tsx), or beside a global ryeos (npm install -g tsx).\n',
+    );
     process.exit(1);
   }
   // No tsconfig.json is read, for any tool. tsx would look for one from the working directory
