@@ -77,42 +77,6 @@ describe('core tools and directives through execute', () => {
     expect(again).toMatchObject({ data: { created: [], key: { created: false } } });
   });
 
-  it('tool:rye/core/keys/keys lists keys, replaces a key keeping the old one, and refuses to trust', async () => {
-    const list = await ryeApi.execute({ item_id: 'tool:rye/core/keys/keys', parameters: { action: 'list' } });
-    const owners = ((list.data as { keys: { owner: string }[] }).keys ?? []).map((k) => k.owner);
-    expect(owners).toContain('ryeos-bundle');
-    const peer = (await import('@ryeos/lillux')).generateKeyPair();
-    // Whom to trust is a person's decision (attack 9): a caller cannot add a key to a trust store.
-    const trust = await ryeApi.execute({
-      item_id: 'tool:rye/core/keys/keys',
-      parameters: { action: 'trust', public_key: peer.publicKeyPem, owner: 'alice' },
-    });
-    expect(trust).toMatchObject({ status: 'error', data: { success: false } });
-    expect(String(trust.error)).toMatch(/rye keys trust/);
-    const after = await ryeApi.execute({
-      item_id: 'tool:rye/core/keys/keys',
-      parameters: { action: 'list' },
-    });
-    expect((after.data as { keys: { owner: string }[] }).keys.map((k) => k.owner)).not.toContain('alice');
-    const before = await ryeApi.execute({
-      item_id: 'tool:rye/core/keys/keys',
-      parameters: { action: 'generate' },
-    });
-    const replaced = await ryeApi.execute({
-      item_id: 'tool:rye/core/keys/keys',
-      parameters: { action: 'generate', force: true },
-    });
-    const kept = (replaced.data as { previous_key_kept_at: string[] }).previous_key_kept_at;
-    expect(kept).toHaveLength(2);
-    const { readFileSync, statSync } = await import('node:fs');
-    const oldPrivate = kept.find((path) => path.includes('private_key.pem.'))!;
-    expect(statSync(oldPrivate).mode & 0o777).toBe(0o600);
-    expect((replaced.data as { fingerprint: string }).fingerprint).not.toBe(
-      (before.data as { fingerprint: string }).fingerprint,
-    );
-    expect(readFileSync(oldPrivate, 'utf8')).toMatch(/BEGIN PRIVATE KEY/);
-  });
-
   it.each([
     [
       'directive:rye/core/create_tool',
