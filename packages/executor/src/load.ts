@@ -2,7 +2,7 @@
  * The `load` operation (interfaces spec §2.2): read a verified item from the cascade or a named
  * space, and optionally copy it byte-for-byte into project or user space.
  */
-import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { dirname, extname, join, relative, sep } from 'node:path';
 import { RyeError, writeFileAtomic } from '@ryeos/lillux';
 import type { ItemContext } from './context.js';
@@ -79,6 +79,17 @@ export async function loadItem(context: ItemContext, request: LoadRequest): Prom
     ...(request.source ? { only: request.source } : {}),
     allowUnsigned: kind === 'config',
   });
+  if (kind === 'config' && located.space.name === 'user') {
+    // User config holds credentials (server configs) and decides trust: as for the file tools,
+    // it is never served to a caller.
+    throw new RyeError(
+      'PERMISSION',
+      `Refusing to load ${ref} from user space: user config is not served to callers`,
+      {
+        hint: 'Read or copy it yourself; load config from project space.',
+      },
+    );
+  }
   const version = VERSION.exec(text)?.[1];
   const response: LoadResponse = {
     status: 'success',
@@ -104,12 +115,14 @@ export async function loadItem(context: ItemContext, request: LoadRequest): Prom
     const typeRoot = join(target.base, '.ai', TYPE_DIRS[kind]);
     const destination = join(typeRoot, `${id}${located.extension}`);
     refuseEscapingDestination(destination, target.base);
+    // A runtime's library folder (`anchor.lib`, e.g. the node launcher) goes along: the copy
+    // runs with its own `{runtime_lib}`, which must exist and verify in the new space. Every
+    // file is read, verified and its destination checked before anything is written.
+    const library = metadata ? await runtimeLibrary(context, located, metadata, target) : [];
     await writeFileAtomic(destination, bytes, { mkdirs: true });
+    for (const file of library) await writeFileAtomic(file.destination, file.bytes, { mkdirs: true });
     response.copied_to = request.destination;
     response.destination_path = destination;
-    // A runtime's library folder (`anchor.lib`, e.g. the node launcher) goes along: the copy
-    // runs with its own `{runtime_lib}`, which must exist and verify in the new space.
-    const library = metadata ? await copyRuntimeLibrary(context, located, metadata, target) : [];
     if (library.length) response.copied_files = library.map((file) => file.destination);
     if (located.space.name === 'system') {
       const refs = [ref, ...library.map((file) => file.ref)].join(' ');
@@ -147,22 +160,27 @@ function filesUnder(dir: string): string[] {
 }
 
 /**
- * Copies the library folder a runtime declares (`anchor.lib`) beside its copy: each file is read
- * and verified as a tool of the runtime's own space first, and the same bytes are written.
+ * The library folder a runtime declares (`anchor.lib`), to copy beside its copy: each file read
+ * and verified as a tool of the runtime's own space, its destination checked. Nothing is written.
  */
-async function copyRuntimeLibrary(
+async function runtimeLibrary(
   context: ItemContext,
   runtime: ResolvedItem,
   metadata: ToolMetadata,
   target: Space,
-): Promise<Array<{ ref: string; destination: string }>> {
+): Promise<Array<{ ref: string; destination: string; bytes: Buffer }>> {
   const lib = (metadata.anchor as { lib?: unknown } | undefined)?.lib;
   if (typeof lib !== 'string') return [];
-  const libDir = join(dirname(runtime.path), lib);
-  if (!statSync(libDir, { throwIfNoEntry: false })?.isDirectory()) return [];
   const typeRoot = join(runtime.space.base, '.ai', TYPE_DIRS.tool);
+  const libDir = join(dirname(runtime.path), lib);
+  // A library folder is the runtime's own: inside its space's tools folder, a real folder.
+  if (
+    relative(typeRoot, libDir).startsWith('..') ||
+    !lstatSync(libDir, { throwIfNoEntry: false })?.isDirectory()
+  )
+    return [];
   const extensions = (await context.kinds.get('tool')).extensions;
-  const copied: Array<{ ref: string; destination: string }> = [];
+  const files: Array<{ ref: string; destination: string; bytes: Buffer }> = [];
   for (const path of filesUnder(libDir)) {
     const extension = extname(path);
     if (!extensions.includes(extension)) continue;
@@ -173,10 +191,9 @@ async function copyRuntimeLibrary(
     });
     const destination = join(target.base, '.ai', TYPE_DIRS.tool, `${libId}${extension}`);
     refuseEscapingDestination(destination, target.base);
-    await writeFileAtomic(destination, bytes, { mkdirs: true });
-    copied.push({ ref: canonicalRef('tool', libId), destination });
+    files.push({ ref: canonicalRef('tool', libId), destination, bytes });
   }
-  return copied;
+  return files;
 }
 
 /**

@@ -54,8 +54,11 @@ for item in items:
                       "col": e.offset, "text": (e.text or "").strip()[:200]}
         except (ValueError, RecursionError, MemoryError) as e:
             result = {"ok": False, "kind": type(e).__name__, "msg": str(e)}
+    # At most 20 warnings per file: a noisy file must not swamp the answer for the others.
     result["warnings"] = [{"kind": w.category.__name__, "msg": str(w.message), "line": w.lineno}
-                          for w in caught]
+                          for w in caught[:20]]
+    if len(caught) > 20:
+        result["warnings"].append({"kind": "Note", "msg": f"{len(caught) - 20} more warnings", "line": 0})
     out.append(result)
 v = sys.version_info
 sys.stdout.write(json.dumps({"version": "%d.%d.%d" % (v[0], v[1], v[2]), "results": out}))

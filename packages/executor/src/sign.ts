@@ -278,6 +278,25 @@ const toolReader = (parser: string | undefined, cache: ContentCache): FactsReade
         };
       };
 
+/**
+ * Signing rewrites a file: never one that lies outside the space once symlinks are resolved (a
+ * project whose `.ai/tools` links elsewhere would have files there rewritten under your key).
+ */
+function refuseOutsideSpace(path: string, space: Space): void {
+  const real = realpathSync(path);
+  const base = realpathSync(space.base);
+  if (real !== base && !real.startsWith(base + sep)) {
+    throw new RyeError(
+      'PERMISSION',
+      `Refusing to sign ${path}: it lies outside the ${space.name} space (${real})`,
+      {
+        hint: 'Replace the symlinked folder in .ai/ with a real folder, then sign again.',
+        details: { path, real },
+      },
+    );
+  }
+}
+
 const LIBRARY_WARNING =
   'declares no tool metadata: signed as a library file (a module a tool or runtime loads); it cannot be executed on its own';
 
@@ -625,6 +644,7 @@ export async function signItems(
           details: { issues: item.problems },
         });
       }
+      refuseOutsideSpace(target.path, space);
       const format = formatFor(item.config, target.extension);
       const signed = signContent(item.text, {
         format,

@@ -223,18 +223,25 @@ export async function checkToolParameters(
   const schema = toolParameterSchema(metadata);
   if (!schema) return;
   const given = forSchema(schema, params);
-  let result: ReturnType<SchemaValidator['validate']>;
+  let validator: SchemaValidator;
   try {
-    result = (await validatorFor(schema)).validate(given);
+    validator = await validatorFor(schema);
   } catch (cause) {
     throw new RyeError(
       'CONFIG',
       `Tool '${toolId}' declares a parameter schema that cannot be used: ${(cause as Error).message}`,
-      {
-        hint: "Fix the tool's CONFIG_SCHEMA (a JSON Schema object), then sign it again.",
-        cause,
-      },
+      { hint: "Fix the tool's CONFIG_SCHEMA (a JSON Schema object), then sign it again.", cause },
     );
+  }
+  let result: ReturnType<SchemaValidator['validate']>;
+  try {
+    result = validator.validate(given);
+  } catch (cause) {
+    // The schema compiled; what fails is the caller's value (e.g. a key that is not well-formed text).
+    throw new RyeError('VALIDATION', `Invalid parameters for tool:${toolId}: ${(cause as Error).message}`, {
+      hint: 'Pass parameters as a JSON object with plain text keys.',
+      cause,
+    });
   }
   if (result.valid) return;
   const problems = problemsOf(result.errors, schema, given);

@@ -162,6 +162,8 @@ describe('stdin', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.json).toMatchObject({ status: 'success', data: { greeting: 'Hello, world!' } });
     expect(run.ms).toBeLessThan(15_000);
+    // Not silently: data that came later would not have been read, and stderr says so.
+    expect(run.stderr).toMatch(/stdin is an open pipe with nothing in it .*--params -/);
   });
 
   it('JSON piped in is read without --params; --params - waits for it', async () => {

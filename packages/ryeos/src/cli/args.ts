@@ -48,14 +48,15 @@ export async function readStdin(): Promise<string> {
 }
 
 /** How long a pipe may stay silent before it counts as "nothing piped in". */
-const PIPE_GRACE_MS = 150;
+export const PIPE_GRACE_MS = 150;
 
 /**
  * What was piped in, without `--params -`: a file redirected to stdin is read; a pipe is read when
  * data (or its end) comes within a short grace, so a pipe a parent left open with nothing in it
- * never makes the command hang. Nothing for a terminal.
+ * never makes the command hang. Nothing for a terminal. `undefined` when the pipe was open but
+ * nothing came within the grace (the caller says so: data that came later was not read).
  */
-export async function pipedStdin(graceMs = PIPE_GRACE_MS): Promise<string> {
+export async function pipedStdin(graceMs = PIPE_GRACE_MS): Promise<string | undefined> {
   const stdin = process.stdin;
   if (stdin.isTTY) return '';
   let regularFile = false;
@@ -65,9 +66,9 @@ export async function pipedStdin(graceMs = PIPE_GRACE_MS): Promise<string> {
     return '';
   }
   if (regularFile) return readStdin();
-  return new Promise<string>((resolvePiped, reject) => {
+  return new Promise<string | undefined>((resolvePiped, reject) => {
     const chunks: Buffer[] = [];
-    const finish = (text: string) => {
+    const finish = (text: string | undefined) => {
       clearTimeout(timer);
       stdin.off('data', onData).off('end', onEnd).off('error', onError);
       resolvePiped(text);
@@ -84,7 +85,7 @@ export async function pipedStdin(graceMs = PIPE_GRACE_MS): Promise<string> {
     // Nothing yet: stop reading, so the open pipe does not keep the process alive.
     const timer = setTimeout(() => {
       stdin.destroy();
-      finish('');
+      finish(undefined);
     }, graceMs);
     stdin.on('data', onData).once('end', onEnd).once('error', onError);
   });

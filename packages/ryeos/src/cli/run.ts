@@ -1,8 +1,5 @@
 import type { RyeSettings } from '@ryeos/executor';
-import { toErrorEnvelope } from '@ryeos/lillux';
 import { packageVersion } from '../package-root.js';
-import { processSettings } from '../settings.js';
-import { checkProjectFlag } from './args.js';
 import { commandUsage, helpText, unknownCommand } from './help.js';
 import type { CliIo } from './io.js';
 import { processIo, quietWhenClosed } from './io.js';
@@ -60,10 +57,16 @@ export async function runCli(
     return 0;
   }
   try {
+    // Loaded here, not at start-up: help and version need none of the layers.
+    const [{ checkProjectFlag }, { processSettings }] = await Promise.all([
+      import('./args.js'),
+      import('../settings.js'),
+    ]);
     if (IN_A_PROJECT.has(verb)) checkProjectFlag(rest);
     const settings = processSettings(env); // read here, once
     return await (await load!())(rest, io, settings);
   } catch (error) {
+    const { toErrorEnvelope } = await import('@ryeos/lillux');
     io.stdout(`${JSON.stringify(toErrorEnvelope(error), null, 2)}\n`);
     return 1;
   }

@@ -9,6 +9,7 @@ import { isSignableKind } from '@ryeos/executor';
 import {
   asArguments,
   callerPath,
+  PIPE_GRACE_MS,
   parse,
   parseJsonObject,
   pipedStdin,
@@ -44,8 +45,12 @@ export async function executeCommand(args: string[], io: CliIo, settings: RyeSet
     // The original's `<type> <id>` form read stdin whenever it was not a terminal; a ref reads
     // only what is already piped in, so an open pipe with nothing in it never hangs the command.
     const pair = positionals.length >= 2 && isSignableKind(positionals[0]!);
-    const piped = (pair ? (process.stdin.isTTY ? '' : await readStdin()) : await pipedStdin()).trim();
-    if (piped) parameters = parseJsonObject(piped, 'stdin');
+    const piped = pair ? (process.stdin.isTTY ? '' : await readStdin()) : await pipedStdin();
+    if (piped === undefined) {
+      io.stderr(
+        `rye: stdin is an open pipe with nothing in it after ${PIPE_GRACE_MS} ms: running without parameters (pass --params - to wait for stdin, or --params '{}')\n`,
+      );
+    } else if (piped.trim()) parameters = parseJsonObject(piped.trim(), 'stdin');
   }
   const projectPath = str(values, 'project') ?? str(values, 'project-path');
   const rye = createRye({

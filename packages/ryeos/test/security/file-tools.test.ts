@@ -174,6 +174,25 @@ describe('smaller gaps (attack 12)', () => {
     expect(await r.load({ item_id: 'config:bundles' })).toMatchObject({ status: 'success' });
   });
 
+  it('load never serves user config (server configs hold credentials), nor copies it into a project', async () => {
+    const { t, r } = await setup();
+    await mkdir(join(t.user, '.ai', 'config', 'mcp'), { recursive: true });
+    await writeFile(
+      join(t.user, '.ai', 'config', 'mcp', 'srv.yaml'),
+      'headers: {Authorization: Bearer SECRET123}\n',
+    );
+    for (const request of [
+      { item_id: 'config:mcp/srv' },
+      { item_id: 'config:mcp/srv', source: 'user' as const },
+      { item_id: 'config:mcp/srv', destination: 'project' as const },
+    ]) {
+      const result = await r.load(request);
+      expect(result, JSON.stringify(request)).toMatchObject({ status: 'error', error_type: 'permission' });
+      expect(JSON.stringify(result)).not.toContain('SECRET123');
+    }
+    expect(existsSync(join(t.project, '.ai', 'config', 'mcp', 'srv.yaml'))).toBe(false);
+  });
+
   it('ENOTDIR and ENAMETOOLONG are typed errors, not internal errno text', async () => {
     const { t, r } = await setup();
     await mkdir(join(t.project, '.ai', 'tools'), { recursive: true });

@@ -5,7 +5,7 @@
  * the YAML it wrote. Writers now sign exactly the paths they wrote; an id with two files is an
  * error naming both.
  */
-import { mkdir, readFile, symlink } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRye } from '../../src/index.js';
@@ -91,5 +91,22 @@ describe('writers sign exactly what they wrote', () => {
     expect(yaml).toMatch(/^# rye:signed:/);
     // The id acme/local/add now has two files: discover says so instead of signing the .py.
     expect(JSON.stringify(result)).not.toContain('"tool:acme/local/add.py"');
+  });
+});
+
+describe('signing never rewrites a file outside its space', () => {
+  it('a project whose .ai/tools links elsewhere gets nothing outside it signed', async () => {
+    const t = await project();
+    expect((await rye(['keys', 'generate'], { env: t.env })).code).toBe(0);
+    const outside = join(t.root, 'outside');
+    await mkdir(join(outside, 'bin'), { recursive: true });
+    const script = join(outside, 'bin', 'run.sh');
+    await writeFile(script, '#!/bin/bash\necho hi\n');
+    await symlink(outside, join(t.project, '.ai', 'tools'));
+    for (const ref of ['tool:bin/run', 'tool:*']) {
+      const run = await rye(['sign', ref, '--project', t.project], { env: t.env });
+      expect(run.code, run.stdout).toBe(1);
+      expect(await readFile(script, 'utf8'), ref).toBe('#!/bin/bash\necho hi\n');
+    }
   });
 });
