@@ -166,7 +166,7 @@ export function verifyItem(
       // A key file for this key that is present but counts for nothing is named, with why.
       const ignored = result.fingerprint ? trust.ignoredEntries(result.fingerprint, input.space.name) : [];
       const notes = ignored.map((entry) => `\nIgnored ${entry.path}: ${entry.reason}`).join('');
-      message = `Untrusted key ${result.fingerprint} for ${input.path}\nItem signed by: ${result.fingerprint}\nTrusted keys: ${trusted.join(', ') || 'none'}${notes}\nFix: Add this key to your trust store, or re-sign: ${fix}`;
+      message = `Untrusted key ${result.fingerprint} for ${input.path}\nItem signed by: ${result.fingerprint}\nTrusted keys: ${trusted.join(', ') || 'none'}${notes}\nFix: if you trust whoever holds that key, a person adds it: rye keys trust <their public key file>; or review the file, then sign it with your own key: ${fix}`;
       break;
     }
     case 'bad_signature':
