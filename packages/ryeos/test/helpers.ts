@@ -16,37 +16,58 @@ export interface CliRun {
   json: Record<string, unknown>;
 }
 
-/** Runs the built `rye` CLI as a real process. */
-export function rye(
+export interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to its end, with a time limit; `input` is written to its stdin (closed at once without). */
+export function runCommand(
+  command: string,
   args: string[],
-  options: { env?: Record<string, string>; input?: string; cwd?: string } = {},
-): Promise<CliRun> {
+  options: { cwd: string; env: Record<string, string | undefined>; input?: string; timeoutMs?: number },
+): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH ?? '', ...options.env },
-      cwd: options.cwd ?? tmpdir(),
-      stdio: ['pipe', 'pipe', 'pipe'],
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      timeout: options.timeoutMs ?? 120_000,
+      killSignal: 'SIGKILL',
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (c) => {
-      stdout += c;
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk;
     });
-    child.stderr.on('data', (c) => {
-      stderr += c;
+    child.stderr!.on('data', (chunk) => {
+      stderr += chunk;
     });
     child.on('error', reject);
-    child.on('close', (code) => {
-      let json: Record<string, unknown> = {};
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = {};
-      }
-      resolve({ code: code ?? -1, stdout, stderr, json });
-    });
-    child.stdin.end(options.input ?? '');
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.stdin?.end(options.input);
   });
+}
+
+/** Runs the built `rye` CLI as a real process. */
+export async function rye(
+  args: string[],
+  options: { env?: Record<string, string>; input?: string; cwd?: string } = {},
+): Promise<CliRun> {
+  const run = await runCommand(process.execPath, [CLI, ...args], {
+    cwd: options.cwd ?? tmpdir(),
+    env: { PATH: process.env.PATH ?? '', ...options.env },
+    input: options.input ?? '',
+  });
+  let json: Record<string, unknown> = {};
+  try {
+    json = JSON.parse(run.stdout);
+  } catch {
+    json = {};
+  }
+  return { code: run.code ?? -1, stdout: run.stdout, stderr: run.stderr, json };
 }
 
 export interface TempProject {

@@ -1,5 +1,5 @@
 /** Helpers of the tests that look at the packages as published and at the repository around them. */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
 /** The repository root (this file is packages/ryeos/test/package-helpers.ts). */
@@ -19,39 +19,8 @@ export function pnpmCommand(): [string, string[]] {
   return ['npx', ['-y', 'pnpm@10.34.8']];
 }
 
-export interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a command to its end (stdin closed at once), with a time limit. */
-export function runCommand(
-  command: string,
-  args: string[],
-  options: { cwd: string; env: Record<string, string | undefined>; timeoutMs?: number },
-): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: options.timeoutMs ?? 120_000,
-      killSignal: 'SIGKILL',
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-}
+export type { Run } from './helpers.js';
+export { runCommand } from './helpers.js';
 
 /** `git status --porcelain` of the repository (untracked files included). */
 export function gitStatus(): string {

@@ -5,13 +5,12 @@
  * `<!-- readme-test: skip … -->` — the repository's own set-up and test commands, which are this
  * run — are left out. Afterwards the repository is exactly as it was.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { gitStatus, REPO } from './package-helpers.js';
+import { gitStatus, REPO, runCommand } from './package-helpers.js';
 
 interface Block {
   /** 1-based line of the opening fence. */
@@ -64,24 +63,10 @@ afterAll(async () => {
 });
 
 function bash(script: string, cwd: string, env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn('bash', ['--noprofile', '--norc', '-c', `${PRELUDE}${script}`], {
-      cwd,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 150_000,
-      killSignal: 'SIGKILL',
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => {
-      stdout += c;
-    });
-    child.stderr.on('data', (c) => {
-      stderr += c;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  return runCommand('bash', ['--noprofile', '--norc', '-c', `${PRELUDE}${script}`], {
+    cwd,
+    env,
+    timeoutMs: 150_000,
   });
 }
 
