@@ -12,13 +12,10 @@ const MAX_DESCRIPTION = 120;
 const MAX_ENUM = 10;
 const MAX_DEFAULT = 40;
 
+import { isPlainObject } from './plain-object.js';
 import type { ParameterSchema } from './tool-parameters.js';
 
 type Schema = Record<string, unknown>;
-
-function isObject(value: unknown): value is Schema {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function cut(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -42,7 +39,7 @@ function alternativesOf(schema: Schema): Map<string, string[]> {
   for (const key of ['anyOf', 'oneOf']) {
     const branches = schema[key];
     if (!Array.isArray(branches) || branches.length < 2) continue;
-    const groups = branches.map((branch) => (isObject(branch) ? names(branch.required) : []));
+    const groups = branches.map((branch) => (isPlainObject(branch) ? names(branch.required) : []));
     if (groups.some((group) => group.length === 0)) continue;
     for (const group of groups) {
       const others = groups.filter((g) => g !== group).flat();
@@ -54,11 +51,11 @@ function alternativesOf(schema: Schema): Map<string, string[]> {
 }
 
 function declared(schema: ParameterSchema): Declared {
-  const properties = isObject(schema.properties) ? schema.properties : {};
+  const properties = isPlainObject(schema.properties) ? schema.properties : {};
   return {
     // fromEntries: a parameter named `__proto__` stays a plain key.
     properties: Object.fromEntries(
-      Object.entries(properties).map(([name, rule]) => [name, isObject(rule) ? rule : {}]),
+      Object.entries(properties).map(([name, rule]) => [name, isPlainObject(rule) ? rule : {}]),
     ),
     required: names(schema.required),
     alternatives: alternativesOf(schema),

@@ -17,6 +17,7 @@ import type { KindConfig } from './kinds.js';
 import { formatFor } from './kinds.js';
 import { extractToolMetadata } from './metadata.js';
 import { parseYamlDocument } from './parsers/yaml.js';
+import { isPlainObject } from './plain-object.js';
 import type { PythonCheck } from './python-syntax.js';
 import { checkPythonSyntax } from './python-syntax.js';
 import type { SignableKind } from './refs.js';
@@ -134,9 +135,6 @@ interface Rule {
   item_type?: string;
   item_required?: string[];
 }
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A schema is a map field → rule; the original's YAMLs wrap it in `fields:`. */
 function rulesOf(schema: Record<string, unknown> | undefined): Record<string, Rule> {

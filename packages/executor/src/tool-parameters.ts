@@ -11,6 +11,7 @@
 import { RyeError } from '@ryeos/lillux';
 import type { ToolMetadata } from './metadata.js';
 import { parameterSummary } from './parameter-summary.js';
+import { isPlainObject } from './plain-object.js';
 
 export type ParameterSchema = Record<string, unknown> & {
   properties?: Record<string, Record<string, unknown>>;
@@ -24,10 +25,6 @@ export type ParameterSchema = Record<string, unknown> & {
  */
 const EXECUTOR_PARAMETERS = new Set(['timeout', 'mode', 'cwd', 'resolved_config']);
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** A YAML `parameters` list entry (`{name, type, required, description, …}`) as a property schema. */
 function listEntrySchema(entry: Record<string, unknown>): Record<string, unknown> {
   const { name: _name, required: _required, ...rest } = entry;
@@ -38,19 +35,19 @@ function listEntrySchema(entry: Record<string, unknown>): Record<string, unknown
 export function toolParameterSchema(
   metadata: Pick<ToolMetadata, 'configSchema' | 'fields'>,
 ): ParameterSchema | undefined {
-  if (isObject(metadata.configSchema)) return metadata.configSchema as ParameterSchema;
+  if (isPlainObject(metadata.configSchema)) return metadata.configSchema as ParameterSchema;
   const parameters = metadata.fields.parameters;
   if (Array.isArray(parameters)) {
     const properties: Record<string, Record<string, unknown>> = {};
     const required: string[] = [];
     for (const entry of parameters) {
-      if (!isObject(entry) || typeof entry.name !== 'string') continue;
+      if (!isPlainObject(entry) || typeof entry.name !== 'string') continue;
       properties[entry.name] = listEntrySchema(entry);
       if (entry.required === true) required.push(entry.name);
     }
     return { type: 'object', properties, ...(required.length ? { required } : {}) };
   }
-  if (isObject(parameters)) {
+  if (isPlainObject(parameters)) {
     return { type: 'object', properties: parameters as Record<string, Record<string, unknown>> };
   }
   return undefined;
@@ -81,7 +78,7 @@ async function validatorFor(schema: ParameterSchema): Promise<SchemaValidator> {
 
 /** The caller's parameters as the tool's schema sees them (executor keys and `__` keys aside). */
 function forSchema(schema: ParameterSchema, params: Record<string, unknown>): Record<string, unknown> {
-  const declared = isObject(schema.properties) ? schema.properties : {};
+  const declared = isPlainObject(schema.properties) ? schema.properties : {};
   return Object.fromEntries(
     Object.entries(params).filter(
       ([key]) => Object.hasOwn(declared, key) || !(key.startsWith('__') || EXECUTOR_PARAMETERS.has(key)),
@@ -113,12 +110,12 @@ function schemaAt(schema: ParameterSchema, location: string): Record<string, unk
   let current: Record<string, unknown> | undefined = schema;
   for (const raw of location.replace(/^#\/?/, '').split('/').filter(Boolean)) {
     const properties: unknown = current?.properties;
-    const next: unknown = isObject(properties)
+    const next: unknown = isPlainObject(properties)
       ? properties[raw]
       : /^\d+$/.test(raw)
         ? current?.items
         : undefined;
-    current = isObject(next) ? next : undefined;
+    current = isPlainObject(next) ? next : undefined;
   }
   return current;
 }
