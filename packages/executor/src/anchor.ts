@@ -2,8 +2,7 @@
  * Anchor variables, working directory and path mutations of a chain (spec items §4.4), and the
  * dependency verification that runs before anything is spawned.
  */
-import { existsSync } from 'node:fs';
-import { lstat, readdir, realpath } from 'node:fs/promises';
+import { existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { delimiter, dirname, extname, join, relative, sep } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
 import type { ChainElement } from './chain.js';
@@ -104,36 +103,46 @@ export async function dependencyFiles(anchor: AnchorState): Promise<string[]> {
   const excluded = new Set(config.exclude_dirs ?? []);
   let realBase: string;
   try {
-    realBase = await realpath(base);
+    realBase = realpathSync.native(base);
   } catch {
     throw new RyeError('CHAIN', `The anchor directory ${base} does not exist`, {
       hint: "Check the runtime's anchor.root setting.",
     });
   }
   const files: string[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    for (const entry of await readdir(dir, { withFileTypes: true })) {
+  // Synchronous on purpose: a tool folder holds a handful of files, and each awaited call would
+  // cost a thread-pool round trip on every warm execute.
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) {
-        if (recursive && !excluded.has(entry.name)) await walk(path);
+        if (recursive && !excluded.has(entry.name)) walk(path);
         continue;
       }
       if (entry.isSymbolicLink()) {
         // Links are never followed; one that leaves the base (file or directory) could bring
         // unverified code in, so it is refused outright.
-        const real = await realpath(path).catch(() => path);
+        const real = realOrSelf(path);
         if (real !== realBase && !real.startsWith(realBase + sep)) {
           throw new RyeError('INTEGRITY', `Symlink escape: ${path} resolves to ${real}`, {
             hint: `Replace the symlink with a real file inside ${relative(process.cwd(), base) || base}.`,
           });
         }
-        if (!extensions.has(extname(entry.name)) || !(await lstat(real)).isFile()) continue;
+        if (!extensions.has(extname(entry.name)) || !lstatSync(real).isFile()) continue;
         files.push(path);
         continue;
       }
       if (extensions.has(extname(entry.name))) files.push(path);
     }
   };
-  await walk(base);
+  walk(base);
   return files;
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return path;
+  }
 }

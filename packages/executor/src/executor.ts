@@ -19,6 +19,7 @@ import type { VerifiedLooseFile } from './files.js';
 import { readVerifiedFile, verifyLooseFile } from './files.js';
 import { KindRegistry } from './kinds.js';
 import { extractToolMetadata } from './metadata.js';
+import { withinOperation } from './observations.js';
 import type { ItemKind, SignableKind } from './refs.js';
 import { canonicalRef, ITEM_KINDS } from './refs.js';
 import type { ResolvedItem } from './resolve.js';
@@ -217,10 +218,18 @@ export class Executor implements ItemContext {
   }
 
   /** Runs a tool through its chain and returns the envelope of spec items §7.4; never throws. */
-  async executeTool(
+  executeTool(
     id: string,
     params: Record<string, unknown> = {},
     options: ExecuteToolOptions = {},
+  ): Promise<ToolEnvelope> {
+    return withinOperation(() => this.runTool(id, params, options));
+  }
+
+  private async runTool(
+    id: string,
+    params: Record<string, unknown>,
+    options: ExecuteToolOptions,
   ): Promise<ToolEnvelope> {
     const started = performance.now();
     const itemId = canonicalRef('tool', id);
@@ -263,7 +272,7 @@ export class Executor implements ItemContext {
       const prepared = await prepareRun(chain, runParams, anchor, context);
       allWarnings.push(...prepared.warnings);
       // Everything the interpreter is handed from a tools directory verifies — in a dry run too.
-      const known = new Set([realpathSync(chain[0]!.path), ...verifiedFiles.map((file) => file.path)]);
+      const known = new Set([realpathSync.native(chain[0]!.path), ...verifiedFiles.map((file) => file.path)]);
       // The command too, when it names a file in a tools folder (`command: "{tool_dir}/run.sh"`).
       const handed = [
         prepared.config.command,

@@ -6,6 +6,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import type { ItemContext } from './context.js';
 import { readItemText } from './item-text.js';
+import { observedOnce } from './observations.js';
 import type { Space } from './spaces.js';
 import { verifyWithConfig } from './verified-read.js';
 import type { ItemVerification } from './verify.js';
@@ -13,12 +14,8 @@ import type { ItemVerification } from './verify.js';
 function owningSpace(real: string, context: ItemContext): { space: Space; id: string } | undefined {
   for (const space of context.spaces.ordered()) {
     const root = join(space.base, '.ai', 'tools');
-    let realRoot: string;
-    try {
-      realRoot = realpathSync(root);
-    } catch {
-      continue;
-    }
+    const realRoot = observedOnce(`real:${root}`, () => realOrUndefined(root));
+    if (realRoot === undefined) continue;
     if (real.startsWith(realRoot + sep)) {
       const rel = relative(realRoot, real);
       return { space, id: rel.slice(0, rel.length - extname(rel).length) };
@@ -57,7 +54,7 @@ export async function readVerifiedFile(
   onlyInTools = false,
 ): Promise<VerifiedLooseFile | undefined> {
   if (!statSync(path, { throwIfNoEntry: false })?.isFile()) return undefined;
-  const real = realpathSync(path);
+  const real = realpathSync.native(path);
   const owner = owningSpace(real, context);
   if (!owner && onlyInTools) return undefined;
   const tools = await context.kinds.get('tool');
@@ -69,4 +66,12 @@ export async function readVerifiedFile(
   const text = readItemText(real);
   const verification = verifyWithConfig(context, tools, { path, kind: 'tool', id, space, extension }, text);
   return { verification, path: real, text, space };
+}
+
+function realOrUndefined(path: string): string | undefined {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return undefined;
+  }
 }

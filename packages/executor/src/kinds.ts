@@ -9,6 +9,7 @@ import type { LegacyRecipe, SignatureFormat } from '@ryeos/lillux';
 import { RyeError } from '@ryeos/lillux';
 import { ContentCache } from './content-cache.js';
 import { readItemText } from './item-text.js';
+import { observedOnce } from './observations.js';
 import { parseYamlDocument } from './parsers/yaml.js';
 import type { SignableKind } from './refs.js';
 import type { Space, Spaces } from './spaces.js';
@@ -114,6 +115,10 @@ export class KindRegistry {
 
   /** Extractor files' stats plus the trust store's: a revoked key must stop vouching for them. */
   private stampOf(kind: SignableKind): string {
+    return observedOnce(`kind-stamp:${kind}`, () => this.readStamp(kind));
+  }
+
+  private readStamp(kind: SignableKind): string {
     return `${this.trust.stamp()}#${this.candidates(kind)
       .map(({ path }) => {
         const info = statSync(path, { throwIfNoEntry: false });

@@ -203,8 +203,8 @@ async function runtimeLibrary(
 function refuseEscapingDestination(destination: string, spaceBase: string): void {
   let existing = dirname(destination);
   while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
-  const real = realpathSync(existing);
-  const root = realpathSync(spaceBase);
+  const real = realpathSync.native(existing);
+  const root = realpathSync.native(spaceBase);
   const inside = real === root || real.startsWith(root + sep);
   if (!inside || lstatSync(destination, { throwIfNoEntry: false })?.isSymbolicLink()) {
     throw new RyeError(

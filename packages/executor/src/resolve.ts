@@ -7,6 +7,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
+import { observedOnce } from './observations.js';
 import type { SignableKind } from './refs.js';
 import { canonicalRef, normalizeId, TYPE_DIRS } from './refs.js';
 import type { Space, SpaceName, Spaces } from './spaces.js';
@@ -69,8 +70,8 @@ export function isFile(path: string): boolean {
 
 /** Returns the real path of a match, refusing one that leaves its space's type directory. */
 function realInside(path: string, typeRoot: string, id: string): string {
-  const real = realpathSync(path);
-  const realRoot = realpathSync(typeRoot);
+  const real = realpathSync.native(path);
+  const realRoot = observedOnce(`real:${typeRoot}`, () => realpathSync.native(typeRoot));
   if (real !== realRoot && !real.startsWith(realRoot + sep)) {
     throw new RyeError('INTEGRITY', `Refusing item '${id}': ${path} resolves to ${real}, outside its space`, {
       hint: 'Replace the symlink with the file itself, inside the .ai/ directory of its space.',

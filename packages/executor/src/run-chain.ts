@@ -4,11 +4,12 @@
  */
 import { realpathSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import type { EnvConfig, EventSink, HttpMethod } from '@ryeos/lillux';
-import { httpRequest, httpStream, RyeError, resolveEnvConfig, runSubprocess } from '@ryeos/lillux';
+import type { EnvConfig, EventSink, HttpMethod, WorkerSettings } from '@ryeos/lillux';
+import { httpRequest, httpStream, RyeError, resolveEnvConfig, runSubprocess, runWarm } from '@ryeos/lillux';
 import type { AnchorState } from './anchor.js';
 import { applyEnvPaths } from './anchor.js';
 import type { ChainElement, PrimitiveId } from './chain.js';
+import { isPlainObject } from './plain-object.js';
 import { expandEnvInConfig, fillTemplate, renderPlaceholders } from './template.js';
 
 export interface RunContext {
@@ -70,6 +71,8 @@ const IDENTITY_KEYS = new Set([
   // The item's fixed parameters must stay fixed.
   'fixed_params',
   'params_key',
+  // How a function-style runtime's worker is kept (a runtime's own setting).
+  'worker',
 ]);
 
 /**
@@ -191,7 +194,7 @@ function confinedCwd(cwd: unknown, projectPath: string): string {
 
 function realOrSelf(path: string): string {
   try {
-    return realpathSync(path);
+    return realpathSync.native(path);
   } catch {
     return path;
   }
@@ -358,6 +361,25 @@ export function normalizeProcessResult(stdout: string, stderr: string, exitCode:
   };
 }
 
+/**
+ * A runtime's `worker:` block (function-style runtimes): its calls go to a warm worker instead of
+ * a new process each (lillux `runWarm`). `RYE_WARM_WORKERS=0` in the host's environment turns
+ * warm workers off: each call then starts the worker script as a one-shot process.
+ */
+function workerSettings(
+  value: unknown,
+  hostEnv: Record<string, string | undefined>,
+): WorkerSettings | undefined {
+  if (!isPlainObject(value) || hostEnv.RYE_WARM_WORKERS === '0') return undefined;
+  const idle = seconds(value.idle_timeout, Number.NaN);
+  const concurrency = Number(value.max_concurrency);
+  return {
+    ...(Number.isFinite(idle) ? { idleMs: idle * 1000 } : {}),
+    ...(Number.isInteger(concurrency) && concurrency > 0 ? { maxConcurrency: concurrency } : {}),
+    thread: value.thread === true,
+  };
+}
+
 async function runProcess(prepared: PreparedRun, context: RunContext): Promise<RunOutcome> {
   const { config } = prepared;
   const command = typeof config.command === 'string' ? config.command : '';
@@ -367,12 +389,11 @@ async function runProcess(prepared: PreparedRun, context: RunContext): Promise<R
   const input =
     config.input_data === undefined || config.input_data === '' ? undefined : String(config.input_data);
   const cap = outputCap(config);
-  const result = await runSubprocess({
+  const options = {
     command,
     args,
     cwd: String(config.cwd),
     env: prepared.env,
-    envMode: 'replace',
     maxOutputBytes: cap,
     ...(input !== undefined ? { input } : {}),
     timeoutMs: seconds(config.timeout, 300) * 1000,
@@ -383,7 +404,11 @@ async function runProcess(prepared: PreparedRun, context: RunContext): Promise<R
           onStderr: (c: string) => context.onOutput?.(c, 'stderr'),
         }
       : {}),
-  });
+  };
+  const worker = workerSettings(config.worker, context.hostEnv);
+  const result = worker
+    ? await runWarm({ ...options, worker })
+    : await runSubprocess({ ...options, envMode: 'replace' });
   if (result.error && result.exit_code === -1 && !result.timed_out) {
     return {
       success: false,

@@ -21,7 +21,7 @@ const LIB_SKIPPED_DIRS = new Set(['node_modules', '.git', '__pycache__', '.venv'
 
 function realOr(path: string): string {
   try {
-    return realpathSync(path);
+    return realpathSync.native(path);
   } catch {
     return path;
   }

@@ -281,8 +281,8 @@ const toolReader = (parser: string | undefined, cache: ContentCache): FactsReade
  * project whose `.ai/tools` links elsewhere would have files there rewritten under your key).
  */
 function refuseOutsideSpace(path: string, space: Space): void {
-  const real = realpathSync(path);
-  const base = realpathSync(space.base);
+  const real = realpathSync.native(path);
+  const base = realpathSync.native(space.base);
   if (real !== base && !real.startsWith(base + sep)) {
     throw new RyeError(
       'PERMISSION',
@@ -374,11 +374,11 @@ const isGlob = (id: string) => /[*?[\]{}]/.test(id);
 function itemAtPath(ref: string, space: Space, extensionsOf: Record<SignableKind, readonly string[]>) {
   const absolute = isAbsolute(ref) ? ref : resolve(space.base, ref);
   if (!isFile(absolute)) return undefined;
-  const real = realpathSync(absolute);
+  const real = realpathSync.native(absolute);
   for (const kind of [...ITEM_KINDS, 'config'] as SignableKind[]) {
     let root: string;
     try {
-      root = realpathSync(join(space.base, '.ai', TYPE_DIRS[kind]));
+      root = realpathSync.native(join(space.base, '.ai', TYPE_DIRS[kind]));
     } catch {
       continue;
     }

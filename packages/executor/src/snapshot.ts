@@ -69,7 +69,7 @@ function isInside(child: string, parent: string): boolean {
 
 function realOr(path: string): string {
   try {
-    return realpathSync(path);
+    return realpathSync.native(path);
   } catch {
     return path;
   }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { TrustedKey } from '@ryeos/lillux';
 import { fingerprint, verifyContent } from '@ryeos/lillux';
 import { readItemText } from './item-text.js';
+import { observedOnce } from './observations.js';
 import type { Space, SpaceName, Spaces } from './spaces.js';
 
 export interface TrustEntry extends TrustedKey {
@@ -52,6 +53,10 @@ export class TrustStore {
 
   /** Changes whenever a trust-store directory changes, so results derived from trust can be re-checked. */
   stamp(): string {
+    return observedOnce('trust-stamp', () => this.readStamp());
+  }
+
+  private readStamp(): string {
     return this.spaces
       .ordered()
       .map((space) => {
@@ -62,7 +67,7 @@ export class TrustStore {
           .filter((name) => name.endsWith('.toml'))
           .map((name) => {
             const file = statSync(join(dir, name), { throwIfNoEntry: false });
-            return file ? `${name}:${file.size}:${file.mtimeMs}` : name;
+            return file ? `${name}:${file.size}:${file.mtimeMs}:${file.ctimeMs}` : name;
           });
         return `${info.mtimeMs}:${files.join(',')}`;
       })
@@ -77,7 +82,9 @@ export class TrustStore {
 
   /** Finds a trusted key for an item in `itemSpace`; undefined when none vouches for it. */
   lookup(fp: string, itemSpace: SpaceName): TrustEntry | undefined {
-    return this.lookupIn(fp, this.trustSpaces(itemSpace), new Set());
+    return observedOnce(`trust:${itemSpace}:${fp}`, () =>
+      this.lookupIn(fp, this.trustSpaces(itemSpace), new Set()),
+    );
   }
 
   /** Every trusted key visible to an item in `itemSpace`, first (highest) space wins. */

@@ -66,5 +66,20 @@ export {
   signHash,
   verifyHashSignature,
 } from './signing.js';
-export type { DetachedOptions, DetachedResult, SubprocessOptions, SubprocessResult } from './subprocess.js';
-export { killProcessTree, runSubprocess, spawnDetached } from './subprocess.js';
+export type {
+  DetachedOptions,
+  DetachedResult,
+  SubprocessOptions,
+  SubprocessResult,
+  WarmCallOptions,
+  WorkerSettings,
+} from './subprocess.js';
+export {
+  closeWorkers,
+  killProcessTree,
+  runSubprocess,
+  runWarm,
+  spawnDetached,
+  WorkerPool,
+  warmWorkerCount,
+} from './subprocess.js';

@@ -13,3 +13,5 @@ export type {
   SubprocessOptions,
   SubprocessResult,
 } from './subprocess/types.js';
+export type { WarmCallOptions, WorkerSettings } from './subprocess/workers.js';
+export { closeWorkers, runWarm, WorkerPool, warmWorkerCount } from './subprocess/workers.js';

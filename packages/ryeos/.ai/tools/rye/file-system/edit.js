@@ -1,7 +1,7 @@
-// rye:signed:2026-11-25T01:30:52Z:e15c75a509d1305df2817537cb5684ff8ca387cf2a277974e4c086aca3d6ab21:SpGvu5v0Wjm6K4h3cpM_k_4ne18FwllwJCxddRR5Ujrvk98p1ZtfrJhwfSlWS-Cozl7V2Y7MIYPOdr7va0_5Bw==:007af625371e6e71
+// rye:signed:2026-11-25T02:47:07Z:a2c7816a1ff77d6104fd45baa181c58007ec914209e4218ebc8061e3e0f7e52c:tRlK3SlZgSSpTXtoxwMVDZyGlxfMgaXQe4ZD7__89kiGsDD5PcQegqdZXrKjD3HJ4tArUbmS9Pz1ZBBLcPvnBQ==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
-export const __executor_id__ = 'rye/core/runtimes/node/node';
+export const __executor_id__ = 'rye/core/runtimes/node/function';
 export const __category__ = 'rye/file-system';
 export const __tool_description__ =
   'Edit a text file inside the project by replacing an exact, unique string (or every occurrence)';
@@ -23,7 +23,7 @@ export const CONFIG_SCHEMA = {
 
 import { atomicWrite, readTextFile } from './_lib/files.mjs';
 import { projectRoot, resolveInside } from './_lib/paths.mjs';
-import { boolean, requiredString, runTool, ToolError } from './_lib/tool.mjs';
+import { boolean, requiredString, functionTool, ToolError } from './_lib/tool.mjs';
 
 function occurrences(text, needle) {
   let count = 0;
@@ -31,7 +31,7 @@ function occurrences(text, needle) {
   return count;
 }
 
-await runTool(async (params, projectPath) => {
+export const execute = functionTool(async (params, projectPath) => {
   const root = await projectRoot(projectPath);
   const path = requiredString(params, 'path', ['file_path']);
   let oldString = requiredString(params, 'old_string');

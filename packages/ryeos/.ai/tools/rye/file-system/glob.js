@@ -1,7 +1,7 @@
-// rye:signed:2026-11-22T02:20:09Z:8ada3babe8b56a41561b05438196cf328664d66a46567911a1f2f7aa929246fb:9Deh4fI8jrm3KYbdex9doP0TYZNncxd99pCiMvPaFidFsTaquMiUTBSHGdBI22oXjPH82Ub_k5H6wzL-whLRBQ==:007af625371e6e71
+// rye:signed:2026-11-25T02:47:07Z:c4fdee833d9b32b05ec771e1a3d3a017bc542da59e0b6d233064bde956e530fd:DMLbQm_y65tW0PmMzq0gG0mfZDJLNs33X2Xtxj7rRmPsHurGOuIhO9Man2pY374y_lFqksAY29SyhG3ApBmYAQ==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
-export const __executor_id__ = 'rye/core/runtimes/node/node';
+export const __executor_id__ = 'rye/core/runtimes/node/function';
 export const __category__ = 'rye/file-system';
 export const __tool_description__ =
   'Find files inside the project by glob pattern (e.g. src/**/*.ts); sorted paths relative to the project root';
@@ -20,10 +20,10 @@ export const CONFIG_SCHEMA = {
 
 import { statOrUndefined } from './_lib/files.mjs';
 import { isInside, projectRoot, resolveInside, shownPath } from './_lib/paths.mjs';
-import { integer, optionalString, requiredString, runTool, ToolError } from './_lib/tool.mjs';
+import { integer, optionalString, requiredString, functionTool, ToolError } from './_lib/tool.mjs';
 import { listFiles } from './_lib/walk.mjs';
 
-await runTool(async (params, projectPath) => {
+export const execute = functionTool(async (params, projectPath) => {
   const root = await projectRoot(projectPath);
   const pattern = requiredString(params, 'pattern');
   const limit = integer(params, 'limit', 1000, 1);

@@ -1,7 +1,7 @@
-// rye:signed:2026-11-25T01:30:52Z:b4acb3763bb581ef433acef4de01f2611c59eee6cbad74842e064cbbe3f750b0:8OxgIPD5Hb5OW9kwCBGGN03EUzEGGTPZ82D5jwhYkGkfU7CDE7HQALPYha8rGnUIxcZ-9nI198-QOxHgczTlCQ==:007af625371e6e71
+// rye:signed:2026-11-25T02:47:07Z:81d261fb86b140e8d0caccaf1247cd704095e9437201596493d6a51909f6c756:hGgMZK5JHYJxv7ZTKpNZWQzoSoCJIaWvinH0UsAgG9htN24vsuGwfcVrJtRbGvPm8NfsjjU__Hzq3icPZx7PCA==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
-export const __executor_id__ = 'rye/core/runtimes/node/node';
+export const __executor_id__ = 'rye/core/runtimes/node/function';
 export const __category__ = 'rye/file-system';
 export const __tool_description__ =
   'Search file contents inside the project with a regular expression; matching lines with line numbers';
@@ -32,7 +32,7 @@ export const CONFIG_SCHEMA = {
 
 import { isBinary, MAX_FILE_BYTES, openChecked, statOrUndefined } from './_lib/files.mjs';
 import { projectRoot, resolveInside, shownPath } from './_lib/paths.mjs';
-import { boolean, integer, optionalString, requiredString, runTool, ToolError } from './_lib/tool.mjs';
+import { boolean, integer, optionalString, requiredString, functionTool, ToolError } from './_lib/tool.mjs';
 import { listFiles } from './_lib/walk.mjs';
 
 const MAX_LINE_CHARS = 2000;
@@ -59,7 +59,7 @@ async function candidates(base, shown, filter) {
   return (await listFiles(base, pattern)).sort();
 }
 
-await runTool(async (params, projectPath) => {
+export const execute = functionTool(async (params, projectPath) => {
   const root = await projectRoot(projectPath);
   const pattern = requiredString(params, 'pattern');
   const regex = compile(pattern, boolean(params, 'ignore_case'));

@@ -1,7 +1,7 @@
-// rye:signed:2026-11-25T01:30:52Z:46427912dc63128d2ced572d60b7f62c181b0f7d70753c468d5b9e9290eed060:EnlDKUc9evE2E2ecw9Xaag9MqwzC-r-oJw-fCk2r1ZHK8X2S_Ofcr49oCqJ9HHfLUfAFZO_u88sBIQf35zKKCg==:007af625371e6e71
+// rye:signed:2026-11-25T02:47:07Z:6049101bf16b925e433afb070bd453f440ec049ae543a471fbfdd1e6b25284b1:Zusifzvn_pfMX20olf1pJ7fRxLX2BI7Kpr3C1ngjT9SP0zTrC2Ec6aOUgt-hQ4Upw82SSu-Thjy79NDOlb9ZBQ==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
-export const __executor_id__ = 'rye/core/runtimes/node/node';
+export const __executor_id__ = 'rye/core/runtimes/node/function';
 export const __category__ = 'rye/file-system';
 export const __tool_description__ =
   'List a directory inside the project: name, type and size, directories first';
@@ -20,7 +20,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { statOrUndefined } from './_lib/files.mjs';
 import { projectRoot, resolveInside } from './_lib/paths.mjs';
-import { optionalString, runTool, ToolError } from './_lib/tool.mjs';
+import { optionalString, functionTool, ToolError } from './_lib/tool.mjs';
 
 const ORDER = { dir: 0, file: 1, symlink: 1, other: 1 };
 
@@ -30,7 +30,7 @@ function typeOf(entry) {
   return entry.isSymbolicLink() ? 'symlink' : 'other';
 }
 
-await runTool(async (params, projectPath) => {
+export const execute = functionTool(async (params, projectPath) => {
   const root = await projectRoot(projectPath);
   const { real, shown } = await resolveInside(root, optionalString(params, 'path', ['file_path']) ?? '.');
   const info = await statOrUndefined(real);

@@ -1,7 +1,7 @@
-// rye:signed:2026-11-25T01:30:52Z:36d12242a80f9793011c010d5c1fa03754bda32d0c9694dbfa55d595f591e68e:pFBBFu30P1KdB9hNN9K2_aMWG_OmvA0_EsPG_rqCHpAOlbtBiQBqbT9j1Lvl--F1xEt5bkFa-MtZF8T9lpBqBQ==:007af625371e6e71
+// rye:signed:2026-11-25T02:47:07Z:606925baf13fb0542fccf94dbbbeeab8d81283ad9a9618ab5090d5ba55cdc8ff:awwOLsBMALkn1Nu3wpxoWgnrz2JAv2kv_U80EFW01o6tbAq09ECIPHh6BM_maJaOHwwN8KTcLMRlMFCNustlCg==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
-export const __executor_id__ = 'rye/core/runtimes/node/node';
+export const __executor_id__ = 'rye/core/runtimes/node/function';
 export const __category__ = 'rye/file-system';
 export const __tool_description__ =
   'Read a text file inside the project as numbered lines (cat -n style), a window at a time (offset/limit)';
@@ -18,7 +18,7 @@ export const CONFIG_SCHEMA = {
 
 import { readTextFile } from './_lib/files.mjs';
 import { projectRoot, resolveInside } from './_lib/paths.mjs';
-import { integer, requiredString, runTool, ToolError } from './_lib/tool.mjs';
+import { integer, requiredString, functionTool, ToolError } from './_lib/tool.mjs';
 
 const MAX_LINE_CHARS = 2000;
 // Keeps one read within an LLM's context budget; the note says where to continue.
@@ -32,7 +32,7 @@ function numbered(n, text) {
   return `${String(n).padStart(6)}\t${cut}`;
 }
 
-await runTool(async (params, projectPath) => {
+export const execute = functionTool(async (params, projectPath) => {
   const root = await projectRoot(projectPath);
   const path = requiredString(params, 'path', ['file_path']);
   const offset = integer(params, 'offset', 1, 1);

@@ -1,7 +1,7 @@
-// rye:signed:2026-11-25T01:30:52Z:4bc00a903f276338df8a20a40c905d6b1177ac1829578106c70610211c14ee3b:D3lL73Qs6Is8k-wx4Wd05JqKdmlrnFlhA9FPDi8TS4snU8Bq167q7fyF0H1QR_2SuKp8t0wIDPqydI7hPoVuDg==:007af625371e6e71
+// rye:signed:2026-11-25T02:47:07Z:1b73ec08503aa41df7748cc7e7519c67c22be20d1db83f8ec914cbeee572b48e:h353E04A3XvZrfMFbvB7OJHvd72757vtLH4zEgZAIbL9ZoSkShZGUZUfIw_WnUwah-btwUWS2cJzQ6DTGjvqBA==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
-export const __executor_id__ = 'rye/core/runtimes/node/node';
+export const __executor_id__ = 'rye/core/runtimes/node/function';
 export const __category__ = 'rye/file-system';
 export const __tool_description__ =
   'Create or overwrite a text file inside the project (atomic; creates parent directories)';
@@ -18,9 +18,9 @@ export const CONFIG_SCHEMA = {
 
 import { atomicWrite, formatBytes, MAX_FILE_BYTES, statOrUndefined } from './_lib/files.mjs';
 import { projectRoot, resolveInside } from './_lib/paths.mjs';
-import { requiredString, runTool, ToolError } from './_lib/tool.mjs';
+import { requiredString, functionTool, ToolError } from './_lib/tool.mjs';
 
-await runTool(async (params, projectPath) => {
+export const execute = functionTool(async (params, projectPath) => {
   const root = await projectRoot(projectPath);
   const path = requiredString(params, 'path', ['file_path']);
   const content = params.content;

@@ -1,42 +1,29 @@
-// rye:signed:2026-11-22T02:20:09Z:d59b8b1be1ac6c040ac3f50ee520a1c62c57f9fb2a96c3aa7e7c93a77ce8108f:mllhpsjqJ6dLXiiL8EOiI01tkeWlIKHK5I4nMk3pOsSjVk55YwLZK-jRiB2tfMtpLJi-EUhWuyECbGZvPyYJDg==:007af625371e6e71
-// Shared plumbing of the rye/file-system tools: the stdin/stdout protocol of the node runtime
-// and parameter checks. A tool prints exactly one JSON object; failures the caller can act on
-// are `{success: false, error}` with exit code 0 (the executor turns them into an error envelope).
+// rye:signed:2026-11-25T02:47:07Z:0c170baabf1c16e4429641a8670f00b777983b2262a88a78888998ffb20bb989:7Pj37gFGDx-hvAw_HZJrNA-X3RqpSFh65wS4na3TMyPntNPAcPFLeKgKOPmcx-vfFIuwUG5960ifw62vE2duDw==:007af625371e6e71
+// Shared plumbing of the rye/file-system tools: the function-style contract of the node/function
+// runtime and parameter checks. A tool exports `execute(params, context)`; failures the caller
+// can act on are `{success: false, error}` (the executor turns them into an error envelope).
 
 /** A failure to report to the caller as `{success: false, error}`. */
 export class ToolError extends Error {}
 
-/** `--project-path <dir>` from argv; the tool's cwd is its own folder (runtime anchor), never the project. */
-function projectPathArg() {
-  const i = process.argv.indexOf('--project-path');
-  const value = i === -1 ? undefined : process.argv[i + 1];
-  if (!value) throw new ToolError('Missing --project-path argument (run this tool through rye execute)');
-  return value;
-}
-
-async function readParams() {
-  let text = '';
-  for await (const chunk of process.stdin) text += chunk;
-  if (!text.trim()) return {};
-  const params = JSON.parse(text);
-  if (!params || typeof params !== 'object' || Array.isArray(params))
-    throw new ToolError('Parameters must be a JSON object');
-  return params;
-}
-
 /**
- * Runs `handler(params, projectPath)` and prints its result (merged into `{success: true}`), or
- * `{success: false, error}` for any thrown error.
+ * The `execute(params, context)` of a tool: runs `handler(params, projectPath)` and returns its
+ * result merged into `{success: true}`, or `{success: false, error}` for any thrown error (an
+ * unexpected one also goes to the log with its stack).
  */
-export async function runTool(handler) {
-  let result;
-  try {
-    result = { success: true, ...(await handler(await readParams(), projectPathArg())) };
-  } catch (error) {
-    if (!(error instanceof ToolError)) process.stderr.write(`${error?.stack ?? error}\n`);
-    result = { success: false, error: error instanceof Error ? error.message : String(error) };
-  }
-  process.stdout.write(`${JSON.stringify(result)}\n`);
+export function functionTool(handler) {
+  return async (params, context) => {
+    try {
+      const projectPath = context?.projectPath;
+      if (!projectPath) throw new ToolError('Missing the project path (run this tool through rye execute)');
+      if (!params || typeof params !== 'object' || Array.isArray(params))
+        throw new ToolError('Parameters must be a JSON object');
+      return { success: true, ...(await handler(params, projectPath)) };
+    } catch (error) {
+      if (!(error instanceof ToolError)) console.error(error?.stack ?? error);
+      return { success: false, error: error instanceof Error ? error.message : String(error) };
+    }
+  };
 }
 
 /** A required non-empty string parameter; `aliases` are accepted alternative names. */

@@ -1,0 +1,30 @@
+/**
+ * One look per operation. Within one `execute`, the same fact about the filesystem (a kind's
+ * extractor files, the trust store, a space's real root) is asked for a dozen times: once per
+ * chain element and dependency. Inside an operation scope the first answer is reused for the rest
+ * of that operation; outside one, every question reaches the filesystem. Nothing carries over
+ * between operations, so each operation still sees the files as they are when it starts looking.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+const scope = new AsyncLocalStorage<Map<string, unknown>>();
+
+/** Runs `fn` in an operation scope (a nested call joins the scope it is in). */
+export function withinOperation<T>(fn: () => T): T {
+  return scope.getStore() ? fn() : scope.run(new Map(), fn);
+}
+
+/** The answer already observed in this operation for `key`, else `observe()`'s (remembered). */
+export function observedOnce<T>(key: string, observe: () => T): T {
+  const seen = scope.getStore();
+  if (!seen) return observe();
+  if (seen.has(key)) return seen.get(key) as T;
+  const value = observe();
+  seen.set(key, value);
+  return value;
+}
+
+/** Forgets what this operation observed (after it changed the files, e.g. wrote a snapshot). */
+export function forgetObservations(): void {
+  scope.getStore()?.clear();
+}

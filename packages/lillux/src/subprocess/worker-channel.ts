@@ -1,0 +1,188 @@
+/**
+ * The two ways a warm worker is hosted: a child process speaking JSON lines on its stdin/stdout,
+ * or (for a node worker script on the host's own node) a worker thread speaking the same messages
+ * over its port. The pool above sees one `Channel` either way.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
+import { killTree } from './tree.js';
+
+/** A message from a worker: an answer (`id` + result fields) or an output chunk of a call. */
+export type WorkerMessage = Record<string, unknown>;
+
+export interface ChannelEvents {
+  message(message: WorkerMessage): void;
+  /** The worker is gone (exited, crashed, or could not start); `reason` says why. */
+  exit(reason: string, spawnError?: unknown): void;
+}
+
+export interface Channel {
+  send(message: WorkerMessage): void;
+  /** Ends the worker at once (its whole process tree for a process). */
+  kill(): void;
+  /** Lets the host exit while the worker idles (and holds it while calls run). */
+  hold(busy: boolean): void;
+}
+
+export interface ChannelSpec {
+  command: string;
+  args: readonly string[];
+  cwd: string | undefined;
+  env: Record<string, string>;
+  /** Run `args[0]` as a worker thread of this process instead of starting `command`. */
+  thread: boolean;
+}
+
+/** Output a worker wrote outside any call, kept (the tail) to explain a crash. */
+const LAST_WORDS_BYTES = 4_096;
+/** Longest protocol line accepted; a worker that writes more is broken and is stopped. */
+const MAX_LINE_BYTES = 256 * 1024 * 1024;
+
+function lastWordsKeeper() {
+  let text = '';
+  return {
+    add(chunk: Buffer | string) {
+      text = (text + chunk.toString()).slice(-LAST_WORDS_BYTES);
+    },
+    get: () => text.trim(),
+  };
+}
+
+export function openChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
+  return spec.thread ? threadChannel(spec, events) : processChannel(spec, events);
+}
+
+function processChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
+  const lastWords = lastWordsKeeper();
+  let child: ChildProcess;
+  let gone = false;
+  const exit = (reason: string, spawnError?: unknown) => {
+    if (gone) return;
+    gone = true;
+    events.exit(reason, spawnError);
+  };
+  try {
+    child = spawn(spec.command, [...spec.args], {
+      cwd: spec.cwd,
+      env: spec.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      // Its own process group: a kill takes whatever the worker started (python forks a child per call).
+      detached: true,
+      windowsHide: true,
+    });
+  } catch (error) {
+    queueMicrotask(() => exit('could not start', error));
+    return { send() {}, kill() {}, hold() {} };
+  }
+  child.on('error', (error) => {
+    if (child.pid === undefined) exit('could not start', error);
+  });
+  child.stdin?.on('error', () => {}); // a worker that died closes its stdin: reported by 'exit'
+  child.stderr?.on('data', (chunk: Buffer) => lastWords.add(chunk));
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  child.stdout?.on('data', (chunk: Buffer) => {
+    let start = 0;
+    for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, start)) {
+      const line = pending.length
+        ? Buffer.concat([...pending, chunk.subarray(start, i)]).toString('utf8')
+        : chunk.toString('utf8', start, i);
+      pending = [];
+      pendingBytes = 0;
+      start = i + 1;
+      deliver(line);
+    }
+    if (start < chunk.length) {
+      pending.push(chunk.subarray(start));
+      pendingBytes += chunk.length - start;
+      if (pendingBytes > MAX_LINE_BYTES) {
+        lastWords.add('\n(worker wrote a protocol line longer than the limit)');
+        kill();
+      }
+    }
+  });
+  const deliver = (line: string) => {
+    if (!line.trim()) return;
+    let message: unknown;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      lastWords.add(`${line}\n`);
+      return;
+    }
+    if (message && typeof message === 'object' && !Array.isArray(message))
+      events.message(message as WorkerMessage);
+  };
+  child.on('close', (code, signal) => {
+    const words = lastWords.get();
+    exit(`exited (${signal ?? `code ${code}`})${words ? `: ${words}` : ''}`);
+  });
+  const kill = () => {
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null)
+      killTree(child.pid, 'SIGKILL');
+  };
+  return {
+    send(message) {
+      child.stdin?.write(`${JSON.stringify(message)}\n`);
+    },
+    kill,
+    hold(busy) {
+      // An idle worker must not keep a one-shot host (the CLI) alive; when the host exits, the
+      // worker reads end-of-file on its stdin and exits too.
+      const handles = [child, child.stdin, child.stdout, child.stderr] as Array<{
+        ref?: () => void;
+        unref?: () => void;
+      } | null>;
+      for (const handle of handles) (busy ? handle?.ref : handle?.unref)?.call(handle);
+    },
+  };
+}
+
+function threadChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
+  const lastWords = lastWordsKeeper();
+  let gone = false;
+  const exit = (reason: string, spawnError?: unknown) => {
+    if (gone) return;
+    gone = true;
+    events.exit(reason, spawnError);
+  };
+  let worker: Worker;
+  try {
+    worker = new Worker(spec.args[0]!, {
+      argv: spec.args.slice(1),
+      env: spec.env,
+      workerData: { ryeWorker: 1 },
+      // The host's own flags (a profiler, a test runner's loader) are not the tool's.
+      execArgv: [],
+      stdout: true,
+      stderr: true,
+    });
+  } catch (error) {
+    queueMicrotask(() => exit('could not start', error));
+    return { send() {}, kill() {}, hold() {} };
+  }
+  worker.stdout.on('data', (chunk: Buffer) => lastWords.add(chunk));
+  worker.stderr.on('data', (chunk: Buffer) => lastWords.add(chunk));
+  worker.on('message', (message: unknown) => {
+    if (message && typeof message === 'object' && !Array.isArray(message))
+      events.message(message as WorkerMessage);
+  });
+  worker.on('error', (error) => lastWords.add(`${error?.stack ?? error}\n`));
+  worker.on('exit', (code) => {
+    const words = lastWords.get();
+    exit(`exited (code ${code})${words ? `: ${words}` : ''}`);
+  });
+  return {
+    send(message) {
+      worker.postMessage(message);
+    },
+    kill() {
+      void worker.terminate();
+    },
+    hold(busy) {
+      if (busy) worker.ref();
+      else worker.unref();
+    },
+  };
+}

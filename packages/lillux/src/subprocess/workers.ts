@@ -1,0 +1,361 @@
+/**
+ * Warm workers: a long-lived process (or worker thread) that answers many calls, so a call costs
+ * a message instead of a process start.
+ *
+ * Identity: a worker is keyed by everything that defines the process it would be — command,
+ * arguments, working directory and the whole environment — so it only ever serves calls that a
+ * fresh process started for them would also have served. The runtimes pass the verified tool
+ * snapshot (content-addressed) and the project in the arguments and the spaces in the
+ * environment: one worker never serves two tools' bytes, two projects or two trust spaces.
+ *
+ * Protocol (JSON, one object per line on stdin/stdout for a process; the same objects over the
+ * port for a thread). The host sends `{id, input, max_output_bytes, progress}` (`input` is what
+ * the one-shot process would read on stdin); the worker answers `{id, stdout, stderr, exit_code,
+ * truncated?}` (what the one-shot process would have printed) and, when `progress` is set, may
+ * send `{id, stream, chunk}` while the call runs. The worker learns it is one from
+ * `RYE_WORKER_PROTOCOL=1` (process) or `workerData.ryeWorker` (thread).
+ *
+ * Failure: a worker that exits or crashes fails its running calls with a clear error and is
+ * replaced on the next call. A timeout or an abort stops the worker (and its process tree):
+ * other calls running on it fail too, with an error that says so.
+ */
+import { realpathSync } from 'node:fs';
+import { RyeError } from '../errors.js';
+import { osErrorMessage, spawnErrorSentence } from './shared.js';
+import type { SubprocessResult } from './types.js';
+import type { Channel, WorkerMessage } from './worker-channel.js';
+import { openChannel } from './worker-channel.js';
+
+export interface WorkerSettings {
+  /** Retire the worker after this long without calls (default 60 s). */
+  idleMs?: number;
+  /** Calls a worker runs at once; more wait their turn (default 16). */
+  maxConcurrency?: number;
+  /**
+   * Run the worker script (`args[0]`) as a thread of this process when `command` is this
+   * process's own node executable: no process start at all.
+   */
+  thread?: boolean;
+}
+
+export interface WarmCallOptions {
+  command: string;
+  args?: readonly string[];
+  cwd?: string;
+  /** The worker's whole environment (nothing is inherited). */
+  env: Record<string, string>;
+  /** What a one-shot run would read on stdin. */
+  input?: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  maxOutputBytes?: number;
+  onStdout?: (chunk: string) => void;
+  onStderr?: (chunk: string) => void;
+  worker?: WorkerSettings;
+}
+
+const DEFAULT_IDLE_MS = 60_000;
+const DEFAULT_CONCURRENCY = 16;
+const DEFAULT_TIMEOUT_MS = 300_000;
+/** Idle workers kept at most; the least recently used idle one retires first. */
+const MAX_IDLE_WORKERS = 32;
+
+interface Pending {
+  resolve(result: SubprocessResult): void;
+  start: number;
+  timer: NodeJS.Timeout | undefined;
+  options: WarmCallOptions;
+  cleanup(): void;
+}
+
+interface Queued {
+  run(): void;
+}
+
+let ownNode: string | undefined;
+function isOwnNode(command: string): boolean {
+  ownNode ??= realOr(process.execPath);
+  return command === process.execPath || realOr(command) === ownNode;
+}
+
+function realOr(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return path;
+  }
+}
+
+function elapsed(start: number): number {
+  return Math.round((performance.now() - start) * 1000) / 1000;
+}
+
+function failure(start: number, error: string, extra: Partial<SubprocessResult> = {}): SubprocessResult {
+  return {
+    success: false,
+    stdout: '',
+    stderr: error,
+    exit_code: -1,
+    duration_ms: elapsed(start),
+    timed_out: false,
+    error,
+    ...extra,
+  };
+}
+
+class WarmWorker {
+  private readonly channel: Channel;
+  private readonly running = new Map<number, Pending>();
+  private readonly waiting: Queued[] = [];
+  private nextId = 1;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private stopping: string | undefined;
+  dead = false;
+  lastUsed = performance.now();
+
+  constructor(
+    readonly key: string,
+    private readonly options: WarmCallOptions,
+    private readonly settings: Required<WorkerSettings>,
+    private readonly onGone: (worker: WarmWorker) => void,
+  ) {
+    const thread = settings.thread && isOwnNode(options.command) && options.args?.[0] !== undefined;
+    this.channel = openChannel(
+      {
+        command: options.command,
+        args: options.args ?? [],
+        cwd: options.cwd,
+        env: { ...options.env, RYE_WORKER_PROTOCOL: '1' },
+        thread,
+      },
+      { message: (m) => this.receive(m), exit: (reason, error) => this.gone(reason, error) },
+    );
+    this.channel.hold(false);
+  }
+
+  get busy(): boolean {
+    return this.running.size > 0 || this.waiting.length > 0;
+  }
+
+  call(options: WarmCallOptions): Promise<SubprocessResult> {
+    return new Promise((resolve) => {
+      const start = performance.now();
+      const queued: Queued = {
+        run: () => this.dispatch(options, start, resolve),
+      };
+      if (options.signal?.aborted) {
+        resolve(failure(start, 'Command cancelled before it started', { cancelled: true }));
+        return;
+      }
+      clearTimeout(this.idleTimer);
+      this.lastUsed = performance.now();
+      if (this.running.size < this.settings.maxConcurrency) queued.run();
+      else this.waiting.push(queued);
+    });
+  }
+
+  private dispatch(options: WarmCallOptions, start: number, resolve: (r: SubprocessResult) => void): void {
+    if (this.dead) {
+      resolve(
+        failure(start, `The worker stopped before this call ran (${this.stopping ?? 'exited'}); retry`),
+      );
+      return;
+    }
+    if (options.signal?.aborted) {
+      resolve(failure(start, 'Command cancelled before it started', { cancelled: true }));
+      return;
+    }
+    const id = this.nextId++;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const onAbort = () => this.stop(id, 'cancelled');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const pending: Pending = {
+      resolve,
+      start,
+      options,
+      timer: Number.isFinite(timeoutMs)
+        ? setTimeout(() => this.stop(id, 'timed_out'), Math.min(timeoutMs, 2 ** 31 - 1))
+        : undefined,
+      cleanup: () => {
+        clearTimeout(pending.timer);
+        options.signal?.removeEventListener('abort', onAbort);
+      },
+    };
+    this.running.set(id, pending);
+    this.channel.hold(true);
+    this.channel.send({
+      id,
+      input: options.input ?? '',
+      max_output_bytes: options.maxOutputBytes ?? null,
+      progress: Boolean(options.onStdout || options.onStderr),
+    });
+  }
+
+  private receive(message: WorkerMessage): void {
+    const id = typeof message.id === 'number' ? message.id : -1;
+    const pending = this.running.get(id);
+    if (!pending) return;
+    if (typeof message.stream === 'string') {
+      const chunk = typeof message.chunk === 'string' ? message.chunk : '';
+      if (message.stream === 'stdout') pending.options.onStdout?.(chunk);
+      else pending.options.onStderr?.(chunk);
+      return;
+    }
+    const exitCode = typeof message.exit_code === 'number' ? message.exit_code : -1;
+    const result: SubprocessResult = {
+      success: exitCode === 0,
+      stdout: typeof message.stdout === 'string' ? message.stdout : '',
+      stderr: typeof message.stderr === 'string' ? message.stderr : '',
+      exit_code: exitCode,
+      duration_ms: elapsed(pending.start),
+      timed_out: false,
+    };
+    const truncated = message.truncated as SubprocessResult['truncated'] | undefined;
+    if (truncated && typeof truncated === 'object') result.truncated = truncated;
+    this.finish(id, result);
+  }
+
+  private finish(id: number, result: SubprocessResult): void {
+    const pending = this.running.get(id);
+    if (!pending) return;
+    this.running.delete(id);
+    pending.cleanup();
+    pending.resolve(result);
+    const next = this.waiting.shift();
+    if (next) next.run();
+    else if (this.running.size === 0) this.rest();
+  }
+
+  /** Idle: let the host exit, and retire after the idle time. */
+  private rest(): void {
+    if (this.dead) return;
+    this.lastUsed = performance.now();
+    this.channel.hold(false);
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => this.retire('idle'), this.settings.idleMs);
+    this.idleTimer.unref();
+  }
+
+  /** A call timed out or was cancelled: the worker (and anything it runs) is stopped. */
+  private stop(id: number, why: 'timed_out' | 'cancelled'): void {
+    const pending = this.running.get(id);
+    if (!pending) return;
+    const seconds = (pending.options.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000;
+    const error =
+      why === 'timed_out'
+        ? `Timed out after ${seconds} seconds (the worker was stopped)`
+        : 'Command cancelled (the worker was stopped)';
+    this.finish(
+      id,
+      failure(pending.start, error, why === 'timed_out' ? { timed_out: true } : { cancelled: true }),
+    );
+    this.retire(why === 'timed_out' ? 'another call on it timed out' : 'another call on it was cancelled');
+  }
+
+  /** Stops the worker; calls still on it fail with `reason`. */
+  retire(reason: string): void {
+    if (this.dead) return;
+    this.stopping = reason;
+    this.dead = true;
+    clearTimeout(this.idleTimer);
+    this.onGone(this);
+    this.channel.kill();
+    this.failAll(`The worker was stopped (${reason}); retry the call`);
+  }
+
+  private gone(reason: string, spawnError?: unknown): void {
+    const wasDead = this.dead;
+    this.dead = true;
+    clearTimeout(this.idleTimer);
+    if (!wasDead) this.onGone(this);
+    if (spawnError !== undefined) {
+      const sentence = spawnErrorSentence(spawnError, this.options.command, this.options.cwd);
+      this.failAll(sentence, `Failed to spawn: ${osErrorMessage(spawnError)}`);
+      return;
+    }
+    this.failAll(`The worker ${reason}`);
+  }
+
+  private failAll(error: string, stderr = error): void {
+    for (const [id, pending] of [...this.running]) {
+      this.running.delete(id);
+      pending.cleanup();
+      pending.resolve({ ...failure(pending.start, error), stderr });
+    }
+    for (const queued of this.waiting.splice(0)) queued.run();
+  }
+}
+
+/** The warm workers of this process, by identity. */
+export class WorkerPool {
+  private readonly workers = new Map<string, WarmWorker>();
+
+  /** Runs one call on the worker for these options, starting it if needed. Never throws for a failed call. */
+  run(options: WarmCallOptions): Promise<SubprocessResult> {
+    if (typeof options.command !== 'string' || options.command === '') {
+      throw new RyeError('VALIDATION', 'runWarm: command must be a non-empty string');
+    }
+    const settings: Required<WorkerSettings> = {
+      idleMs: positive(options.worker?.idleMs, DEFAULT_IDLE_MS),
+      maxConcurrency: Math.floor(positive(options.worker?.maxConcurrency, DEFAULT_CONCURRENCY)),
+      thread: options.worker?.thread === true,
+    };
+    const key = identity(options, settings);
+    let worker = this.workers.get(key);
+    if (!worker || worker.dead) {
+      this.trimIdle();
+      worker = new WarmWorker(key, options, settings, (gone) => {
+        if (this.workers.get(gone.key) === gone) this.workers.delete(gone.key);
+      });
+      this.workers.set(key, worker);
+    }
+    return worker.call(options);
+  }
+
+  /** Workers alive now (busy or idle). */
+  get size(): number {
+    return this.workers.size;
+  }
+
+  /** Stops every worker; calls still running fail. */
+  close(): void {
+    for (const worker of [...this.workers.values()]) worker.retire('the host is shutting down');
+  }
+
+  private trimIdle(): void {
+    const idle = [...this.workers.values()].filter((w) => !w.busy);
+    if (this.workers.size < MAX_IDLE_WORKERS + 1 || idle.length === 0) return;
+    idle.sort((a, b) => a.lastUsed - b.lastUsed);
+    idle[0]!.retire('too many idle workers');
+  }
+}
+
+function positive(value: number | undefined, fallback: number): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+/** Everything that makes two workers different processes. */
+function identity(options: WarmCallOptions, settings: Required<WorkerSettings>): string {
+  const env = Object.keys(options.env)
+    .sort()
+    .map((k) => [k, options.env[k]]);
+  return JSON.stringify([options.command, options.args ?? [], options.cwd ?? '', env, settings.thread]);
+}
+
+let shared: WorkerPool | undefined;
+
+/** Runs one call on this process's shared warm workers (see `WorkerPool.run`). */
+export function runWarm(options: WarmCallOptions): Promise<SubprocessResult> {
+  shared ??= new WorkerPool();
+  return shared.run(options);
+}
+
+/** Stops this process's shared warm workers (a server shutting down, a test cleaning up). */
+export function closeWorkers(): void {
+  shared?.close();
+}
+
+/** How many shared warm workers are alive. */
+export function warmWorkerCount(): number {
+  return shared?.size ?? 0;
+}

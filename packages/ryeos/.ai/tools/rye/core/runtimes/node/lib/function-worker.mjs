@@ -1,0 +1,153 @@
+// rye:signed:2026-11-25T02:45:42Z:c9d3e980559fd50a5bd032dfc3fb44840621cdb57e2bf5dbb499997d55ac6284:4-5gvuDSbwHg80lPCPXLJs00womKz0H3D8hVUzKUW2wUzAKsovhuik_2wnlaW1SDV9TEpiESISuOfxW4dG5IAw==:007af625371e6e71
+// Runs a function-style node tool: a module that exports `execute(params, context)`.
+//   node function-worker.mjs <tool> --project-path <dir>
+// Three ways to be started (lillux runWarm documents the protocol):
+//  - one-shot: reads the params JSON on stdin, prints the result as JSON, exits;
+//  - warm process (RYE_WORKER_PROTOCOL=1): one request per stdin line, one answer per stdout line;
+//  - warm thread (workerData.ryeWorker): the same messages over the thread's port.
+// A worker serves exactly one tool snapshot in one project (the host keys workers so), imports
+// the tool once, and runs calls concurrently. What a tool prints (stdout or stderr) is its log:
+// it goes to the call's stderr, never into the protocol.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createInterface } from 'node:readline';
+import { parentPort, workerData } from 'node:worker_threads';
+import { prepareTool } from './tool-loader.mjs';
+
+const [node, , toolPath, ...rest] = process.argv;
+const flag = rest.indexOf('--project-path');
+const projectPath = flag === -1 ? process.cwd() : rest[flag + 1];
+process.argv = [node, toolPath, ...rest];
+
+const calls = new AsyncLocalStorage();
+const writeStdout = process.stdout.write.bind(process.stdout);
+const writeStderr = process.stderr.write.bind(process.stderr);
+
+/** Output written during a call belongs to that call's log; any other output goes to stderr. */
+function captured(stream) {
+  return (chunk, encoding, callback) => {
+    const call = calls.getStore();
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    if (call) call.log(text, stream);
+    else writeStderr(text);
+    const done = typeof encoding === 'function' ? encoding : callback;
+    if (typeof done === 'function') queueMicrotask(() => done());
+    return true;
+  };
+}
+process.stdout.write = captured('stdout');
+process.stderr.write = captured('stderr');
+
+let loaded;
+/** The tool's execute function, imported once (the snapshot never changes under a worker). */
+function loadExecute() {
+  loaded ??= (async () => {
+    const module = await import(await prepareTool(toolPath, projectPath));
+    const execute = module.execute ?? module.default?.execute;
+    return typeof execute === 'function' ? execute : undefined;
+  })();
+  return loaded;
+}
+
+class Capped {
+  constructor(cap) {
+    this.cap = cap;
+    this.text = '';
+    this.bytes = 0;
+    this.total = 0;
+  }
+  add(text) {
+    const size = Buffer.byteLength(text);
+    this.total += size;
+    if (this.bytes >= this.cap) return;
+    const kept = this.bytes + size <= this.cap ? text : Buffer.from(text).subarray(0, this.cap - this.bytes).toString();
+    this.text += kept;
+    this.bytes += Buffer.byteLength(kept);
+  }
+  get truncated() {
+    return this.total > this.bytes;
+  }
+}
+
+function parseParams(input) {
+  if (!input || !input.trim()) return {};
+  const params = JSON.parse(input);
+  if (!params || typeof params !== 'object' || Array.isArray(params)) throw new TypeError('Parameters must be a JSON object');
+  return params;
+}
+
+/** One call: what a one-shot process would have printed, and its exit code. */
+async function handle(request, send) {
+  const cap = Number.isSafeInteger(request.max_output_bytes) ? request.max_output_bytes : Number.POSITIVE_INFINITY;
+  const stdout = new Capped(cap);
+  const stderr = new Capped(cap);
+  const call = {
+    log(text, stream) {
+      stderr.add(text);
+      if (request.progress) send({ id: request.id, stream: 'stderr', chunk: text, from: stream });
+    },
+  };
+  const exitCode = await calls.run(call, async () => {
+    let execute;
+    try {
+      execute = await loadExecute();
+    } catch (error) {
+      call.log(`${error?.stack ?? error}\n`, 'stderr');
+      return 1;
+    }
+    if (!execute) {
+      call.log(`No execute() exported by ${toolPath}\n`, 'stderr');
+      return 1;
+    }
+    let result;
+    try {
+      const params = parseParams(request.input);
+      result = await execute(params, { projectPath, project_path: projectPath });
+    } catch (error) {
+      // A thrown error is the tool's failure, reported as the original tools report theirs.
+      if (error?.stack) call.log(`${error.stack}\n`, 'stderr');
+      result = { success: false, error: error instanceof Error ? error.message : String(error) };
+    }
+    try {
+      stdout.add(JSON.stringify(result ?? {}));
+      return 0;
+    } catch (error) {
+      call.log(`The result of execute() is not JSON: ${error.message}\n`, 'stderr');
+      return 1;
+    }
+  });
+  const answer = { id: request.id, stdout: stdout.text, stderr: stderr.text, exit_code: exitCode };
+  if (stdout.truncated || stderr.truncated) {
+    answer.truncated = {
+      ...(stdout.truncated ? { stdout: stdout.total } : {}),
+      ...(stderr.truncated ? { stderr: stderr.total } : {}),
+    };
+  }
+  return answer;
+}
+
+if (workerData?.ryeWorker && parentPort) {
+  const send = (message) => parentPort.postMessage(message);
+  parentPort.on('message', (request) => void handle(request, send).then(send));
+} else if (process.env.RYE_WORKER_PROTOCOL === '1') {
+  const send = (message) => writeStdout(`${JSON.stringify(message)}\n`);
+  const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
+  lines.on('line', (line) => {
+    if (!line.trim()) return;
+    let request;
+    try {
+      request = JSON.parse(line);
+    } catch {
+      return;
+    }
+    void handle(request, send).then(send);
+  });
+  // The host is gone (or retired this worker): nothing more will be asked.
+  lines.on('close', () => process.exit(0));
+} else {
+  let input = '';
+  for await (const chunk of process.stdin) input += chunk;
+  const answer = await handle({ id: 0, input }, () => {});
+  if (answer.stderr) writeStderr(answer.stderr);
+  writeStdout(`${answer.stdout}\n`);
+  process.exitCode = answer.exit_code;
+}
