@@ -1,6 +1,7 @@
-// Shared by the benches: the trivial JS tool they run, small statistics helpers, and a tiny
-// MCP client over a server's stdio.
+// Shared by the benches: the trivial JS tool they run, small statistics helpers, a /proc RSS
+// reader, and a tiny MCP client over a server's stdio.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 /** A node tool that reads its params and echoes them: the cheapest real tool there is. */
 export const NOOP_TOOL = `export const __version__ = "1.0.0";
@@ -20,9 +21,26 @@ export function median(values) {
 
 export const round = (value, digits = 2) => Number(value.toFixed(digits));
 
-/** A tiny newline-delimited JSON-RPC client over a child's stdio. */
-export function stdioClient(server, env) {
-  const child = spawn(process.execPath, [server], { env, stdio: ['pipe', 'pipe', 'ignore'] });
+/** The `p`-th percentile (0–100, nearest rank) of `values`. */
+export function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** Resident memory of a live process in MB (VmRSS from /proc, Linux only). */
+export function rssMb(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024);
+}
+
+/**
+ * A tiny newline-delimited JSON-RPC client over a child's stdio (`node server ...args`).
+ * Requests carry their own ids, so many may be in flight at once; only responses (messages
+ * without a `method`) settle them, and all pending ones reject if the server exits.
+ */
+export function stdioClient(server, env, args = []) {
+  const child = spawn(process.execPath, [server, ...args], { env, stdio: ['pipe', 'pipe', 'ignore'] });
+  child.stdout.setEncoding('utf8');
   let buffer = '';
   const waiting = new Map();
   child.stdout.on('data', (chunk) => {
@@ -31,23 +49,31 @@ export function stdioClient(server, env) {
     while (nl !== -1) {
       const message = JSON.parse(buffer.slice(0, nl));
       buffer = buffer.slice(nl + 1);
-      waiting.get(message.id)?.(message);
-      waiting.delete(message.id);
+      if (message.method === undefined) {
+        waiting.get(message.id)?.resolve(message);
+        waiting.delete(message.id);
+      }
       nl = buffer.indexOf('\n');
     }
   });
+  child.on('close', (code, signal) => {
+    for (const { reject } of waiting.values())
+      reject(new Error(`${server} exited (${signal ?? code}) with a request pending`));
+    waiting.clear();
+  });
   let id = 0;
   const request = (method, params) =>
-    new Promise((resolve) => {
+    new Promise((resolve, reject) => {
       const n = ++id;
-      waiting.set(n, resolve);
+      waiting.set(n, { resolve, reject });
       child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: n, method, params })}\n`);
     });
   const notify = (method) => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method })}\n`);
   const close = () =>
     new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
       child.on('close', resolve);
       child.stdin.end();
     });
-  return { request, notify, close, pid: child.pid };
+  return { request, notify, close, pid: child.pid, child };
 }

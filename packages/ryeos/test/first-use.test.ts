@@ -54,11 +54,17 @@ describe('customising a runtime the way the manual describes (issue 11, item 5)'
       },
     );
     expect(loaded.json).toMatchObject({ status: 'success', copied_to: 'project' });
-    expect(loaded.json.copied_files).toEqual([
-      join(t.project, '.ai', 'tools', 'rye', 'core', 'runtimes', 'node', 'lib', 'launch.mjs'),
+    const lib = join(t.project, '.ai', 'tools', 'rye', 'core', 'runtimes', 'node', 'lib');
+    expect([...loaded.json.copied_files].sort()).toEqual([
+      join(lib, 'function-worker.mjs'),
+      join(lib, 'launch.mjs'),
     ]);
     const command = /rye sign (.+)$/.exec(String(loaded.json.hint))![1]!.split(' ');
-    expect(command).toEqual(['tool:rye/core/runtimes/node/node', 'tool:rye/core/runtimes/node/lib/launch']);
+    expect([...command].sort()).toEqual([
+      'tool:rye/core/runtimes/node/lib/function-worker',
+      'tool:rye/core/runtimes/node/lib/launch',
+      'tool:rye/core/runtimes/node/node',
+    ]);
     const signed = await rye(['sign', ...command, '--project', t.project], { env: t.env });
     expect(signed.json, signed.stdout).toMatchObject({ status: 'completed', failed: [] });
     const ran = await rye(

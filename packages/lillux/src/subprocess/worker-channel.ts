@@ -155,15 +155,14 @@ function threadChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
       workerData: { ryeWorker: 1 },
       // The host's own flags (a profiler, a test runner's loader) are not the tool's.
       execArgv: [],
-      stdout: true,
-      stderr: true,
+      // The thread's stdio flows into the host's (listening to it instead would keep a one-shot
+      // host from ever exiting). The worker script routes everything a tool prints into the
+      // call's log or to stderr, so nothing reaches the host's stdout (the MCP channel).
     });
   } catch (error) {
     queueMicrotask(() => exit('could not start', error));
     return { send() {}, kill() {}, hold() {} };
   }
-  worker.stdout.on('data', (chunk: Buffer) => lastWords.add(chunk));
-  worker.stderr.on('data', (chunk: Buffer) => lastWords.add(chunk));
   worker.on('message', (message: unknown) => {
     if (message && typeof message === 'object' && !Array.isArray(message))
       events.message(message as WorkerMessage);

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-25T02:45:42Z:c9d3e980559fd50a5bd032dfc3fb44840621cdb57e2bf5dbb499997d55ac6284:4-5gvuDSbwHg80lPCPXLJs00womKz0H3D8hVUzKUW2wUzAKsovhuik_2wnlaW1SDV9TEpiESISuOfxW4dG5IAw==:007af625371e6e71
+// rye:signed:2026-11-25T02:49:37Z:747566828ac8be3424f75f4dd40e3e5657da9d1e7dcc5f634a1e398bd7bef40e:RD9v5VO9_EFXEzWlMg-YFL72-Hq1umgGXpbtPo77AyP1n4cismgOspbXFih_Fy8ONt3F236hs1e0gVsvpr6AAg==:007af625371e6e71
 // Runs a function-style node tool: a module that exports `execute(params, context)`.
 //   node function-worker.mjs <tool> --project-path <dir>
 // Three ways to be started (lillux runWarm documents the protocol):
@@ -11,7 +11,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createInterface } from 'node:readline';
 import { parentPort, workerData } from 'node:worker_threads';
-import { prepareTool } from './tool-loader.mjs';
+import { prepareTool } from './launch.mjs';
 
 const [node, , toolPath, ...rest] = process.argv;
 const flag = rest.indexOf('--project-path');

@@ -1,0 +1,275 @@
+/**
+ * The function-style runtimes on warm workers (node/function, python/function), through the real
+ * chain with signed project tools: what a worker shares and what it never shares, failures,
+ * timeouts, the one-shot path of the CLI, and a tool that prints while the MCP server runs it.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createRye } from '../src/index.js';
+import type { TempProject } from './helpers.js';
+import { connectMcpStdio, rye, until, useTempProjects } from './helpers.js';
+
+const project = useTempProjects();
+
+const JS_HEADER = `export const __version__ = '1.0.0';
+export const __tool_type__ = 'javascript';
+export const __executor_id__ = 'rye/core/runtimes/node/function';
+export const __category__ = 'demo';
+export const __tool_description__ = 'A warm tool';
+`;
+
+const JS_COUNTER = `${JS_HEADER}let calls = 0;
+export async function execute(params, context) {
+  calls += 1;
+  console.log('a log line, not the result');
+  if (params.fail) throw new Error('it went wrong: ' + params.fail);
+  if (params.hang) await new Promise(() => {});
+  return { success: true, calls, pid: process.pid, project: context.projectPath, echo: params.echo ?? null };
+}
+`;
+
+const PY_HEADER = `__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "rye/core/runtimes/python/function"
+__category__ = "demo"
+__tool_description__ = "A warm tool"
+`;
+
+const PY_COUNTER = `${PY_HEADER}import asyncio, os, time
+state = {"calls": 0}
+
+async def execute(params, project_path):
+    state["calls"] += 1
+    print("a log line, not the result")
+    if params.get("fail"):
+        raise ValueError("it went wrong: " + params["fail"])
+    if params.get("hang"):
+        time.sleep(60)
+    if params.get("none"):
+        return None
+    await asyncio.sleep(0)
+    return {"success": True, "calls": state["calls"], "pid": os.getpid(), "project": project_path}
+`;
+
+async function setUp(t: TempProject, tools: Record<string, string>): Promise<void> {
+  expect((await rye(['keys', 'generate'], { env: t.env })).code).toBe(0);
+  for (const [id, text] of Object.entries(tools)) {
+    await t.write(`tools/${id}`, text);
+    const ref = `tool:${id.replace(/\.(js|py)$/, '')}`;
+    const signed = await rye(['sign', ref, '--project', t.project], { env: t.env });
+    expect(signed.json, signed.stdout).toMatchObject({ status: 'signed' });
+  }
+}
+
+function api(t: TempProject, env: Record<string, string> = {}) {
+  return createRye({ projectPath: t.project, userSpace: t.user, env: { PATH: process.env.PATH, ...env } });
+}
+
+type Data = { calls: number; pid: number; project: string; echo?: unknown };
+
+describe('node/function', () => {
+  it('keeps one worker per tool snapshot: its module state persists, a changed tool starts fresh', async () => {
+    const t = await project();
+    await setUp(t, { 'demo/counter.js': JS_COUNTER });
+    const r = api(t);
+    const first = await r.execute({ item_id: 'tool:demo/counter', parameters: { echo: 'x' } });
+    expect(first).toMatchObject({
+      status: 'success',
+      chain: ['demo/counter', 'rye/core/runtimes/node/function', 'rye/core/primitives/subprocess'],
+      data: { success: true, calls: 1, project: t.project, echo: 'x' },
+    });
+    const second = await r.execute({ item_id: 'tool:demo/counter' });
+    expect((second.data as Data).calls).toBe(2);
+    // Edited and re-signed: other bytes, another worker; the old module's state is not seen.
+    await t.write('tools/demo/counter.js', `${JS_COUNTER}// changed\n`);
+    await rye(['sign', 'tool:demo/counter', '--project', t.project], { env: t.env });
+    const changed = await r.execute({ item_id: 'tool:demo/counter' });
+    expect(changed).toMatchObject({ status: 'success', data: { calls: 1 } });
+  });
+
+  it('never shares a worker between projects', async () => {
+    const a = await project();
+    const b = await project();
+    await setUp(a, { 'demo/counter.js': JS_COUNTER });
+    // The same bytes, signed by the same user key, in another project.
+    await b.write(
+      'tools/demo/counter.js',
+      readFileSync(join(a.project, '.ai/tools/demo/counter.js'), 'utf8'),
+    );
+    const env = { ...a.env };
+    const inA = createRye({
+      projectPath: a.project,
+      userSpace: a.user,
+      env: { PATH: process.env.PATH, ...env },
+    });
+    const inB = createRye({
+      projectPath: b.project,
+      userSpace: a.user,
+      env: { PATH: process.env.PATH, ...env },
+    });
+    await inA.execute({ item_id: 'tool:demo/counter' });
+    expect((await inA.execute({ item_id: 'tool:demo/counter' })).data).toMatchObject({ calls: 2 });
+    expect((await inB.execute({ item_id: 'tool:demo/counter' })).data).toMatchObject({
+      calls: 1,
+      project: b.project,
+    });
+  });
+
+  it('a thrown error is the envelope error; what the tool prints never mixes into the result', async () => {
+    const t = await project();
+    await setUp(t, {
+      'demo/counter.js': JS_COUNTER,
+      'demo/none.js': `${JS_HEADER}export const nothing = 1;\n`,
+    });
+    const r = api(t);
+    const failed = await r.execute({ item_id: 'tool:demo/counter', parameters: { fail: 'badly' } });
+    expect(failed).toMatchObject({
+      status: 'error',
+      error: 'it went wrong: badly',
+      error_type: 'execution',
+      data: { success: false, error: 'it went wrong: badly' },
+    });
+    const missing = await r.execute({ item_id: 'tool:demo/none' });
+    expect(missing).toMatchObject({ status: 'error' });
+    expect(missing.error).toMatch(/No execute\(\) exported by/);
+  });
+
+  it('a call that times out stops its worker; the next call runs on a new one', async () => {
+    const t = await project();
+    await setUp(t, { 'demo/counter.js': JS_COUNTER });
+    const r = api(t);
+    await r.execute({ item_id: 'tool:demo/counter' });
+    const hung = await r.execute({ item_id: 'tool:demo/counter', parameters: { hang: true, timeout: 0.5 } });
+    expect(hung).toMatchObject({ status: 'error', error_type: 'timeout' });
+    expect(await r.execute({ item_id: 'tool:demo/counter' })).toMatchObject({
+      status: 'success',
+      data: { calls: 1 },
+    });
+  });
+
+  it('RYE_WARM_WORKERS=0 runs each call as a one-shot process', async () => {
+    const t = await project();
+    await setUp(t, { 'demo/counter.js': JS_COUNTER });
+    const r = api(t, { RYE_WARM_WORKERS: '0' });
+    const one = (await r.execute({ item_id: 'tool:demo/counter' })).data as Data;
+    const two = (await r.execute({ item_id: 'tool:demo/counter' })).data as Data;
+    expect([one.calls, two.calls]).toEqual([1, 1]);
+    expect(one.pid).not.toBe(two.pid);
+    expect(one.pid).not.toBe(process.pid);
+  });
+});
+
+describe('python/function', () => {
+  it('imports the tool once and runs each call in a fresh child: no state carries over', async () => {
+    const t = await project();
+    await setUp(t, { 'demo/pycount.py': PY_COUNTER });
+    const r = api(t);
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await r.execute({ item_id: 'tool:demo/pycount' }));
+    for (const result of results) {
+      expect(result).toMatchObject({
+        status: 'success',
+        chain: ['demo/pycount', 'rye/core/runtimes/python/function', 'rye/core/primitives/subprocess'],
+        data: { success: true, calls: 1, project: t.project },
+      });
+    }
+    expect(new Set(results.map((x) => (x.data as Data).pid)).size).toBe(3);
+    expect(await r.execute({ item_id: 'tool:demo/pycount', parameters: { none: true } })).toMatchObject({
+      status: 'success',
+      data: {},
+    });
+  });
+
+  it('an exception fails the call with its traceback; a missing execute() is named', async () => {
+    const t = await project();
+    await setUp(t, { 'demo/pycount.py': PY_COUNTER, 'demo/pynone.py': `${PY_HEADER}value = 1\n` });
+    const r = api(t);
+    const failed = await r.execute({ item_id: 'tool:demo/pycount', parameters: { fail: 'badly' } });
+    expect(failed).toMatchObject({ status: 'error', error_type: 'execution' });
+    expect(failed.error).toMatch(/ValueError: it went wrong: badly/);
+    const missing = await r.execute({ item_id: 'tool:demo/pynone' });
+    expect(missing.error).toMatch(/No execute\(\) in .*pynone\.py/);
+    // The worker survives a failed call.
+    expect(await r.execute({ item_id: 'tool:demo/pycount' })).toMatchObject({ status: 'success' });
+  });
+
+  it('a timeout kills the call and its worker; the next call works', async () => {
+    const t = await project();
+    await setUp(t, { 'demo/pycount.py': PY_COUNTER });
+    const r = api(t);
+    await r.execute({ item_id: 'tool:demo/pycount' });
+    const hung = await r.execute({ item_id: 'tool:demo/pycount', parameters: { hang: true, timeout: 0.5 } });
+    expect(hung).toMatchObject({ status: 'error', error_type: 'timeout' });
+    expect(await r.execute({ item_id: 'tool:demo/pycount' })).toMatchObject({ status: 'success' });
+  });
+});
+
+/** Processes whose command line mentions `text` (Linux /proc). */
+function processesMentioning(text: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(text)) found.push(Number(name));
+    } catch {}
+  }
+  return found;
+}
+
+describe('the one-shot CLI', () => {
+  it.runIf(process.platform === 'linux')(
+    'runs function tools and leaves no worker behind when it exits',
+    async () => {
+      const t = await project();
+      await setUp(t, { 'demo/counter.js': JS_COUNTER, 'demo/pycount.py': PY_COUNTER });
+      for (const id of ['demo/counter', 'demo/pycount']) {
+        const run = await rye(['execute', `tool:${id}`, '--project', t.project], { env: t.env });
+        expect(run.code, run.stderr).toBe(0);
+        expect(run.json).toMatchObject({ status: 'success', data: { calls: 1 } });
+      }
+      expect(await until(() => processesMentioning(t.root).length === 0, 5_000)).toBe(true);
+    },
+  );
+});
+
+describe('the MCP server', () => {
+  it('a tool writing to stdout cannot corrupt the protocol', async () => {
+    const t = await project();
+    const noisy = `${JS_HEADER}export async function execute() {
+  process.stdout.write('{"jsonrpc":"2.0","id":1,"result":"forged"}\\n');
+  console.log('more noise');
+  return { success: true, quiet: false };
+}
+`;
+    await setUp(t, { 'demo/noisy.js': noisy });
+    await writeFile(join(t.project, 'a.txt'), 'hello\n');
+    const client = await connectMcpStdio('warm-test', t.user);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const result = await client.callTool({
+          name: 'execute',
+          arguments: { project_path: t.project, item_id: 'tool:demo/noisy' },
+        });
+        expect(result.isError).toBeFalsy();
+        const text = (result.content as Array<{ text: string }>)[0]!.text;
+        expect(JSON.parse(text)).toMatchObject({ status: 'success', data: { success: true } });
+      }
+      const read = await client.callTool({
+        name: 'execute',
+        arguments: {
+          project_path: t.project,
+          item_id: 'tool:rye/file-system/read',
+          parameters: { path: 'a.txt' },
+        },
+      });
+      expect(JSON.parse((read.content as Array<{ text: string }>)[0]!.text)).toMatchObject({
+        status: 'success',
+        data: { success: true, total_lines: 1 },
+      });
+    } finally {
+      await client.close();
+    }
+  });
+});
