@@ -10,7 +10,8 @@
 // Calls are timed from request write to response line. Needs network for the official server
 // (without it, that part is skipped and said so).
 // Run after `pnpm build`: node bench/warm.mjs
-//   (BENCH_RUNS=n calls per warm figure, default 200; BENCH_CONCURRENCY=n per burst, default 200)
+//   (BENCH_RUNS=n calls per warm figure, default 200; BENCH_CONCURRENCY=n calls per burst, default
+//   200; BENCH_BURSTS=n, default 3)
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -27,7 +28,6 @@ const OFFICIAL = '@modelcontextprotocol/server-filesystem@2026.8.31';
 
 const INIT = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } };
 const WARM_UP = 5;
-const BURSTS = 3;
 
 const JS_TOOL = `export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
@@ -80,7 +80,9 @@ function installOfficial(dir) {
       resolve(
         code === 0
           ? join(dir, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js')
-          : new Error(`npm install ${OFFICIAL} failed (${signal ?? code}): ${err.trim().split('\n').slice(-3).join(' | ')}`),
+          : new Error(
+              `npm install ${OFFICIAL} failed (${signal ?? code}): ${err.trim().split('\n').slice(-3).join(' | ')}`,
+            ),
       ),
     );
   });
@@ -96,7 +98,11 @@ async function timedCall(client, name, args) {
   return { ms, reply };
 }
 
-const stats = (values) => ({ p50_ms: round(median(values)), p99_ms: round(percentile(values, 99)), n: values.length });
+const stats = (values) => ({
+  p50_ms: round(median(values)),
+  p99_ms: round(percentile(values, 99)),
+  n: values.length,
+});
 const mark = (ok) => (ok ? '✔' : '✘');
 
 async function measure(
@@ -105,6 +111,7 @@ async function measure(
   {
     runs = Number(process.env.BENCH_RUNS) || 200,
     concurrency = Number(process.env.BENCH_CONCURRENCY) || 200,
+    bursts: burstCount = Number(process.env.BENCH_BURSTS) || 3,
     quiet = false,
   } = {},
 ) {
@@ -137,7 +144,11 @@ async function measure(
     py: { id: 'bench/fn_py', parameters: { n: 1 } },
   };
   const execute = (key) =>
-    timedCall(rye, 'execute', { project_path: project, item_id: `tool:${TOOLS[key].id}`, parameters: TOOLS[key].parameters });
+    timedCall(rye, 'execute', {
+      project_path: project,
+      item_id: `tool:${TOOLS[key].id}`,
+      parameters: TOOLS[key].parameters,
+    });
   // The project's own state (trust, search index) is loaded once, so first calls time the worker.
   await timedCall(rye, 'search', { project_path: project, scope: 'tool', query: 'read' });
 
@@ -145,8 +156,10 @@ async function measure(
   for (const key of ['read', 'js', 'py']) {
     const { ms, reply } = await execute(key);
     const text = reply.result.content.map((c) => c.text ?? '').join('');
-    if (key === 'read' && !text.includes('quick brown fox')) throw new Error(`read returned: ${text.slice(0, 300)}`);
-    if (key !== 'read' && !/"n":\s*1/.test(text)) throw new Error(`${TOOLS[key].id} returned: ${text.slice(0, 300)}`);
+    if (key === 'read' && !text.includes('quick brown fox'))
+      throw new Error(`read returned: ${text.slice(0, 300)}`);
+    if (key !== 'read' && !/"n":\s*1/.test(text))
+      throw new Error(`${TOOLS[key].id} returned: ${text.slice(0, 300)}`);
     result.cold_first_call_ms[TOOLS[key].id] = round(ms);
     say(`first call (cold worker) ${TOOLS[key].id}: ${round(ms, 1)} ms`);
   }
@@ -200,17 +213,19 @@ async function measure(
       goal_ratio: 6,
     });
     say(line(`official filesystem server ${result.official.tool}`, result.official));
-    say(`ratio ryeos/official (p50): ${ratio}× (p99 ${result.official.ratio_p99}×) (goal ≤ 6×) ${mark(ratio <= 6)}`);
+    say(
+      `ratio ryeos/official (p50): ${ratio}× (p99 ${result.official.ratio_p99}×) (goal ≤ 6×) ${mark(ratio <= 6)}`,
+    );
   }
   result.js = { ...stats(times.js), goal_p50_ms: 3 };
   say(line('warm execute bench/fn_js (node/function)', result.js, 3));
   result.py = { ...stats(times.py), goal_p50_ms: 5 };
   say(line('warm execute bench/fn_py (python/function)', result.py, 5));
 
-  // Concurrency: `concurrency` calls (half the JS tool, half read) written at once, BURSTS times.
+  // Concurrency: `concurrency` calls (half the JS tool, half read) written at once, burstCount times.
   const rss = { before_mb: rssMb(rye.pid), after_burst_mb: [] };
   const bursts = [];
-  for (let b = 0; b < BURSTS; b++) {
+  for (let b = 0; b < burstCount; b++) {
     const start = performance.now();
     const settled = await Promise.allSettled(
       Array.from({ length: concurrency }, (_, i) => execute(i % 2 ? 'read' : 'js')),
@@ -223,25 +238,34 @@ async function measure(
       calls: concurrency,
       errors: failed.length,
       first_error: failed[0]?.reason?.message?.slice(0, 300),
-      ...(ok.length ? { p50_ms: round(median(ok)), p99_ms: round(percentile(ok, 99)) } : {}),
+      ...(ok.length
+        ? { min_ms: round(Math.min(...ok)), p50_ms: round(median(ok)), p99_ms: round(percentile(ok, 99)) }
+        : {}),
       wall_ms: round(wall),
     });
   }
   await sleep(2000);
   rss.after_idle_2s_mb = rssMb(rye.pid);
   const errors = bursts.reduce((n, b) => n + b.errors, 0);
-  const growth = rss.after_burst_mb[BURSTS - 1] - rss.after_burst_mb[0];
+  const growth = rss.after_burst_mb[burstCount - 1] - rss.after_burst_mb[0];
   // Flat: the last burst leaves the server no more than 10 MB above the first one did.
   rss.flat = growth <= 10;
   result.concurrent = { calls_per_burst: concurrency, bursts, errors, rss };
-  say(`concurrent ${concurrency} executes × ${BURSTS} bursts (fn_js + read): errors ${errors} (must be 0) ${mark(errors === 0)}`);
+  say(
+    `concurrent ${concurrency} executes × ${burstCount} bursts (fn_js + read): errors ${errors} (must be 0) ${mark(errors === 0)}`,
+  );
   bursts.forEach((b, i) => {
-    const lat = b.p50_ms === undefined ? 'no successes' : `p50 ${round(b.p50_ms, 1)} ms, p99 ${round(b.p99_ms, 1)} ms`;
-    say(`  burst ${i + 1}: ${lat}, wall ${round(b.wall_ms, 1)} ms${b.errors ? `, ${b.errors} errors, first: ${b.first_error}` : ''}`);
+    const lat =
+      b.p50_ms === undefined
+        ? 'no successes'
+        : `min ${round(b.min_ms, 1)} ms, p50 ${round(b.p50_ms, 1)} ms, p99 ${round(b.p99_ms, 1)} ms`;
+    say(
+      `  burst ${i + 1}: ${lat}, wall ${round(b.wall_ms, 1)} ms${b.errors ? `, ${b.errors} errors, first: ${b.first_error}` : ''}`,
+    );
   });
   say(
     `server RSS: before ${rss.before_mb} MB, after bursts ${rss.after_burst_mb.join(' / ')} MB, ` +
-      `2 s later ${rss.after_idle_2s_mb} MB — ${rss.flat ? 'flat' : `grew ${growth} MB burst 1→${BURSTS}`} ${mark(rss.flat)}`,
+      `2 s later ${rss.after_idle_2s_mb} MB — ${rss.flat ? 'flat' : `grew ${growth} MB burst 1→${burstCount}`} ${mark(rss.flat)}`,
   );
   return result;
 }

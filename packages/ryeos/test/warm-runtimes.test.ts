@@ -4,7 +4,7 @@
  * timeouts, the one-shot path of the CLI, and a tool that prints while the MCP server runs it.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRye } from '../src/index.js';
@@ -87,6 +87,29 @@ describe('node/function', () => {
     await rye(['sign', 'tool:demo/counter', '--project', t.project], { env: t.env });
     const changed = await r.execute({ item_id: 'tool:demo/counter' });
     expect(changed).toMatchObject({ status: 'success', data: { calls: 1 } });
+  });
+
+  it('a dependency edited in place after a warm call is refused, even with its size and mtime kept', async () => {
+    const t = await project();
+    await t.write('tools/demo/pkg/package.json', '{"type": "module"}\n');
+    const lib = `export const greeting = 'hello';\n`;
+    const tool = `${JS_HEADER}import { greeting } from './lib.js';
+export async function execute() { return { success: true, greeting }; }
+`;
+    const inPkg = (text: string) => text.replace("__category__ = 'demo'", "__category__ = 'demo/pkg'");
+    await setUp(t, { 'demo/pkg/lib.js': inPkg(`${JS_HEADER}${lib}`), 'demo/pkg/hello.js': inPkg(tool) });
+    const r = api(t);
+    expect(await r.execute({ item_id: 'tool:demo/pkg/hello' })).toMatchObject({
+      status: 'success',
+      data: { greeting: 'hello' },
+    });
+    const path = join(t.project, '.ai/tools/demo/pkg/lib.js');
+    const before = await stat(path);
+    const text = readFileSync(path, 'utf8');
+    await writeFile(path, text.replace("'hello'", "'HELLO'"));
+    await utimes(path, before.atime, before.mtime);
+    const after = await r.execute({ item_id: 'tool:demo/pkg/hello' });
+    expect(after).toMatchObject({ status: 'error', error_type: 'integrity' });
   });
 
   it('never shares a worker between projects', async () => {
