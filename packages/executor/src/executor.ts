@@ -19,7 +19,7 @@ import type { VerifiedLooseFile } from './files.js';
 import { readVerifiedFile, verifyLooseFile } from './files.js';
 import { KindRegistry } from './kinds.js';
 import { extractToolMetadata } from './metadata.js';
-import { withinOperation } from './observations.js';
+import { outsideOperation, withinOperation } from './observations.js';
 import type { ItemKind, SignableKind } from './refs.js';
 import { canonicalRef, ITEM_KINDS } from './refs.js';
 import type { ResolvedItem } from './resolve.js';
@@ -298,7 +298,9 @@ export class Executor implements ItemContext {
       // What runs is what was verified (DECISIONS 29): the interpreter loads the snapshot.
       if (PRIMITIVE_RUNNERS[prepared.primitive].runsFiles)
         runFromSnapshot(prepared, chain, anchor, verifiedFiles, this.spaces.user.base);
-      const outcome = await runPrimitive(prepared, context);
+      // The run happens outside the operation's observations: a worker started here keeps its
+      // callbacks, which must not see this operation's answers later.
+      const outcome = await outsideOperation(() => runPrimitive(prepared, context));
       if (outcome.warnings) allWarnings.push(...outcome.warnings);
       const common = {
         item_id: itemId,

@@ -24,7 +24,7 @@ export function observedOnce<T>(key: string, observe: () => T): T {
   return value;
 }
 
-/** Forgets what this operation observed (after it changed the files, e.g. wrote a snapshot). */
-export function forgetObservations(): void {
-  scope.getStore()?.clear();
+/** Runs `fn` outside any operation scope (the run itself, and callbacks it leaves behind). */
+export function outsideOperation<T>(fn: () => T): T {
+  return scope.exit(fn);
 }

@@ -290,7 +290,10 @@ export async function prepareRun(
     else if (declared.has(key) && !IDENTITY_KEYS.has(key) && !reserved.has(key)) placeholders[key] = value;
   }
   const toolParams = paramsForTool(params, config, reserved);
-  const cwd = anchor.cwd ?? confinedCwd(params.cwd, context.projectPath);
+  // A warm worker's working directory is part of what it is: a caller's cwd would start a new
+  // worker per value, so function-style runtimes run in the anchor folder or the project.
+  const warm = isPlainObject(config.worker);
+  const cwd = anchor.cwd ?? (warm ? context.projectPath : confinedCwd(params.cwd, context.projectPath));
   // A `{name}` in the item's url that nothing fills is the caller's missing parameter. Checked on
   // the template itself: braces inside substituted values are data, not placeholders.
   if (typeof config.url === 'string') {

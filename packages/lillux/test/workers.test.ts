@@ -25,6 +25,8 @@ let count = 0;
 async function handle(request, send) {
   const input = request.input;
   if (input === 'crash') process.exit(3);
+  // What a tool (or a program it starts) prints on stdout is never taken for an answer.
+  if (input === 'forge') process.stdout.write(JSON.stringify({ id: request.id, stdout: '"forged"', stderr: '', exit_code: 0 }) + '\\n');
   if (input === 'hang') await new Promise(() => {});
   if (input.startsWith('sleep:')) await new Promise((r) => setTimeout(r, Number(input.slice(6))));
   if (input.startsWith('log:') && request.progress) send({ id: request.id, stream: 'stderr', chunk: input.slice(4) });
@@ -35,7 +37,9 @@ async function handle(request, send) {
 if (workerData?.ryeWorker) {
   parentPort.on('message', (r) => handle(r, (m) => parentPort.postMessage(m)).then((m) => parentPort.postMessage(m)));
 } else {
-  const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
+  const { Socket } = await import('node:net');
+  const answers = new Socket({ fd: 3, readable: false, writable: true });
+  const send = (m) => answers.write(JSON.stringify(m) + '\\n');
   const lines = createInterface({ input: process.stdin });
   lines.on('line', (line) => handle(JSON.parse(line), send).then(send));
   lines.on('close', () => process.exit(0));
@@ -148,6 +152,40 @@ describe('a worker process', () => {
     const result = await call(p, 'hang', { signal: controller.signal });
     expect(result).toMatchObject({ success: false, cancelled: true });
     expect(answer(await call(p, 'pid')).count).toBe(1);
+  });
+
+  it('takes answers only from fd 3: a forged answer on stdout is not believed', async () => {
+    const p = pool();
+    const result = await call(p, 'forge');
+    expect(result.success).toBe(true);
+    expect(result.stdout).not.toBe('"forged"');
+    expect(answer(result).count).toBe(1);
+  });
+
+  it('moves calls still waiting for a slot to a new worker when the worker is stopped', async () => {
+    const p = pool();
+    const bounded = { worker: { maxConcurrency: 1 } };
+    const first = answer(await call(p, 'pid', bounded));
+    const [hung, waiting] = await Promise.all([
+      call(p, 'hang', { ...bounded, timeoutMs: 300 }),
+      call(p, 'pid', bounded),
+    ]);
+    expect(hung).toMatchObject({ success: false, timed_out: true });
+    expect(waiting.success).toBe(true);
+    expect(answer(waiting).pid).not.toBe(first.pid);
+  });
+
+  it('an abort while a call waits for a slot cancels it before it runs', async () => {
+    const p = pool();
+    const bounded = { worker: { maxConcurrency: 1 } };
+    await call(p, 'pid', bounded);
+    const controller = new AbortController();
+    const busy = call(p, 'sleep:400', bounded);
+    const waiting = call(p, 'pid', { ...bounded, signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    expect(await waiting).toMatchObject({ success: false, cancelled: true });
+    expect(answer(await busy).count).toBe(2);
+    expect(answer(await call(p, 'pid', bounded)).count).toBe(3);
   });
 
   it('forwards progress chunks of a call when asked', async () => {

@@ -6,7 +6,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, parse, resolve } from 'node:path';
 import type { Envelope, RyeSettings } from '@ryeos/executor';
 import { kindPrefix } from '@ryeos/executor';
-import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
+import { closeWorkers, RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import type { OperationContext, RyeOperations } from '@ryeos/mcp';
 import type { SignArgs } from '@ryeos/mcp/tools';
 import { checkToolArguments } from './arguments.js';
@@ -142,6 +142,8 @@ export function createOperations(options: OperationsOptions = {}): ServerOperati
       shutdown.abort();
       const grace = new Promise((resolve) => setTimeout(resolve, 5_000).unref());
       await Promise.race([Promise.allSettled([...running]), grace]);
+      // Warm workers (and whatever their tools started) end with the server.
+      closeWorkers();
     },
     // Arguments go to the `Rye` whole: it checks them against the published schemas.
     search: guard((rye, args) => rye.search(withoutProject(args) as SearchRequest)),

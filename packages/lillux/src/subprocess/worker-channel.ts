@@ -1,10 +1,14 @@
 /**
- * The two ways a warm worker is hosted: a child process speaking JSON lines on its stdin/stdout,
- * or (for a node worker script on the host's own node) a worker thread speaking the same messages
+ * The two ways a warm worker is hosted: a child process (requests as JSON lines on its stdin,
+ * answers as JSON lines on its fd 3), or a worker thread of the host speaking the same messages
  * over its port. The pool above sees one `Channel` either way.
+ *
+ * Answers come on fd 3, never on stdout: whatever the tool (or a program it starts with inherited
+ * stdio) writes to fd 1 or 2 is only the worker's log, so it can never pass for an answer.
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import { killTree } from './tree.js';
 
@@ -66,7 +70,7 @@ function processChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
     child = spawn(spec.command, [...spec.args], {
       cwd: spec.cwd,
       env: spec.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
       // Its own process group: a kill takes whatever the worker started (python forks a child per call).
       detached: true,
       windowsHide: true,
@@ -79,10 +83,13 @@ function processChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
     if (child.pid === undefined) exit('could not start', error);
   });
   child.stdin?.on('error', () => {}); // a worker that died closes its stdin: reported by 'exit'
+  child.stdout?.on('data', (chunk: Buffer) => lastWords.add(chunk));
   child.stderr?.on('data', (chunk: Buffer) => lastWords.add(chunk));
+  const answers = child.stdio[3] as Readable | null;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
-  child.stdout?.on('data', (chunk: Buffer) => {
+  answers?.on('error', () => {});
+  answers?.on('data', (chunk: Buffer) => {
     let start = 0;
     for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, start)) {
       const line = pending.length
@@ -130,7 +137,7 @@ function processChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
     hold(busy) {
       // An idle worker must not keep a one-shot host (the CLI) alive; when the host exits, the
       // worker reads end-of-file on its stdin and exits too.
-      const handles = [child, child.stdin, child.stdout, child.stderr] as Array<{
+      const handles = [child, child.stdin, child.stdout, child.stderr, answers] as Array<{
         ref?: () => void;
         unref?: () => void;
       } | null>;

@@ -8,8 +8,8 @@
  * snapshot (content-addressed) and the project in the arguments and the spaces in the
  * environment: one worker never serves two tools' bytes, two projects or two trust spaces.
  *
- * Protocol (JSON, one object per line on stdin/stdout for a process; the same objects over the
- * port for a thread). The host sends `{id, input, max_output_bytes, progress}` (`input` is what
+ * Protocol (JSON, one object per line: requests on the process's stdin, answers on its fd 3 — its
+ * stdout and stderr are only a log; the same objects over the port for a thread). The host sends `{id, input, max_output_bytes, progress}` (`input` is what
  * the one-shot process would read on stdin); the worker answers `{id, stdout, stderr, exit_code,
  * truncated?}` (what the one-shot process would have printed) and, when `progress` is set, may
  * send `{id, stream, chunk}` while the call runs. The worker learns it is one from
@@ -17,10 +17,13 @@
  *
  * Failure: a worker that exits or crashes fails its running calls with a clear error and is
  * replaced on the next call. A timeout or an abort stops the worker (and its process tree):
- * other calls running on it fail too, with an error that says so.
+ * other calls running on it fail too, with an error that says so; calls still waiting for a slot
+ * (never sent) move to a new worker. At most 64 workers live at once; a call beyond that runs as
+ * a one-shot process of the same script.
  */
 import { realpathSync } from 'node:fs';
 import { RyeError } from '../errors.js';
+import { runSubprocess } from './run.js';
 import { osErrorMessage, spawnErrorSentence } from './shared.js';
 import type { SubprocessResult } from './types.js';
 import type { Channel, WorkerMessage } from './worker-channel.js';
@@ -59,6 +62,8 @@ const DEFAULT_CONCURRENCY = 16;
 const DEFAULT_TIMEOUT_MS = 300_000;
 /** Idle workers kept at most; the least recently used idle one retires first. */
 const MAX_IDLE_WORKERS = 32;
+/** Workers alive at most (busy ones included); a call beyond runs as a one-shot process. */
+const MAX_WORKERS = 64;
 
 interface Pending {
   resolve(result: SubprocessResult): void;
@@ -68,8 +73,12 @@ interface Pending {
   cleanup(): void;
 }
 
+/** A call waiting for a free slot: never sent, so it can move to another worker. */
 interface Queued {
-  run(): void;
+  options: WarmCallOptions;
+  start: number;
+  resolve(result: SubprocessResult): void;
+  cleanup(): void;
 }
 
 let ownNode: string | undefined;
@@ -109,7 +118,6 @@ class WarmWorker {
   private readonly waiting: Queued[] = [];
   private nextId = 1;
   private idleTimer: NodeJS.Timeout | undefined;
-  private stopping: string | undefined;
   dead = false;
   lastUsed = performance.now();
 
@@ -118,6 +126,12 @@ class WarmWorker {
     private readonly options: WarmCallOptions,
     private readonly settings: Required<WorkerSettings>,
     private readonly onGone: (worker: WarmWorker) => void,
+    /** Hands a call that was never sent to another worker (this one is gone). */
+    private readonly requeue: (
+      options: WarmCallOptions,
+      start: number,
+      resolve: (r: SubprocessResult) => void,
+    ) => void,
   ) {
     const thread = settings.thread && isOwnNode(options.command) && options.args?.[0] !== undefined;
     this.channel = openChannel(
@@ -138,27 +152,39 @@ class WarmWorker {
   }
 
   call(options: WarmCallOptions): Promise<SubprocessResult> {
-    return new Promise((resolve) => {
-      const start = performance.now();
-      const queued: Queued = {
-        run: () => this.dispatch(options, start, resolve),
-      };
-      if (options.signal?.aborted) {
-        resolve(failure(start, 'Command cancelled before it started', { cancelled: true }));
-        return;
-      }
-      clearTimeout(this.idleTimer);
-      this.lastUsed = performance.now();
-      if (this.running.size < this.settings.maxConcurrency) queued.run();
-      else this.waiting.push(queued);
-    });
+    return new Promise((resolve) => this.accept(options, performance.now(), resolve));
+  }
+
+  /** Runs the call now, or queues it until a slot frees (an abort while queued cancels it). */
+  accept(options: WarmCallOptions, start: number, resolve: (r: SubprocessResult) => void): void {
+    if (options.signal?.aborted) {
+      resolve(failure(start, 'Command cancelled before it started', { cancelled: true }));
+      return;
+    }
+    clearTimeout(this.idleTimer);
+    this.lastUsed = performance.now();
+    if (this.running.size < this.settings.maxConcurrency) {
+      this.dispatch(options, start, resolve);
+      return;
+    }
+    const onAbort = () => {
+      const at = this.waiting.indexOf(queued);
+      if (at !== -1) this.waiting.splice(at, 1);
+      resolve(failure(start, 'Command cancelled before it started', { cancelled: true }));
+    };
+    const queued: Queued = {
+      options,
+      start,
+      resolve,
+      cleanup: () => options.signal?.removeEventListener('abort', onAbort),
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    this.waiting.push(queued);
   }
 
   private dispatch(options: WarmCallOptions, start: number, resolve: (r: SubprocessResult) => void): void {
     if (this.dead) {
-      resolve(
-        failure(start, `The worker stopped before this call ran (${this.stopping ?? 'exited'}); retry`),
-      );
+      this.requeue(options, start, resolve);
       return;
     }
     if (options.signal?.aborted) {
@@ -222,8 +248,10 @@ class WarmWorker {
     pending.cleanup();
     pending.resolve(result);
     const next = this.waiting.shift();
-    if (next) next.run();
-    else if (this.running.size === 0) this.rest();
+    if (next) {
+      next.cleanup();
+      this.dispatch(next.options, next.start, next.resolve);
+    } else if (this.running.size === 0) this.rest();
   }
 
   /** Idle: let the host exit, and retire after the idle time. */
@@ -245,17 +273,18 @@ class WarmWorker {
       why === 'timed_out'
         ? `Timed out after ${seconds} seconds (the worker was stopped)`
         : 'Command cancelled (the worker was stopped)';
-    this.finish(
-      id,
+    this.running.delete(id);
+    pending.cleanup();
+    pending.resolve(
       failure(pending.start, error, why === 'timed_out' ? { timed_out: true } : { cancelled: true }),
     );
+    // Calls running on it fail; calls still waiting move to a new worker.
     this.retire(why === 'timed_out' ? 'another call on it timed out' : 'another call on it was cancelled');
   }
 
   /** Stops the worker; calls still on it fail with `reason`. */
   retire(reason: string): void {
     if (this.dead) return;
-    this.stopping = reason;
     this.dead = true;
     clearTimeout(this.idleTimer);
     this.onGone(this);
@@ -282,7 +311,10 @@ class WarmWorker {
       pending.cleanup();
       pending.resolve({ ...failure(pending.start, error), stderr });
     }
-    for (const queued of this.waiting.splice(0)) queued.run();
+    for (const queued of this.waiting.splice(0)) {
+      queued.cleanup();
+      this.requeue(queued.options, queued.start, queued.resolve);
+    }
   }
 }
 
@@ -300,16 +332,36 @@ export class WorkerPool {
       maxConcurrency: Math.floor(positive(options.worker?.maxConcurrency, DEFAULT_CONCURRENCY)),
       thread: options.worker?.thread === true,
     };
+    return new Promise((resolve) => this.place(options, settings, performance.now(), resolve));
+  }
+
+  private place(
+    options: WarmCallOptions,
+    settings: Required<WorkerSettings>,
+    start: number,
+    resolve: (r: SubprocessResult) => void,
+  ): void {
     const key = identity(options, settings);
     let worker = this.workers.get(key);
     if (!worker || worker.dead) {
       this.trimIdle();
-      worker = new WarmWorker(key, options, settings, (gone) => {
-        if (this.workers.get(gone.key) === gone) this.workers.delete(gone.key);
-      });
+      if (this.workers.size >= MAX_WORKERS) {
+        // Every slot is busy: this call runs alone, as a one-shot process of the same script.
+        void runOneShot(options).then(resolve);
+        return;
+      }
+      worker = new WarmWorker(
+        key,
+        options,
+        settings,
+        (gone) => {
+          if (this.workers.get(gone.key) === gone) this.workers.delete(gone.key);
+        },
+        (again, at, done) => this.place(again, settings, at, done),
+      );
       this.workers.set(key, worker);
     }
-    return worker.call(options);
+    worker.accept(options, start, resolve);
   }
 
   /** Workers alive now (busy or idle). */
@@ -328,6 +380,12 @@ export class WorkerPool {
     idle.sort((a, b) => a.lastUsed - b.lastUsed);
     idle[0]!.retire('too many idle workers');
   }
+}
+
+/** The call as a one-shot process: the worker scripts run a single call when not told otherwise. */
+function runOneShot(options: WarmCallOptions): Promise<SubprocessResult> {
+  const { worker: _worker, ...rest } = options;
+  return runSubprocess({ ...rest, envMode: 'replace' });
 }
 
 function positive(value: number | undefined, fallback: number): number {

@@ -1,14 +1,15 @@
-// rye:signed:2026-11-25T02:49:37Z:747566828ac8be3424f75f4dd40e3e5657da9d1e7dcc5f634a1e398bd7bef40e:RD9v5VO9_EFXEzWlMg-YFL72-Hq1umgGXpbtPo77AyP1n4cismgOspbXFih_Fy8ONt3F236hs1e0gVsvpr6AAg==:007af625371e6e71
+// rye:signed:2026-11-25T03:16:49Z:1f4de6af13cc15453a6d14c53812d5dfc69fc8718a23f246a59faf58e40e0c29:DXZF79KmFgkT7Rb1W7-WT5hwDRsRPs7mnt6tF7HGxWWvop31rDgnS4flXOa8PUZ4IQOJn_bgc4tHp1VisqFTCg==:007af625371e6e71
 // Runs a function-style node tool: a module that exports `execute(params, context)`.
 //   node function-worker.mjs <tool> --project-path <dir>
 // Three ways to be started (lillux runWarm documents the protocol):
 //  - one-shot: reads the params JSON on stdin, prints the result as JSON, exits;
-//  - warm process (RYE_WORKER_PROTOCOL=1): one request per stdin line, one answer per stdout line;
+//  - warm process (RYE_WORKER_PROTOCOL=1): one request per stdin line, one answer per line on fd 3;
 //  - warm thread (workerData.ryeWorker): the same messages over the thread's port.
 // A worker serves exactly one tool snapshot in one project (the host keys workers so), imports
 // the tool once, and runs calls concurrently. What a tool prints (stdout or stderr) is its log:
 // it goes to the call's stderr, never into the protocol.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { parentPort, workerData } from 'node:worker_threads';
 import { prepareTool } from './launch.mjs';
@@ -129,7 +130,10 @@ if (workerData?.ryeWorker && parentPort) {
   const send = (message) => parentPort.postMessage(message);
   parentPort.on('message', (request) => void handle(request, send).then(send));
 } else if (process.env.RYE_WORKER_PROTOCOL === '1') {
-  const send = (message) => writeStdout(`${JSON.stringify(message)}\n`);
+  // Answers go on fd 3, which only this script writes: whatever reaches fd 1 (a program the tool
+  // starts with inherited stdio, a raw write) is log, never an answer.
+  const answers = new Socket({ fd: 3, readable: false, writable: true });
+  const send = (message) => answers.write(`${JSON.stringify(message)}\n`);
   const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
   lines.on('line', (line) => {
     if (!line.trim()) return;
@@ -141,8 +145,14 @@ if (workerData?.ryeWorker && parentPort) {
     }
     void handle(request, send).then(send);
   });
-  // The host is gone (or retired this worker): nothing more will be asked.
-  lines.on('close', () => process.exit(0));
+  // The host is gone (or retired this worker): nothing more will be asked, and nothing a tool
+  // started may outlive the worker (it leads its own process group).
+  lines.on('close', () => {
+    try {
+      process.kill(-process.pid, 'SIGKILL');
+    } catch {}
+    process.exit(0);
+  });
 } else {
   let input = '';
   for await (const chunk of process.stdin) input += chunk;

@@ -1,4 +1,4 @@
-# rye:signed:2026-11-25T02:48:28Z:95b979afb76d254416fa035abb920771de2c38aa67eaeb6176162f1141bd7655:BRFq5pEWvQwGCzP3ORIqaLdi_iItZMDG7kzt__m_N0nRxHwPRwCEKJdFTTnb6xq_itoZoLoHzioQ1Y1hBWLGAg==:007af625371e6e71
+# rye:signed:2026-11-25T03:17:46Z:2e1363b13495a669c86ee09954d77a968739350478ec43d86d592917d476edf6:zYibEyzZDKbwAaB_VbAUJtUhsBYLyzQVCkAZrzOoOiVOXOMCKDjpHU7gHHH3Nnjlwy8n07_9Lhc5hjrxF5aGBw==:007af625371e6e71
 """Runs a function-style Python tool: a file that defines execute(params, project_path).
 
     python function_worker.py <tool_path> <project_path>
@@ -6,9 +6,10 @@
 One-shot (the default): reads the params JSON on stdin, prints the result as JSON and exits; what
 the tool prints goes to stderr. Warm (RYE_WORKER_PROTOCOL=1, lillux runWarm documents the
 protocol): imports the tool once, then answers one request per stdin line with one JSON line on
-stdout. Each call runs in a child forked from this warm process, so it starts with the module
-already imported and leaves nothing behind for the next call: module state, globals and open
-files a call changes die with its child.
+fd 3 (stdout is only a log). Each call runs in a child forked from this warm process, in its own
+process group, so it starts with the module already imported and leaves nothing behind for the
+next call: module state, globals and open files a call changes die with its child, and whatever
+it started is killed when it ends.
 """
 import sys
 
@@ -22,8 +23,10 @@ import importlib.util  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import select  # noqa: E402
 import selectors  # noqa: E402
 import signal  # noqa: E402
+import time  # noqa: E402
 import traceback  # noqa: E402
 
 TOOL, PROJECT = sys.argv[1], sys.argv[2]
@@ -61,6 +64,20 @@ def one_shot():
     sys.stdout.write(text)
 
 
+def max_fd():
+    try:
+        return int(os.sysconf("SC_OPEN_MAX"))
+    except (ValueError, OSError):
+        return 65536
+
+
+def kill_group(pgid):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
 class Call:
     def __init__(self, request):
         self.id = request.get("id")
@@ -70,8 +87,8 @@ class Call:
         self.result = bytearray()
         self.output = bytearray()
         self.totals = {"stdout": 0, "stderr": 0}
-        self.open = 2
         self.pid = None
+        self.output_fd = None
 
     def keep(self, buffer, stream, chunk):
         self.totals[stream] += len(chunk)
@@ -81,10 +98,8 @@ class Call:
 
 class Worker:
     def __init__(self):
-        # The protocol owns the real stdout; anything else written to fd 1 lands on stderr.
-        sys.stdout.flush()
-        self.channel = os.fdopen(os.dup(1), "wb", buffering=0)
-        os.dup2(2, 1)
+        # Answers go on fd 3, which only this process writes; fd 1 and 2 are a log.
+        self.channel = os.fdopen(3, "wb", buffering=0)
         self.selector = selectors.DefaultSelector()
         self.pending = b""
         self.calls = {}
@@ -122,6 +137,7 @@ class Worker:
         os.close(result_w)
         os.close(output_w)
         call.pid = pid
+        call.output_fd = output_r
         self.calls[pid] = call
         self.selector.register(result_r, selectors.EVENT_READ, (pid, "stdout"))
         self.selector.register(output_r, selectors.EVENT_READ, (pid, "stderr"))
@@ -130,19 +146,22 @@ class Worker:
         code = 1
         try:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.close(result_r)
-            os.close(output_r)
-            self.channel.close()
+            # Its own process group: whatever the call starts is killed when the call ends.
+            os.setpgid(0, 0)
             self.selector.close()
             null = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null, 0)
             os.dup2(output_w, 1)
             os.dup2(output_w, 2)
+            # The result pipe becomes fd 3 (the protocol fd is gone from this child), and every
+            # other descriptor is closed: no call can read another call's pipes.
+            os.dup2(result_w, 3)
+            os.closerange(4, max_fd())
             text = call_tool(self.module, raw)
             data = text.encode("utf-8")
             view = memoryview(data)
             while view:
-                view = view[os.write(result_w, view):]
+                view = view[os.write(3, view):]
             code = 0
         except SystemExit as exit:
             code = exit.code if isinstance(exit.code, int) else 1
@@ -157,29 +176,47 @@ class Worker:
                 os._exit(code)
 
     def read(self, fd, pid, stream):
-        call = self.calls[pid]
+        call = self.calls.get(pid)
+        if call is None or (stream == "stderr" and call.output_fd != fd):
+            return  # an event of this select() batch for a call that has just been answered
         chunk = os.read(fd, 65536)
         if chunk:
-            if stream == "stdout":
-                call.keep(call.result, "stdout", chunk)
-            else:
-                call.keep(call.output, "stderr", chunk)
-                if call.progress:
-                    text = chunk.decode("utf-8", "replace")
-                    self.send({"id": call.id, "stream": "stderr", "chunk": text})
+            self.keep(call, stream, chunk)
             return
         self.selector.unregister(fd)
         os.close(fd)
-        call.open -= 1
-        if call.open:
+        if stream == "stderr":
+            call.output_fd = None
             return
+        # The result pipe closed: the call's child has ended (a program it started does not hold
+        # fd 3). Reap it, kill whatever it left running, then take the rest of its log.
         _, status = os.waitpid(pid, 0)
+        kill_group(pid)
+        if call.output_fd is not None:
+            self.selector.unregister(call.output_fd)
+            # One that left the group could hold the pipe open: wait for it a second at most.
+            deadline = time.monotonic() + 1.0
+            while True:
+                ready, _, _ = select.select([call.output_fd], [], [], max(0.0, deadline - time.monotonic()))
+                rest = os.read(call.output_fd, 65536) if ready else b""
+                if not rest:
+                    break
+                self.keep(call, "stderr", rest)
+            os.close(call.output_fd)
         del self.calls[pid]
         exit_code = os.waitstatus_to_exitcode(status)
         exit_code = exit_code if exit_code >= 0 else -1
         stdout = call.result.decode("utf-8", "replace")
         stderr = call.output.decode("utf-8", "replace")
         self.answer(call, stdout, stderr, exit_code)
+
+    def keep(self, call, stream, chunk):
+        if stream == "stdout":
+            call.keep(call.result, "stdout", chunk)
+            return
+        call.keep(call.output, "stderr", chunk)
+        if call.progress:
+            self.send({"id": call.id, "stream": "stderr", "chunk": chunk.decode("utf-8", "replace")})
 
     def read_requests(self):
         chunk = os.read(0, 65536)
@@ -209,12 +246,11 @@ class Worker:
                     else:
                         self.read(key.fd, *key.data)
         finally:
-            # The host is gone (or retired this worker): no call outlives it.
+            # The host is gone (or retired this worker): no call, nor anything it started,
+            # outlives it.
             for pid in list(self.calls):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+                kill_group(pid)
+            kill_group(os.getpgrp())
 
 
 if os.environ.get("RYE_WORKER_PROTOCOL") != "1":
