@@ -12,6 +12,7 @@ import { extractToolMetadata } from './metadata.js';
 import type { ResolvedItem } from './resolve.js';
 import { resolveItem } from './resolve.js';
 import { SPACE_PRECEDENCE } from './spaces.js';
+import { rememberVerified } from './verified-memo.js';
 import { verifyWithConfig } from './verified-read.js';
 import type { ItemVerification } from './verify.js';
 
@@ -45,22 +46,31 @@ async function loadElement(
   tools: KindConfig,
   context: ChainContext,
 ): Promise<ChainElement> {
-  const text = readItemText(item.path);
-  const parser = tools.parsers[item.extension];
-  let metadata: ToolMetadata | undefined;
-  let parseError: unknown;
-  try {
-    if (!parser)
-      throw new RyeError('CONFIG', `No parser configured for '${item.extension}' tools (${item.path})`);
-    metadata = extractToolMetadata(text, item.path, parser, context.cache);
-  } catch (error) {
-    parseError = error;
-  }
-  // Integrity comes first: an unsigned or tampered file reports that, not its syntax.
-  const verification = verifyWithConfig(context, tools, item, text, {
-    declared: { category: metadata?.category },
-  });
-  if (!metadata) throw parseError;
+  const { text, metadata, verification } = rememberVerified(
+    context,
+    `element\0${item.path}\0${item.space.label}\0${item.id}`,
+    item.path,
+    tools,
+    () => {
+      const text = readItemText(item.path);
+      const parser = tools.parsers[item.extension];
+      let metadata: ToolMetadata | undefined;
+      let parseError: unknown;
+      try {
+        if (!parser)
+          throw new RyeError('CONFIG', `No parser configured for '${item.extension}' tools (${item.path})`);
+        metadata = extractToolMetadata(text, item.path, parser, context.cache);
+      } catch (error) {
+        parseError = error;
+      }
+      // Integrity comes first: an unsigned or tampered file reports that, not its syntax.
+      const verification = verifyWithConfig(context, tools, item, text, {
+        declared: { category: metadata?.category },
+      });
+      if (!metadata) throw parseError;
+      return { text, metadata, verification };
+    },
+  );
   return {
     id: item.id,
     path: item.path,

@@ -8,6 +8,7 @@ import type { ItemContext } from './context.js';
 import { readItemText } from './item-text.js';
 import { observedOnce } from './observations.js';
 import type { Space } from './spaces.js';
+import { rememberVerified } from './verified-memo.js';
 import { verifyWithConfig } from './verified-read.js';
 import type { ItemVerification } from './verify.js';
 
@@ -63,50 +64,12 @@ export async function readVerifiedFile(
   if (!tools.signatureFormats[extension] && onlyInTools) return undefined;
   const space = owner?.space ?? fallbackSpace;
   const id = owner?.id ?? real.slice(real.lastIndexOf(sep) + 1, real.length - extension.length);
-  // A file verified before, unchanged since (same inode, size, mtime and ctime) under the same
-  // trust store and signature rules, is not read again: the bytes that were verified are reused,
-  // so what runs is still exactly what was verified.
-  const memo = memoOf(context);
-  const key = `${path}\0${real}\0${space.label}\0${id}`;
-  const stamp = fileStamp(real);
-  const trustStamp = context.trust.stamp();
-  const known = memo.get(key);
-  if (stamp && known?.stamp === stamp && known.trustStamp === trustStamp && known.rules === tools)
-    return known.file;
-  const text = readItemText(real);
-  const verification = verifyWithConfig(context, tools, { path, kind: 'tool', id, space, extension }, text);
-  const file = { verification, path: real, text, space };
-  if (stamp) {
-    memo.delete(key);
-    if (memo.size >= MEMO_LIMIT) memo.delete(memo.keys().next().value!);
-    memo.set(key, { stamp, trustStamp, rules: tools, file });
-  }
-  return file;
-}
-
-interface MemoEntry {
-  stamp: string;
-  trustStamp: string;
-  rules: object;
-  file: VerifiedLooseFile;
-}
-
-const MEMO_LIMIT = 4_096;
-const memos = new WeakMap<object, Map<string, MemoEntry>>();
-
-function memoOf(context: ItemContext): Map<string, MemoEntry> {
-  let memo = memos.get(context.trust);
-  if (!memo) {
-    memo = new Map();
-    memos.set(context.trust, memo);
-  }
-  return memo;
-}
-
-/** What changes whenever the file's bytes can have changed (ctime moves on every write). */
-function fileStamp(path: string): string | undefined {
-  const info = statSync(path, { bigint: true, throwIfNoEntry: false });
-  return info ? `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}` : undefined;
+  // Unchanged since it was last verified: the verified bytes are reused (verified-memo.ts).
+  return rememberVerified(context, `${path}\0${real}\0${space.label}\0${id}`, real, tools, () => {
+    const text = readItemText(real);
+    const verification = verifyWithConfig(context, tools, { path, kind: 'tool', id, space, extension }, text);
+    return { verification, path: real, text, space };
+  });
 }
 
 function realOrUndefined(path: string): string | undefined {

@@ -80,8 +80,12 @@ function realOr(path: string): string {
  * someone else, or writable by group/others (another local user could then plant files in it).
  */
 function privateDir(path: string): string {
-  mkdirSync(path, { recursive: true, mode: 0o700 });
-  const stat = lstatSync(path);
+  // Made once; every later run only looks (one lstat) before trusting it.
+  let stat = lstatSync(path, { throwIfNoEntry: false });
+  if (!stat) {
+    mkdirSync(path, { recursive: true, mode: 0o700 });
+    stat = lstatSync(path);
+  }
   const uid = process.getuid?.();
   const problem = !stat.isDirectory()
     ? 'is not a directory'
@@ -134,10 +138,15 @@ function place(files: VerifiedFile[]): { placed: Placed[]; roots: Map<string, [s
   const roots = new Map<string, [string, string]>();
   const placed: Placed[] = [];
   const seen = new Set<string>();
+  const realBases = new Map<string, string>();
   for (const file of files) {
     if (seen.has(file.path)) continue;
     seen.add(file.path);
-    const base = realOr(file.space.base);
+    let base = realBases.get(file.space.base);
+    if (base === undefined) {
+      base = realOr(file.space.base);
+      realBases.set(file.space.base, base);
+    }
     if (!isInside(file.path, base)) {
       throw new RyeError('INTEGRITY', `Refusing ${file.path}: it lies outside its space (${base})`, {
         hint: 'Keep the files a tool loads inside its space.',
@@ -158,9 +167,21 @@ function keyOf(placed: Placed[]): string {
       .update('\0')
       .update(rel)
       .update(file.executable ? '\0x\0' : '\0')
-      .update(createHash('sha256').update(file.text).digest('hex'));
+      .update(textHash(file.text));
   }
   return hash.digest('hex');
+}
+
+/** sha256 of a file's text, remembered: a warm tool's verified texts are the same strings each run. */
+const textHashes = new Map<string, string>();
+function textHash(text: string): string {
+  let hex = textHashes.get(text);
+  if (hex === undefined) {
+    hex = createHash('sha256').update(text).digest('hex');
+    if (textHashes.size >= 1_024) textHashes.delete(textHashes.keys().next().value!);
+    textHashes.set(text, hex);
+  }
+  return hex;
 }
 
 /** A complete snapshot holds exactly the expected bytes (checked once per process). */
