@@ -1,6 +1,8 @@
 // Executor overhead for a trivial JS tool (issue 3):
 //  - warm, in-process: Executor.executeTool vs spawning the same script directly with node
 //  - cold CLI: `rye execute tool:bench/noop` wall time vs `node noop.js`
+//  - cold CLI, function-style (issue 12): `rye execute tool:bench/fn` (node/function runtime) vs
+//    `node fn-script.mjs`, the same execute() called by a plain script
 // Run after `pnpm build`: node bench/execute.mjs   (BENCH_RUNS=n, default 40)
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -34,12 +36,34 @@ function timeProcess(command, args, env, input = '{}') {
   });
 }
 
+const FUNCTION_BODY = `export async function execute(params, context) {
+  return { success: true, n: params.n ?? 0, project: context.projectPath };
+}
+`;
+
+const FUNCTION_TOOL = `export const __version__ = '1.0.0';
+export const __tool_type__ = 'javascript';
+export const __executor_id__ = 'rye/core/runtimes/node/function';
+export const __category__ = 'bench';
+export const __tool_description__ = 'Echo n (function-style)';
+${FUNCTION_BODY}`;
+
+/** The same execute() as a plain node script: read params on stdin, print the result. */
+const FUNCTION_SCRIPT = `${FUNCTION_BODY}
+let input = '';
+for await (const chunk of process.stdin) input += chunk;
+process.stdout.write(JSON.stringify(await execute(JSON.parse(input || '{}'), { projectPath: process.cwd() })));
+`;
+
 async function setUp(root) {
   const project = join(root, 'project');
   const user = join(root, 'user');
   await mkdir(join(project, '.ai', 'tools', 'bench'), { recursive: true });
   const toolPath = join(project, '.ai', 'tools', 'bench', 'noop.js');
   await writeFile(toolPath, NOOP_TOOL);
+  await writeFile(join(project, '.ai', 'tools', 'bench', 'fn.js'), FUNCTION_TOOL);
+  const scriptPath = join(root, 'fn-script.mjs');
+  await writeFile(scriptPath, FUNCTION_SCRIPT);
   const env = { PATH: process.env.PATH, USER_SPACE: user };
   const options = {
     projectPath: project,
@@ -50,9 +74,11 @@ async function setUp(root) {
   const executor = await Executor.create(options);
   const key = await generateSigningKey(signingKeyDir(user, env));
   await trustKey(executor.spaces.user, key.publicKeyPem);
-  const signed = await signItems(executor, 'tool:bench/noop', { keyPair: key });
-  if (signed.failed.length) throw new Error(JSON.stringify(signed.failed));
-  return { project, toolPath, env, executor: await Executor.create(options) };
+  for (const ref of ['tool:bench/noop', 'tool:bench/fn']) {
+    const signed = await signItems(executor, ref, { keyPair: key });
+    if (signed.failed.length) throw new Error(JSON.stringify(signed.failed));
+  }
+  return { project, toolPath, scriptPath, env, executor: await Executor.create(options) };
 }
 
 export async function run(options) {
@@ -65,7 +91,7 @@ export async function run(options) {
 }
 
 async function measure(
-  { project, toolPath, env, executor },
+  { project, toolPath, scriptPath, env, executor },
   { runs = Number(process.env.BENCH_RUNS) || 40 } = {},
 ) {
   const direct = () => timeProcess(process.execPath, [toolPath, '--project-path', project], env);
@@ -82,14 +108,25 @@ async function measure(
       env,
       '',
     );
-  for (let i = 0; i < 3; i++) await Promise.all([await direct(), await viaExecutor(), await cli()]);
-  const samples = { direct: [], executor: [], cli: [] };
+  const script = () => timeProcess(process.execPath, [scriptPath], env);
+  const cliFunction = () =>
+    timeProcess(
+      process.execPath,
+      [CLI, 'execute', 'tool:bench/fn', '--project', project, '--params', '{"n":1}'],
+      env,
+      '',
+    );
+  for (let i = 0; i < 3; i++) for (const f of [direct, viaExecutor, cli, script, cliFunction]) await f();
+  const samples = { direct: [], executor: [], cli: [], script: [], cliFunction: [] };
   for (let i = 0; i < runs; i++) {
     samples.direct.push(await direct());
     samples.executor.push(await viaExecutor());
     samples.cli.push(await cli());
+    samples.script.push(await script());
+    samples.cliFunction.push(await cliFunction());
   }
   const [d, e, c] = [median(samples.direct), median(samples.executor), median(samples.cli)];
+  const [s, f] = [median(samples.script), median(samples.cliFunction)];
   return [
     {
       bench: 'execute_overhead_warm',
@@ -106,6 +143,14 @@ async function measure(
       median_ms_node_script: round(d),
       ratio: round(c / d, 3),
       goal: 1.5,
+    },
+    {
+      bench: 'cli_cold_function',
+      runs,
+      median_ms_cli: round(f),
+      median_ms_node_script: round(s),
+      ratio: round(f / s, 3),
+      goal: 2,
     },
   ];
 }
