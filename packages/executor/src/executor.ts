@@ -8,6 +8,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import { computeAnchor, dependencyFiles } from './anchor.js';
+import { BundleIndexes } from './bundle-index.js';
 import type { ChainElement } from './chain.js';
 import { buildChain, validateChain } from './chain.js';
 import { resolveToolConfig } from './config-resolve.js';
@@ -132,6 +133,8 @@ export class Executor implements ItemContext {
 
   readonly cache: ContentCache;
   readonly readers: ItemReaders;
+  /** The system bundles' signed indexes (what their files parse to), consulted by the cache. */
+  readonly bundleIndexes: BundleIndexes;
 
   private constructor(spaces: Spaces, trust: TrustStore, options: ExecutorOptions) {
     this.spaces = spaces;
@@ -146,7 +149,17 @@ export class Executor implements ItemContext {
       options.metadataCacheDir === false
         ? undefined
         : (options.metadataCacheDir ?? join(spaces.user.base, '.ai', 'state', 'cache', 'metadata'));
-    this.cache = new ContentCache(cacheDir, cacheDir ? cacheSecret(this.settings.signingKeyDir) : undefined);
+    const debug = this.settings.debug;
+    this.bundleIndexes = new BundleIndexes(
+      spaces.system,
+      trust,
+      debug ? (message) => process.stderr.write(`${message}\n`) : undefined,
+    );
+    this.cache = new ContentCache(
+      cacheDir,
+      cacheDir ? cacheSecret(this.settings.signingKeyDir) : undefined,
+      this.bundleIndexes,
+    );
     this.kinds = new KindRegistry(spaces, trust, this.integrity, this.cache);
     this.readers = options.readers ?? {};
   }

@@ -1,5 +1,14 @@
+export type { BundleIndexOptions, BundleIndexStatus } from './bundle-index.js';
+export {
+  BUNDLE_INDEX_FILE,
+  BUNDLE_INDEX_SIGNATURE,
+  BundleIndexes,
+  bundleIndexPath,
+  bundleIndexText,
+} from './bundle-index.js';
 export type { ChainContext, ChainElement, PrimitiveId } from './chain.js';
 export { buildChain, MAX_CHAIN_DEPTH, PRIMITIVES, validateChain } from './chain.js';
+export type { PrecomputedSource } from './content-cache.js';
 export { ContentCache } from './content-cache.js';
 export type { FactsReader, ItemContext, ItemFacts, ItemReaders, KindReaders } from './context.js';
 export type {

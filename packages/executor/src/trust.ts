@@ -80,6 +80,14 @@ export class TrustStore {
     return this.lookupIn(fp, this.trustSpaces(itemSpace), new Set());
   }
 
+  /**
+   * A key trusted by this one space's own store (a system bundle's `trusted/` folder), whatever
+   * the other spaces trust: what vouches for a bundle's own index (bundle-index.ts).
+   */
+  lookupInSpace(fp: string, space: Space): TrustEntry | undefined {
+    return this.readEntry(space, fp, new Set());
+  }
+
   /** Every trusted key visible to an item in `itemSpace`, first (highest) space wins. */
   list(itemSpace: SpaceName = 'system'): TrustEntry[] {
     const seen = new Map<string, TrustEntry>();

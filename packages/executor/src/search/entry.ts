@@ -2,10 +2,12 @@
  * One indexed item: what its kind's metadata reader says about it, its signature status and
  * the lower-cased text prepared for matching. Items are read as text only, never run.
  */
+import { readerNamespace } from '../bundle-index.js';
 import { ContentCache } from '../content-cache.js';
-import type { ItemContext } from '../context.js';
+import type { ItemContext, KindReaders } from '../context.js';
 import type { KindConfig } from '../kinds.js';
-import { extractToolMetadata } from '../metadata.js';
+import type { ToolMetadata } from '../metadata.js';
+import { extractToolMetadata, toolNamespace } from '../metadata.js';
 import { parameterSummary } from '../parameter-summary.js';
 import type { ItemKind } from '../refs.js';
 import { canonicalRef } from '../refs.js';
@@ -76,7 +78,8 @@ const PREVIEW_LENGTH = 200;
 /**
  * The index itself caches what was parsed (by file stamp), so tool metadata is parsed without
  * the executor's content cache: hashing every file and writing thousands of small JSON files on
- * a first search cost more than the parse they would save.
+ * a first search cost more than the parse they would save. Only a system bundle's signed index
+ * is asked first (it hashes only the files it holds).
  */
 class UncachedContent extends ContentCache {
   override derive<T>(_namespace: string, _path: string, _text: string, compute: () => T): T {
@@ -139,7 +142,14 @@ export function internalReason(id: string, toolType: unknown, executorId: unknow
   return undefined;
 }
 
-function readTool(text: string, path: string, id: string, ext: string, config: KindConfig): ReadOutcome {
+function readTool(
+  text: string,
+  path: string,
+  id: string,
+  ext: string,
+  config: KindConfig,
+  context: ItemContext,
+): ReadOutcome {
   const stem = id.slice(id.lastIndexOf('/') + 1);
   const parser = config.parsers[ext];
   if (!parser) {
@@ -150,7 +160,9 @@ function readTool(text: string, path: string, id: string, ext: string, config: K
     };
   }
   uncached ??= new UncachedContent();
-  const md = extractToolMetadata(text, path, parser, uncached);
+  const md =
+    context.cache.precomputed<ToolMetadata>(toolNamespace(parser), path, text) ??
+    extractToolMetadata(text, path, parser, uncached);
   const metadata: Record<string, unknown> = {};
   // Plain lower-case fields as written (author, tags, …), then the normalised ones on top.
   for (const [key, value] of Object.entries(md.fields)) {
@@ -184,8 +196,15 @@ function readTool(text: string, path: string, id: string, ext: string, config: K
   };
 }
 
-function readWith(reader: SearchReader, text: string, path: string, id: string): ReadOutcome {
-  const raw = reader(text, path, id) ?? {};
+function readWith(input: BuildInput, reader: SearchReader): ReadOutcome {
+  const { context, kind, text, path, id } = input;
+  // A bundle index's fields count only for the registered reader they were made by.
+  const registered: KindReaders | undefined = kind === 'tool' ? undefined : context.readers[kind];
+  const readerId = registered?.search === reader ? registered.id : undefined;
+  const known = readerId
+    ? context.cache.precomputed<SearchableFields>(readerNamespace(kind, readerId), path, text)
+    : undefined;
+  const raw = known ?? reader(text, path, id) ?? {};
   const stem = id.slice(id.lastIndexOf('/') + 1);
   const name = str(raw.name) ?? stem;
   const fields: SearchableFields = {
@@ -258,8 +277,8 @@ export function buildEntry(input: BuildInput): IndexEntry {
   let outcome: ReadOutcome;
   let error: string | undefined;
   try {
-    if (kind === 'tool') outcome = readTool(text, path, id, input.extension, input.config);
-    else if (input.reader) outcome = readWith(input.reader, text, path, id);
+    if (kind === 'tool') outcome = readTool(text, path, id, input.extension, input.config, input.context);
+    else if (input.reader) outcome = readWith(input, input.reader);
     else
       outcome = {
         fields: { name: stem, title: stem, category: pathIdentity(id).category, preview: previewOf(text) },
