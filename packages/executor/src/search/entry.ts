@@ -50,8 +50,10 @@ export interface IndexEntry {
   source: SpaceName;
   path: string;
   metadata: Record<string, unknown>;
-  signed: boolean;
-  integrity?: string;
+  /** Whether the file verifies: checked on first read (results and filters only, see below). */
+  readonly signed: boolean;
+  /** Its verified hash, when it verifies (checked with `signed`). */
+  readonly integrity: string | undefined;
   error?: string;
   /** `created_at` (else `updated_at`) as epoch ms, for sort by date. */
   date: number | undefined;
@@ -259,6 +261,38 @@ export function verifyQuietly(input: BuildInput, declared: DeclaredIdentity | un
   }
 }
 
+/**
+ * An index entry whose signature is checked when first asked for. Most entries of a search are
+ * never shown, and a signature check (trust lookup, Ed25519) costs more than everything else an
+ * entry needs: results and filters read `signed` and `integrity`, and get exactly what checking
+ * at build time would give (the entry is rebuilt whenever the trust store changes, and the check
+ * reads the text the entry was built from, kept until then).
+ */
+class Entry {
+  #pending: (() => Verification) | undefined;
+  #verification: Verification | undefined;
+
+  constructor(verify: () => Verification) {
+    this.#pending = verify;
+  }
+
+  #verified(): Verification {
+    if (!this.#verification) {
+      this.#verification = this.#pending!();
+      this.#pending = undefined;
+    }
+    return this.#verification;
+  }
+
+  get signed(): boolean {
+    return this.#verified().signed;
+  }
+
+  get integrity(): string | undefined {
+    return this.#verified().integrity;
+  }
+}
+
 /** `created_at`, else `updated_at` (from the reader or the item's metadata), as epoch ms. */
 function dateOf(metadata: Record<string, unknown>): number | undefined {
   for (const value of [metadata.created_at, metadata.updated_at]) {
@@ -288,11 +322,12 @@ export function buildEntry(input: BuildInput): IndexEntry {
     outcome = { fields: { name: stem, title: stem, category: pathIdentity(id).category } };
   }
   const { fields } = outcome;
-  const verification = verifyQuietly(input, outcome.declared);
   const metadata: Record<string, unknown> = { ...(fields.metadata ?? {}) };
   if (fields.created_at !== undefined) metadata.created_at = fields.created_at;
   if (fields.updated_at !== undefined) metadata.updated_at = fields.updated_at;
-  const entry: IndexEntry = {
+  // The fields are those of IndexEntry; Entry adds the signature check, on first read.
+  const entry = new Entry(() => verifyQuietly(input, outcome.declared)) as unknown as IndexEntry;
+  Object.assign(entry, {
     kind,
     id,
     ref: canonicalRef(kind, id),
@@ -306,14 +341,12 @@ export function buildEntry(input: BuildInput): IndexEntry {
     source: input.space.name,
     path,
     metadata,
-    signed: verification.signed,
     date: dateOf(metadata),
     nameLower: (fields.name ?? stem).toLowerCase(),
     doc: EMPTY_DOC,
     fieldDocs: new Map(),
     trustStamp: input.trustStamp,
-  };
-  if (verification.integrity) entry.integrity = verification.integrity;
+  });
   if (error !== undefined) entry.error = error;
   // A malformed item is never hidden: its error is what its author needs to see.
   if (outcome.internal !== undefined && error === undefined) entry.internal = outcome.internal;
