@@ -50,6 +50,8 @@ const INDEX_FORMAT = 'ryeos-bundle-index/1';
 /** An index larger than this is not read (a bundle of thousands of items stays far below). */
 const MAX_INDEX_BYTES = 64 * 1024 * 1024;
 const EXTRACTOR_NAMESPACE = 'extractor';
+/** How long a lookup trusts the last check of an index's files (see `load`). */
+const RECHECK_MS = 1_000;
 /** Folders never holding items (as the search index skips them). */
 const SKIP_DIRS = new Set(['node_modules', '__pycache__']);
 
@@ -215,6 +217,8 @@ export type BundleIndexStatus =
 interface Loaded {
   /** Stats of the index file and of the key file that vouched for it. */
   stamp: string;
+  /** When the stamp was last compared with the files (performance.now()). */
+  checkedAt: number;
   keyPath: string | undefined;
   status: BundleIndexStatus;
   files: Map<string, IndexFile> | undefined;
@@ -266,7 +270,7 @@ export class BundleIndexes implements PrecomputedSource {
   lookup(namespace: string, path: string, text: string, textHash?: string): unknown {
     const owner = this.ownerOf(path);
     if (!owner) return undefined;
-    const file = this.load(owner.space).files?.get(owner.rel);
+    const file = this.load(owner.space, false).files?.get(owner.rel);
     if (!file?.values.has(namespace)) return undefined;
     if ((textHash ?? sha256Hex(text)) !== file.sha256) return undefined;
     return file.values.get(namespace);
@@ -302,13 +306,21 @@ export class BundleIndexes implements PrecomputedSource {
     return undefined;
   }
 
-  private load(space: Space): Loaded {
+  private load(space: Space, recheck = true): Loaded {
     const path = bundleIndexPath(space.base);
     const previous = this.loaded.get(space);
+    // Lookups re-check the files at most every RECHECK_MS: an index is authentic whenever it was
+    // read, and each entry is checked against the bytes at hand, so an index replaced meanwhile
+    // only means misses (or the previous version's answers for the bytes it knew) until then.
+    if (previous && !recheck && performance.now() - previous.checkedAt < RECHECK_MS) return previous;
     const stamp = `${statStamp(path)}|${statStamp(previous?.keyPath)}`;
-    if (previous && previous.stamp === stamp) return previous;
+    if (previous && previous.stamp === stamp) {
+      previous.checkedAt = performance.now();
+      return previous;
+    }
     const loaded = this.read(space, path);
     loaded.stamp = `${statStamp(path)}|${statStamp(loaded.keyPath)}`;
+    loaded.checkedAt = performance.now();
     this.loaded.set(space, loaded);
     if (loaded.status.status !== 'ok' && loaded.status.status !== 'absent') {
       this.note?.(`ryeos: ignoring ${path} (${loaded.status.reason}); system items are parsed instead`);
@@ -319,6 +331,7 @@ export class BundleIndexes implements PrecomputedSource {
   private read(space: Space, path: string): Loaded {
     const fail = (status: Exclude<BundleIndexStatus['status'], 'ok'>, reason: string): Loaded => ({
       stamp: '',
+      checkedAt: 0,
       keyPath: undefined,
       status: { status, path, reason },
       files: undefined,
@@ -363,6 +376,7 @@ export class BundleIndexes implements PrecomputedSource {
     if (!files) return fail('malformed', 'unexpected structure');
     return {
       stamp: '',
+      checkedAt: 0,
       keyPath: key?.path,
       status: { status: 'ok', path, files: files.size, fingerprint: result.fingerprint ?? '' },
       files,

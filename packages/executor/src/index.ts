@@ -32,7 +32,7 @@ export type {
 } from './executor.js';
 export { Executor } from './executor.js';
 export type { GeneratedKey } from './keys.js';
-export { generateSigningKey, loadSigningKey, NO_KEY_HINT, signingKeyDir, trustKey } from './keys.js';
+export { generateSigningKey, loadSigningKey, NO_KEY_HINT, trustKey } from './keys.js';
 export type { KindConfig } from './kinds.js';
 export { formatFor, KindRegistry } from './kinds.js';
 export type { LoadRequest, LoadResponse } from './load.js';
@@ -63,7 +63,7 @@ export type {
 } from './search/index.js';
 export { searchItems } from './search/index.js';
 export type { RyeSettings, SettingsOverrides } from './settings.js';
-export { readSettings } from './settings.js';
+export { readSettings, signingKeyDir } from './settings.js';
 export type { SignFailure, SignOptions, SignResult } from './sign.js';
 export { signItems, signingSpace } from './sign.js';
 export type { Space, SpaceName, SpacesOptions, SystemBundle } from './spaces.js';

@@ -64,8 +64,8 @@ export interface IndexEntry {
   fieldDocs: Map<string, TextDoc>;
   /** Trust-store state the signature status was computed against. */
   trustStamp: string;
-  /** Tools: the declared parameters in a few words each (see parameters.ts). */
-  parameters?: Record<string, string>;
+  /** Tools: the declared parameters in a few words each (see parameters.ts), made on first read. */
+  readonly parameters: Record<string, string> | undefined;
   /**
    * Tools that cannot be executed on their own, and why (`runtime`, `primitive`, `extractor`,
    * `library`, `no executor`…): hidden from results unless asked for.
@@ -119,7 +119,8 @@ function isPlain(value: unknown): boolean {
 interface ReadOutcome {
   fields: SearchableFields;
   declared?: DeclaredIdentity;
-  parameters?: Record<string, string>;
+  /** Tools: their parameter summary, made when first shown. */
+  parameters?: () => Record<string, string> | undefined;
   internal?: string;
 }
 
@@ -189,11 +190,13 @@ function readTool(
   const updated = str(md.fields.updated_at);
   if (created) fields.created_at = created;
   if (updated) fields.updated_at = updated;
-  const schema = toolParameterSchema(md);
   return {
     fields,
     declared: { category: md.category },
-    parameters: schema ? parameterSummary(schema) : undefined,
+    parameters: () => {
+      const schema = toolParameterSchema(md);
+      return schema ? parameterSummary(schema) : undefined;
+    },
     internal: internalReason(id, md.toolType, md.executorId),
   };
 }
@@ -262,7 +265,7 @@ export function verifyQuietly(input: BuildInput, declared: DeclaredIdentity | un
 }
 
 /**
- * An index entry whose signature is checked when first asked for. Most entries of a search are
+ * An index entry whose signature is checked, and parameter summary made, when first asked for. Most entries of a search are
  * never shown, and a signature check (trust lookup, Ed25519) costs more than everything else an
  * entry needs: results and filters read `signed` and `integrity`, and get exactly what checking
  * at build time would give (the entry is rebuilt whenever the trust store changes, and the check
@@ -271,9 +274,21 @@ export function verifyQuietly(input: BuildInput, declared: DeclaredIdentity | un
 class Entry {
   #pending: (() => Verification) | undefined;
   #verification: Verification | undefined;
+  #summarize: (() => Record<string, string> | undefined) | undefined;
+  #parameters: Record<string, string> | undefined;
 
-  constructor(verify: () => Verification) {
+  constructor(verify: () => Verification, summarize?: () => Record<string, string> | undefined) {
     this.#pending = verify;
+    this.#summarize = summarize;
+  }
+
+  /** A tool's parameters in a few words each; undefined for other kinds and tools without any. */
+  get parameters(): Record<string, string> | undefined {
+    if (this.#summarize) {
+      this.#parameters = this.#summarize();
+      this.#summarize = undefined;
+    }
+    return this.#parameters;
   }
 
   #verified(): Verification {
@@ -326,7 +341,10 @@ export function buildEntry(input: BuildInput): IndexEntry {
   if (fields.created_at !== undefined) metadata.created_at = fields.created_at;
   if (fields.updated_at !== undefined) metadata.updated_at = fields.updated_at;
   // The fields are those of IndexEntry; Entry adds the signature check, on first read.
-  const entry = new Entry(() => verifyQuietly(input, outcome.declared)) as unknown as IndexEntry;
+  const entry = new Entry(
+    () => verifyQuietly(input, outcome.declared),
+    outcome.parameters,
+  ) as unknown as IndexEntry;
   Object.assign(entry, {
     kind,
     id,
@@ -350,7 +368,6 @@ export function buildEntry(input: BuildInput): IndexEntry {
   if (error !== undefined) entry.error = error;
   // A malformed item is never hidden: its error is what its author needs to see.
   if (outcome.internal !== undefined && error === undefined) entry.internal = outcome.internal;
-  if (outcome.parameters !== undefined) entry.parameters = outcome.parameters;
   // The id too (beyond the spec's list), so that `rye/file-system/read` finds that tool.
   entry.doc = makeDoc(
     [id, entry.title, entry.name, entry.description, entry.category, entry.preview].filter(Boolean).join(' '),
