@@ -3,8 +3,11 @@ import type { Options } from 'tsup';
 import { defineConfig } from 'tsup';
 import { bundleLayers, LAYER_IMPORT, LAZY, lazyFromCli, verbsApart } from './scripts/bundle-layers.mjs';
 
-/** Verbs built apart, each one file of its own: `dist/rye-<verb>.js`. */
-const APART = ['search', 'execute', 'load'];
+/**
+ * Verbs built apart, each one file of its own (`dist/rye-<verb>.js`), with the lazily loaded
+ * modules (scripts/bundle-layers.mjs LAZY) each needs on every run.
+ */
+const APART: Record<string, string[]> = { search: [], execute: ['route', 'execute-tool'], load: [] };
 
 /** A bins' build: the layers bundled in from their sources (scripts/bundle-layers.mjs). */
 function binBuild(options: Options): Options {
@@ -33,16 +36,16 @@ export default [
       ...Object.fromEntries(Object.entries(LAZY).map(([name, path]) => [`rye-lazy-${name}`, path])),
     },
     splitting: true,
-    esbuildPlugins: [verbsApart(APART), bundleLayers],
+    esbuildPlugins: [verbsApart(Object.keys(APART)), bundleLayers],
   }),
   // The verbs a cold start is measured on, each built alone into one file: a cold `rye search`
   // loads the CLI's start and that file (issue 12). What they load on first use comes from the
   // build above.
-  ...APART.map((verb) =>
+  ...Object.entries(APART).map(([verb, inline]) =>
     binBuild({
       entry: { [`rye-${verb}`]: `src/commands/${verb}.ts` },
       splitting: false,
-      esbuildPlugins: [lazyFromCli, bundleLayers],
+      esbuildPlugins: [lazyFromCli(inline), bundleLayers],
     }),
   ),
 ];

@@ -152,19 +152,25 @@ export const LAZY = {
 
 /**
  * For a verb built apart: its `import()`s of the lazily loaded modules above load the CLI build's
- * `rye-lazy-<name>.js`; any other relative `import()` fails the build (it would be inlined).
- * @type {import('esbuild').Plugin}
+ * `rye-lazy-<name>.js`, except those named in `inline`, which the verb needs on every run and
+ * bundles (the execute verb: route and execute-tool); any other relative `import()` fails the
+ * build (it would be inlined unnoticed).
+ * @param {string[]} [inline]
+ * @returns {import('esbuild').Plugin}
  */
-export const lazyFromCli = {
-  name: 'ryeos-lazy-from-cli',
-  setup(build) {
-    build.onResolve({ filter: /^\.\.?\// }, (args) => {
-      if (args.kind !== 'dynamic-import') return undefined;
-      const source = sourceFile(resolve(args.resolveDir, args.path));
-      const name = Object.keys(LAZY).find((key) => LAZY[key] === source);
-      if (!name)
-        return { errors: [{ text: `import('${args.path}') is not in LAZY (scripts/bundle-layers.mjs)` }] };
-      return { path: `./rye-lazy-${name}.js`, external: true };
-    });
-  },
-};
+export function lazyFromCli(inline = []) {
+  return {
+    name: 'ryeos-lazy-from-cli',
+    setup(build) {
+      build.onResolve({ filter: /^\.\.?\// }, (args) => {
+        if (args.kind !== 'dynamic-import') return undefined;
+        const source = sourceFile(resolve(args.resolveDir, args.path));
+        const name = Object.keys(LAZY).find((key) => LAZY[key] === source);
+        if (!name) {
+          return { errors: [{ text: `import('${args.path}') is not in LAZY (scripts/bundle-layers.mjs)` }] };
+        }
+        return inline.includes(name) ? undefined : { path: `./rye-lazy-${name}.js`, external: true };
+      });
+    },
+  };
+}
