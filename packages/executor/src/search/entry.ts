@@ -118,6 +118,8 @@ function isPlain(value: unknown): boolean {
 
 interface ReadOutcome {
   fields: SearchableFields;
+  /** Read from a system bundle's signed index rather than parsed. */
+  indexed?: boolean;
   declared?: DeclaredIdentity;
   /** Tools: their parameter summary, made when first shown. */
   parameters?: () => Record<string, string> | undefined;
@@ -163,9 +165,8 @@ function readTool(
     };
   }
   uncached ??= new UncachedContent();
-  const md =
-    context.cache.precomputed<ToolMetadata>(toolNamespace(parser), path, text) ??
-    extractToolMetadata(text, path, parser, uncached);
+  const known = context.cache.precomputed<ToolMetadata>(toolNamespace(parser), path, text);
+  const md = known ?? extractToolMetadata(text, path, parser, uncached);
   const metadata: Record<string, unknown> = {};
   // Plain lower-case fields as written (author, tags, …), then the normalised ones on top.
   for (const [key, value] of Object.entries(md.fields)) {
@@ -192,6 +193,7 @@ function readTool(
   if (updated) fields.updated_at = updated;
   return {
     fields,
+    indexed: known !== undefined,
     declared: { category: md.category },
     parameters: () => {
       const schema = toolParameterSchema(md);
@@ -234,7 +236,7 @@ function readWith(input: BuildInput, reader: SearchReader): ReadOutcome {
   const declared: DeclaredIdentity = {};
   if (raw.name !== undefined) declared.name = str(raw.name);
   if (raw.category !== undefined) declared.category = str(raw.category);
-  return { fields, declared };
+  return { fields, declared, indexed: known !== undefined };
 }
 
 export interface BuildInput {
@@ -265,11 +267,12 @@ export function verifyQuietly(input: BuildInput, declared: DeclaredIdentity | un
 }
 
 /**
- * An index entry whose signature is checked, and parameter summary made, when first asked for. Most entries of a search are
- * never shown, and a signature check (trust lookup, Ed25519) costs more than everything else an
- * entry needs: results and filters read `signed` and `integrity`, and get exactly what checking
- * at build time would give (the entry is rebuilt whenever the trust store changes, and the check
- * reads the text the entry was built from, kept until then).
+ * An index entry, with its parameter summary made when first shown and, for an item read from a
+ * system bundle's signed index, its signature checked when first asked for: a cold search shows
+ * few of a bundle's items, and the check (trust lookup, Ed25519) costs more than all else such an
+ * entry needs. Results and filters read `signed` and `integrity` and get what checking at build
+ * time gives: the check reads the text the entry was built from (kept until then), and entries
+ * are rebuilt whenever the trust store changes.
  */
 class Entry {
   #pending: (() => Verification) | undefined;
@@ -277,8 +280,13 @@ class Entry {
   #summarize: (() => Record<string, string> | undefined) | undefined;
   #parameters: Record<string, string> | undefined;
 
-  constructor(verify: () => Verification, summarize?: () => Record<string, string> | undefined) {
-    this.#pending = verify;
+  /** @param verify the check, or its result when it was made at once */
+  constructor(
+    verify: Verification | (() => Verification),
+    summarize?: () => Record<string, string> | undefined,
+  ) {
+    if (typeof verify === 'function') this.#pending = verify;
+    else this.#verification = verify;
     this.#summarize = summarize;
   }
 
@@ -340,11 +348,11 @@ export function buildEntry(input: BuildInput): IndexEntry {
   const metadata: Record<string, unknown> = { ...(fields.metadata ?? {}) };
   if (fields.created_at !== undefined) metadata.created_at = fields.created_at;
   if (fields.updated_at !== undefined) metadata.updated_at = fields.updated_at;
-  // The fields are those of IndexEntry; Entry adds the signature check, on first read.
-  const entry = new Entry(
-    () => verifyQuietly(input, outcome.declared),
-    outcome.parameters,
-  ) as unknown as IndexEntry;
+  // The fields are those of IndexEntry; Entry adds the signature check. The items of a system
+  // bundle's index are checked when first shown (a cold search shows few of a bundle's runtimes,
+  // extractors and libraries); others now, as parsing them costs more than checking anyway.
+  const verify = () => verifyQuietly(input, outcome.declared);
+  const entry = new Entry(outcome.indexed ? verify : verify(), outcome.parameters) as unknown as IndexEntry;
   Object.assign(entry, {
     kind,
     id,
