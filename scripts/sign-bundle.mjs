@@ -1,14 +1,22 @@
 #!/usr/bin/env node
 // Signs every item of the system bundle (packages/ryeos/.ai) with the bundle key in keys/bundle,
-// using the signature formats the bundle's own extractor YAMLs declare, and writes the key's
-// trust-store entry. Run after `pnpm build`: node scripts/sign-bundle.mjs [--check]
-// With --check it signs nothing and exits 1 if any item would change (CI-friendly).
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+// using the signature formats the bundle's own extractor YAMLs declare, writes the key's
+// trust-store entry, and makes and signs the bundle's index (.ai/bundle.index: what each item
+// parses to, so a cold search or execute loads no parser for system items).
+// Run after `pnpm build`: node scripts/sign-bundle.mjs [--check]
+// With --check it signs nothing and exits 1 if any item or the index would change (CI-friendly).
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { trustFileText } from '../packages/executor/dist/index.js';
-import { fingerprint, signContent, verifyContent } from '../packages/lillux/dist/index.js';
+import { ITEM_READERS } from '../packages/directives/dist/index.js';
+import {
+  BUNDLE_INDEX_SIGNATURE,
+  bundleIndexPath,
+  bundleIndexText,
+  trustFileText,
+} from '../packages/executor/dist/index.js';
+import { fingerprint, signableContent, signContent, verifyContent } from '../packages/lillux/dist/index.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bundle = join(repo, 'packages', 'ryeos', '.ai');
@@ -88,4 +96,38 @@ if (!check) {
 console.error(
   `${check ? 'checked' : 'signed'} ${total} bundle items (${changed} ${check ? 'need signing' : 'updated'}); key ${fp}`,
 );
-if (check && changed) process.exit(1);
+
+// The index is made from the items as signed above, so it is made last.
+const indexPath = bundleIndexPath(dirname(bundle));
+const indexText = bundleIndexText(dirname(bundle), { readers: ITEM_READERS });
+let shipped;
+try {
+  shipped = readFileSync(indexPath, 'utf8');
+} catch {
+  shipped = undefined;
+}
+const indexCurrent =
+  shipped !== undefined &&
+  signableContent(shipped, BUNDLE_INDEX_SIGNATURE) === indexText &&
+  (() => {
+    const result = verifyContent(shipped, {
+      format: BUNDLE_INDEX_SIGNATURE,
+      legacyRecipe: 'tool',
+      resolveKey: (f) => (f === fp ? keyPair : undefined),
+    });
+    return result.status === 'ok' && result.recipe === 'full';
+  })();
+const indexFiles = indexText.split('\n').length - 3;
+if (indexCurrent) {
+  console.error(`bundle index current (${indexFiles} files): ${relative(repo, indexPath)}`);
+} else if (check) {
+  console.error(
+    `bundle index ${shipped === undefined ? 'missing' : 'stale or not signed'}: ${relative(repo, indexPath)} (run node scripts/sign-bundle.mjs)`,
+  );
+} else {
+  const temp = `${indexPath}.${process.pid}.tmp`;
+  writeFileSync(temp, signContent(indexText, { format: BUNDLE_INDEX_SIGNATURE, keyPair }));
+  renameSync(temp, indexPath);
+  console.error(`bundle index written (${indexFiles} files): ${relative(repo, indexPath)}`);
+}
+if (check && (changed || !indexCurrent)) process.exit(1);

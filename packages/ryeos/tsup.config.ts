@@ -1,3 +1,51 @@
 import { packageBuild } from '@ryeos/build-config/tsup';
+import type { Options } from 'tsup';
+import { defineConfig } from 'tsup';
+import { bundleLayers, LAYER_IMPORT, LAZY, lazyFromCli, verbsApart } from './scripts/bundle-layers.mjs';
 
-export default packageBuild(['src/index.ts', 'src/cli.ts', 'src/mcp-server.ts']);
+/**
+ * Verbs built apart, each one file of its own (`dist/rye-<verb>.js`), with the lazily loaded
+ * modules (scripts/bundle-layers.mjs LAZY) each needs on every run.
+ */
+const APART: Record<string, string[]> = { search: [], execute: ['route', 'execute-tool'], load: [] };
+
+/** A bins' build: the layers bundled in from their sources (scripts/bundle-layers.mjs). */
+function binBuild(options: Options): Options {
+  return defineConfig({
+    format: ['esm'],
+    dts: false,
+    sourcemap: true,
+    clean: false,
+    target: 'node20',
+    noExternal: [LAYER_IMPORT],
+    ...options,
+  }) as Options;
+}
+
+export default [
+  // The API: the layers stay packages of their own, so an application that imports them too
+  // shares one copy (one Executor class, one set of caches).
+  { ...packageBuild(['src/index.ts']), clean: false },
+  // The bins, with the layers bundled in (no package to resolve) and split by what each verb uses.
+  // What the layers load on first use (yaml, the parsers, ajv, the MCP SDK) stays external: those
+  // are dependencies of this package too.
+  binBuild({
+    entry: {
+      cli: 'src/cli.ts',
+      'mcp-server': 'src/mcp-server.ts',
+      ...Object.fromEntries(Object.entries(LAZY).map(([name, path]) => [`rye-lazy-${name}`, path])),
+    },
+    splitting: true,
+    esbuildPlugins: [verbsApart(Object.keys(APART)), bundleLayers],
+  }),
+  // The verbs a cold start is measured on, each built alone into one file: a cold `rye search`
+  // loads the CLI's start and that file (issue 12). What they load on first use comes from the
+  // build above.
+  ...Object.entries(APART).map(([verb, inline]) =>
+    binBuild({
+      entry: { [`rye-${verb}`]: `src/commands/${verb}.ts` },
+      splitting: false,
+      esbuildPlugins: [lazyFromCli(inline), bundleLayers],
+    }),
+  ),
+];

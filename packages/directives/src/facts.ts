@@ -70,10 +70,17 @@ export function knowledgeSearchFields(text: string, path: string, id: string): S
 }
 
 /**
+ * Names what the readers below return: a system bundle's index keeps their search fields under
+ * this id and is used only by readers of the same id. Bump it whenever their output changes
+ * (the bundle-index test in ryeos fails until the bundle is re-signed).
+ */
+const READERS_ID = '@ryeos/directives:1';
+
+/**
  * The readers of directives and knowledge, registered once with the executor
  * (`Executor.create({ readers: ITEM_READERS })`): sign, load, search and the moved check use them.
  */
 export const ITEM_READERS: ItemReaders = Object.freeze({
-  directive: Object.freeze({ facts: directiveFacts, search: directiveSearchFields }),
-  knowledge: Object.freeze({ facts: knowledgeFacts, search: knowledgeSearchFields }),
+  directive: Object.freeze({ facts: directiveFacts, search: directiveSearchFields, id: READERS_ID }),
+  knowledge: Object.freeze({ facts: knowledgeFacts, search: knowledgeSearchFields, id: READERS_ID }),
 });

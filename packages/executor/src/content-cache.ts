@@ -4,16 +4,30 @@
  * is what lets a cold `rye execute` skip loading the YAML and JavaScript parsers entirely.
  * Memory first, then an optional directory (`<user>/.ai/state/cache/metadata`) whose entries are
  * authenticated with an HMAC keyed by the user's signing key: whoever could forge an entry could
- * already sign items. Disk problems are ignored: the cache is only ever an optimisation.
+ * already sign items. Between the two, an optional precomputed source (the signed index a system
+ * bundle ships, bundle-index.ts) answers for files whose exact bytes it knows. Disk problems are
+ * ignored: the cache is only ever an optimisation.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256Hex } from '@ryeos/lillux';
 
-/** Bump when a parser's output changes shape, so old disk entries are not reused. */
-const FORMAT_VERSION = 1;
+/**
+ * Bump when a parser's output changes shape, so old disk entries are not reused (and a bundle
+ * index made by another version is not believed: it records the version it was made with).
+ */
+export const CACHE_FORMAT_VERSION = 1;
 const MEMORY_LIMIT = 2_000;
+
+/**
+ * Values derived from files whose exact bytes are known in advance (a system bundle's signed
+ * index). `lookup` answers only for a file at `path` whose bytes (`text`; `textHash` is their
+ * sha256 when the caller has it) are the ones it knows; undefined otherwise.
+ */
+export interface PrecomputedSource {
+  lookup(namespace: string, path: string, text: string, textHash?: string): unknown;
+}
 
 export class ContentCache {
   private readonly memory = new Map<string, unknown>();
@@ -27,16 +41,35 @@ export class ContentCache {
   constructor(
     private readonly dir?: string,
     private readonly secret?: Buffer,
+    private readonly source?: PrecomputedSource,
   ) {}
 
   keyOf(namespace: string, path: string, text: string): string {
-    return sha256Hex(`${FORMAT_VERSION}\u0000${namespace}\u0000${path}\u0000${text}`);
+    return this.keyOfHash(namespace, path, sha256Hex(text));
+  }
+
+  private keyOfHash(namespace: string, path: string, textHash: string): string {
+    return sha256Hex(`${CACHE_FORMAT_VERSION}\u0000${namespace}\u0000${path}\u0000${textHash}`);
+  }
+
+  /**
+   * The precomputed value for exactly this content (a system bundle's index), without computing,
+   * remembering or storing anything; undefined when no source knows these bytes.
+   */
+  precomputed<T>(namespace: string, path: string, text: string): T | undefined {
+    return this.source?.lookup(namespace, path, text) as T | undefined;
   }
 
   /** Returns the cached value for this content, or computes, stores and returns it. */
   derive<T>(namespace: string, path: string, text: string, compute: () => T): T {
-    const key = this.keyOf(namespace, path, text);
+    const textHash = sha256Hex(text);
+    const key = this.keyOfHash(namespace, path, textHash);
     if (this.memory.has(key)) return this.memory.get(key) as T;
+    const known = this.source?.lookup(namespace, path, text, textHash);
+    if (known !== undefined) {
+      this.remember(key, known);
+      return known as T;
+    }
     const fromDisk = this.read(key);
     if (fromDisk !== undefined) {
       this.remember(key, fromDisk);

@@ -27,6 +27,12 @@ export type FactsReader = (text: string, path: string, extension: string) => Ite
 export interface KindReaders {
   facts?: FactsReader;
   search?: SearchReader;
+  /**
+   * Names what these readers return; change it whenever their output changes. A system bundle's
+   * index (bundle-index.ts) records search fields under the id of the readers that made them,
+   * and they are used only by readers of the same id (none without an id).
+   */
+  id?: string;
 }
 
 /** Readers for the kinds parsed above the executor (directives, knowledge), registered once. */

@@ -4,34 +4,27 @@
  * file stats, so a changed file is always re-read.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
-import { computeAnchor, dependencyFiles } from './anchor.js';
-import type { ChainElement } from './chain.js';
-import { buildChain, validateChain } from './chain.js';
-import { resolveToolConfig } from './config-resolve.js';
+import { BundleIndexes } from './bundle-index.js';
 import { ContentCache } from './content-cache.js';
 import type { ItemContext, ItemReaders } from './context.js';
 import type { ToolEnvelope } from './envelope.js';
 import { elapsed } from './envelope.js';
-import type { VerifiedLooseFile } from './files.js';
-import { readVerifiedFile, verifyLooseFile } from './files.js';
+import { verifyLooseFile } from './files.js';
 import { KindRegistry } from './kinds.js';
+import { withinOperation } from './observations.js';
 import { extractToolMetadata } from './metadata.js';
-import { outsideOperation, withinOperation } from './observations.js';
 import type { ItemKind, SignableKind } from './refs.js';
 import { canonicalRef, ITEM_KINDS } from './refs.js';
 import type { ResolvedItem } from './resolve.js';
 import { resolveItem } from './resolve.js';
 import type { RunContext } from './run-chain.js';
-import { PRIMITIVE_RUNNERS, prepareRun, runPrimitive } from './run-chain.js';
-import { interpreterFiles, runFromSnapshot } from './run-files.js';
 import type { RyeSettings } from './settings.js';
 import { readSettings } from './settings.js';
 import type { SpaceName, SpacesOptions } from './spaces.js';
 import { Spaces } from './spaces.js';
-import { checkToolParameters } from './tool-parameters.js';
 import { TrustStore } from './trust.js';
 import type { ReadVerifiedOptions, VerifiedItem } from './verified-read.js';
 import { findItem, readVerifiedItem, verifyResolvedText } from './verified-read.js';
@@ -84,40 +77,6 @@ function cacheSecret(signingKeyDir: string): Buffer | undefined {
   }
 }
 
-function detail(element: ChainElement): ChainDetail {
-  return {
-    item_id: element.id,
-    space: element.space.label,
-    tool_type: element.metadata.toolType,
-    executor_id: element.metadata.executorId,
-    integrity: element.verification.hash,
-  };
-}
-
-function traceOf(chain: ChainElement[]): TraceEvent[] {
-  const events: TraceEvent[] = [];
-  for (const el of chain) {
-    events.push({
-      step: 'resolve',
-      item_id: el.id,
-      path: el.path,
-      space: el.space.label,
-      searched: el.searched,
-      shadowed: el.shadowed,
-    });
-  }
-  for (const el of chain) {
-    events.push({
-      step: 'verify_integrity',
-      item_id: el.id,
-      verified: el.verification.verified,
-      key_fp: el.verification.fingerprint ?? null,
-      ...(el.verification.warnings.length ? { warnings: el.verification.warnings } : {}),
-    });
-  }
-  return events;
-}
-
 /**
  * An executor is an item context (what helpers take) plus tool execution; helpers are handed it
  * as an `ItemContext`, so they see only what they need.
@@ -133,6 +92,8 @@ export class Executor implements ItemContext {
 
   readonly cache: ContentCache;
   readonly readers: ItemReaders;
+  /** The system bundles' signed indexes (what their files parse to), consulted by the cache. */
+  readonly bundleIndexes: BundleIndexes;
 
   private constructor(spaces: Spaces, trust: TrustStore, options: ExecutorOptions) {
     this.spaces = spaces;
@@ -147,7 +108,17 @@ export class Executor implements ItemContext {
       options.metadataCacheDir === false
         ? undefined
         : (options.metadataCacheDir ?? join(spaces.user.base, '.ai', 'state', 'cache', 'metadata'));
-    this.cache = new ContentCache(cacheDir, cacheDir ? cacheSecret(this.settings.signingKeyDir) : undefined);
+    const debug = this.settings.debug;
+    this.bundleIndexes = new BundleIndexes(
+      spaces.system,
+      trust,
+      debug ? (message) => process.stderr.write(`${message}\n`) : undefined,
+    );
+    this.cache = new ContentCache(
+      cacheDir,
+      cacheDir ? cacheSecret(this.settings.signingKeyDir) : undefined,
+      this.bundleIndexes,
+    );
     this.kinds = new KindRegistry(spaces, trust, this.integrity, this.cache);
     this.readers = options.readers ?? {};
   }
@@ -218,119 +189,23 @@ export class Executor implements ItemContext {
   }
 
   /** Runs a tool through its chain and returns the envelope of spec items §7.4; never throws. */
-  executeTool(
+  async executeTool(
     id: string,
     params: Record<string, unknown> = {},
     options: ExecuteToolOptions = {},
   ): Promise<ToolEnvelope> {
-    return withinOperation(() => this.runTool(id, params, options));
-  }
-
-  private async runTool(
-    id: string,
-    params: Record<string, unknown>,
-    options: ExecuteToolOptions,
-  ): Promise<ToolEnvelope> {
     const started = performance.now();
-    const itemId = canonicalRef('tool', id);
-    const chain: ChainElement[] = [];
-    const trace: TraceEvent[] = [];
+    let run: typeof import('./execute-tool.js').executeTool;
     try {
-      await buildChain(id, this, chain);
-      if (options.trace) trace.push(...traceOf(chain));
-      const { pairs, warnings } = validateChain(chain);
-      // The caller's parameters against what the tool declares, before anything runs.
-      await checkToolParameters(id, chain[0]!.metadata, params);
-      const verificationWarnings = chain.flatMap((el) => el.verification.warnings);
-      const allWarnings = [...verificationWarnings, ...warnings];
-      const projectPath = this.spaces.projectPath ?? process.cwd();
-      const anchor = computeAnchor(chain, {
-        projectPath,
-        userSpace: this.spaces.user.base,
-        systemSpace: this.spaces.systemSpace ?? '',
-      });
-      const verifiedFiles: VerifiedLooseFile[] = [];
-      for (const file of await dependencyFiles(anchor)) {
-        const dependency = await readVerifiedFile(file, chain[0]!.space, this);
-        if (!dependency) continue;
-        allWarnings.push(...dependency.verification.warnings);
-        verifiedFiles.push(dependency);
-      }
-      const context: RunContext = {
-        projectPath,
-        userSpace: this.spaces.user.base,
-        systemSpace: this.spaces.systemSpace ?? '',
-        hostEnv: this.env,
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.onOutput ? { onOutput: options.onOutput } : {}),
-      };
-      const configResolve = chain[0]!.metadata.configResolve;
-      const runParams =
-        configResolve === undefined
-          ? params
-          : { ...params, resolved_config: await resolveToolConfig(this, configResolve) };
-      const prepared = await prepareRun(chain, runParams, anchor, context);
-      allWarnings.push(...prepared.warnings);
-      // Everything the interpreter is handed from a tools directory verifies — in a dry run too.
-      const known = new Set([realpathSync.native(chain[0]!.path), ...verifiedFiles.map((file) => file.path)]);
-      // The command too, when it names a file in a tools folder (`command: "{tool_dir}/run.sh"`).
-      const handed = [
-        prepared.config.command,
-        ...(Array.isArray(prepared.config.args) ? prepared.config.args : []),
-      ];
-      for (const file of await interpreterFiles(handed, anchor, known, this)) {
-        allWarnings.push(...file.verification.warnings);
-        verifiedFiles.push(file);
-      }
-      if (options.dryRun) {
-        return {
-          status: 'validation_passed',
-          message: 'Tool chain validation passed (dry run)',
-          item_id: itemId,
-          chain: chain.map((el) => el.id),
-          validated_pairs: pairs,
-          chain_detail: chain.map(detail),
-          ...(allWarnings.length ? { warnings: allWarnings } : {}),
-          ...(options.trace ? { trace } : {}),
-        };
-      }
-      if (options.trace) trace.push(...prepared.contributions.map((c) => ({ step: 'resolve_env', ...c })));
-      // What runs is what was verified (DECISIONS 29): the interpreter loads the snapshot.
-      if (PRIMITIVE_RUNNERS[prepared.primitive].runsFiles)
-        runFromSnapshot(prepared, chain, anchor, verifiedFiles, this.spaces.user.base);
-      // The run happens outside the operation's observations: a worker started here keeps its
-      // callbacks, which must not see this operation's answers later.
-      const outcome = await outsideOperation(() => runPrimitive(prepared, context));
-      if (outcome.warnings) allWarnings.push(...outcome.warnings);
-      const common = {
-        item_id: itemId,
-        chain: chain.map((el) => el.id),
-        metadata: elapsed(started),
-        ...(allWarnings.length ? { warnings: allWarnings } : {}),
-        ...(options.trace ? { trace, chain_detail: chain.map(detail) } : {}),
-      };
-      if (outcome.success) return { status: 'success', type: 'tool', ...common, data: outcome.data };
-      return {
-        status: 'error',
-        type: 'tool',
-        error: outcome.error || 'Tool failed',
-        // A tool that reports its own timeout (e.g. rye/bash) is a timeout too.
-        error_type:
-          outcome.timedOut || (outcome.data as { timed_out?: unknown })?.timed_out === true
-            ? 'timeout'
-            : 'execution',
-        ...common,
-        data: outcome.data,
-      };
+      ({ executeTool: run } = await import('./execute-tool.js'));
     } catch (error) {
-      const envelope = toErrorEnvelope(error, {
+      return toErrorEnvelope(error, {
         type: 'tool',
-        item_id: itemId,
-        chain: chain.map((el) => el.id),
+        item_id: canonicalRef('tool', id),
         metadata: elapsed(started),
       });
-      if (options.trace) envelope.trace = trace.length ? trace : traceOf(chain);
-      return envelope;
     }
+    // One look per fact for the whole operation (observations.ts).
+    return withinOperation(() => run(this, id, params, options));
   }
 }

@@ -1,5 +1,14 @@
+export type { BundleIndexOptions, BundleIndexStatus } from './bundle-index.js';
+export {
+  BUNDLE_INDEX_FILE,
+  BUNDLE_INDEX_SIGNATURE,
+  BundleIndexes,
+  bundleIndexPath,
+  bundleIndexText,
+} from './bundle-index.js';
 export type { ChainContext, ChainElement, PrimitiveId } from './chain.js';
 export { buildChain, MAX_CHAIN_DEPTH, PRIMITIVES, validateChain } from './chain.js';
+export type { PrecomputedSource } from './content-cache.js';
 export { ContentCache } from './content-cache.js';
 export type { FactsReader, ItemContext, ItemFacts, ItemReaders, KindReaders } from './context.js';
 export type {
@@ -23,7 +32,7 @@ export type {
 } from './executor.js';
 export { Executor } from './executor.js';
 export type { GeneratedKey } from './keys.js';
-export { generateSigningKey, loadSigningKey, NO_KEY_HINT, signingKeyDir, trustKey } from './keys.js';
+export { generateSigningKey, loadSigningKey, NO_KEY_HINT, trustKey } from './keys.js';
 export type { KindConfig } from './kinds.js';
 export { formatFor, KindRegistry } from './kinds.js';
 export type { LoadRequest, LoadResponse } from './load.js';
@@ -54,7 +63,7 @@ export type {
 } from './search/index.js';
 export { searchItems } from './search/index.js';
 export type { RyeSettings, SettingsOverrides } from './settings.js';
-export { readSettings } from './settings.js';
+export { readSettings, signingKeyDir } from './settings.js';
 export type { SignFailure, SignOptions, SignResult } from './sign.js';
 export { signItems, signingSpace } from './sign.js';
 export type { Space, SpaceName, SpacesOptions, SystemBundle } from './spaces.js';

@@ -17,10 +17,6 @@ import {
 import type { Space } from './spaces.js';
 import { trustedDir, trustFileText } from './trust.js';
 
-export function signingKeyDir(userSpaceBase: string, env: Record<string, string | undefined>): string {
-  return env.RYE_SIGNING_KEY_DIR || join(userSpaceBase, '.ai', 'config', 'keys', 'signing');
-}
-
 export const NO_KEY_HINT = 'Generate one first: rye keys generate (or run rye init)';
 
 export async function loadSigningKey(dir: string): Promise<KeyPairPem> {

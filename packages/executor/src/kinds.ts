@@ -34,7 +34,7 @@ export interface KindConfig {
 /** Extractors are YAML tools; this is how their own signature line looks. */
 const EXTRACTOR_FORMAT: SignatureFormat = { prefix: '#', afterShebang: false };
 
-function extractorId(kind: SignableKind): string {
+export function extractorId(kind: SignableKind): string {
   return `rye/core/extractors/${kind}/${kind}_extractor`;
 }
 
@@ -58,7 +58,7 @@ function asExtensions(value: unknown): string[] {
 }
 
 /** Merges one extractor file's data into the config; earlier (higher) spaces win per extension. */
-function mergeExtractor(config: KindConfig, data: Record<string, unknown>, path: string): void {
+export function mergeExtractor(config: KindConfig, data: Record<string, unknown>, path: string): void {
   const extensions = asExtensions(data.extensions);
   for (const ext of extensions) if (!config.extensions.includes(ext)) config.extensions.push(ext);
   const parsers: Record<string, unknown> =
@@ -83,7 +83,7 @@ function mergeExtractor(config: KindConfig, data: Record<string, unknown>, path:
   }
 }
 
-const DEFAULT_LEGACY: Record<SignableKind, LegacyRecipe> = {
+export const DEFAULT_LEGACY: Record<SignableKind, LegacyRecipe> = {
   tool: 'tool',
   config: 'tool',
   directive: 'directive',

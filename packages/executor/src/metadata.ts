@@ -102,6 +102,11 @@ const EXPECTED: Record<Expect, string> = {
 
 const processCache = new ContentCache();
 
+/** The content-cache namespace of one parser's tool metadata. */
+export function toolNamespace(parserName: string): string {
+  return `tool:${parserName}`;
+}
+
 /**
  * Reads and normalises tool metadata; malformed fields fail with file, line and field.
  * Results are cached by content (see ContentCache), in memory and optionally on disk.
@@ -112,10 +117,11 @@ export function extractToolMetadata(
   parserName: string,
   cache: ContentCache = processCache,
 ): ToolMetadata {
-  return cache.derive(`tool:${parserName}`, path, text, () => parseToolMetadata(text, path, parserName));
+  return cache.derive(toolNamespace(parserName), path, text, () => parseToolMetadata(text, path, parserName));
 }
 
-function parseToolMetadata(text: string, path: string, parserName: string): ToolMetadata {
+/** Parses tool metadata, uncached. */
+export function parseToolMetadata(text: string, path: string, parserName: string): ToolMetadata {
   const parsed = parserFor(parserName)(text, path);
   const nested =
     parsed.fields.data && typeof parsed.fields.data === 'object'

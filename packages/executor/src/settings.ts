@@ -3,8 +3,13 @@
  * passed down. Nothing below the entry points reads `process.env`; detached thread processes are
  * started from exactly this object.
  */
-import { signingKeyDir } from './keys.js';
+import { join } from 'node:path';
 import { userSpaceBase } from './spaces.js';
+
+/** Where the signing key lives: `$RYE_SIGNING_KEY_DIR`, else `<user>/.ai/config/keys/signing`. */
+export function signingKeyDir(userSpaceBase: string, env: Record<string, string | undefined>): string {
+  return env.RYE_SIGNING_KEY_DIR || join(userSpaceBase, '.ai', 'config', 'keys', 'signing');
+}
 
 export interface RyeSettings {
   /** The environment tools inherit and `${VAR}` / `{env:…}` read, as the entry point received it. */

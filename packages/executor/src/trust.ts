@@ -3,6 +3,7 @@
  * system spaces. A key found only in a system bundle vouches only for system items (DECISIONS 12).
  */
 import { lstatSync, readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { TrustedKey } from '@ryeos/lillux';
 import { fingerprint, verifyContent } from '@ryeos/lillux';
@@ -20,14 +21,41 @@ export interface TrustEntry extends TrustedKey {
 const KEY_FORMAT = { prefix: '#' };
 const SIGNED_LINE = /^# rye:signed:[^\n]*\n?/;
 
-interface TomlModule {
+export interface TomlModule {
   parse(text: string): Record<string, unknown>;
 }
 let toml: TomlModule | undefined;
 
-async function loadToml(): Promise<TomlModule> {
-  toml ??= (await import('smol-toml')) as TomlModule;
+/** smol-toml, loaded on first use (its single-file CommonJS build: one module, read at once). */
+function loadToml(): TomlModule {
+  toml ??= createRequire(import.meta.url)('smol-toml') as TomlModule;
   return toml;
+}
+
+/** A TOML basic string as `trustFileText` writes it (JSON.stringify): only `\"`, `\\`, `\n`, `\t`. */
+const BASIC_STRING = String.raw`("(?:[^"\\\u0000-\u001f\u007f]|\\["\\nt])*")`;
+/**
+ * The exact layout `trustFileText` writes. A file in this layout is read without a TOML parser,
+ * giving what a TOML parser gives by construction: its strings use only escapes TOML and JSON read
+ * alike, its PEM only base64 characters, dashes, spaces and newlines (no escapes, no quotes), and a
+ * multi-line string's first newline is dropped as TOML drops it. Anything else goes to smol-toml.
+ */
+const CANONICAL_ENTRY = new RegExp(
+  String.raw`^fingerprint = "([0-9a-f]{16})"\nowner = ${BASIC_STRING}\nattestation = ${BASIC_STRING}\n\n\[public_key\]\npem = """\n([A-Za-z0-9+/= \n-]*)"""\n$`,
+);
+
+/** Parses a trust entry's TOML (without its signature line); throws when it is not TOML. */
+export function parseTrustToml(text: string, parser?: TomlModule): Record<string, unknown> {
+  const canonical = CANONICAL_ENTRY.exec(text);
+  if (canonical) {
+    return {
+      fingerprint: canonical[1],
+      owner: JSON.parse(canonical[2]!) as string,
+      attestation: JSON.parse(canonical[3]!) as string,
+      public_key: { pem: canonical[4] },
+    };
+  }
+  return (parser ?? loadToml()).parse(text);
 }
 
 export function trustedDir(space: Space): string {
@@ -41,14 +69,31 @@ interface CachedFile {
 
 export class TrustStore {
   private readonly files = new Map<string, CachedFile>();
+  /** Parsed entries by text (a pure function of it), so a lookup per item stays cheap. */
+  private readonly parsed = new Map<string, Record<string, unknown> | undefined>();
 
+  /** @param parser a TOML parser (default: smol-toml, loaded when a file needs it) */
   constructor(
     private readonly spaces: Spaces,
-    private readonly parser: TomlModule,
+    private readonly parser?: TomlModule,
   ) {}
 
   static async create(spaces: Spaces): Promise<TrustStore> {
-    return new TrustStore(spaces, await loadToml());
+    return new TrustStore(spaces);
+  }
+
+  /** The entry's data, or undefined when it is not valid TOML. */
+  private parse(text: string): Record<string, unknown> | undefined {
+    if (this.parsed.has(text)) return this.parsed.get(text);
+    let data: Record<string, unknown> | undefined;
+    try {
+      data = parseTrustToml(text, this.parser);
+    } catch {
+      data = undefined;
+    }
+    if (this.parsed.size >= 256) this.parsed.clear();
+    this.parsed.set(text, data);
+    return data;
   }
 
   /** Changes whenever a trust-store directory changes, so results derived from trust can be re-checked. */
@@ -85,6 +130,14 @@ export class TrustStore {
     return observedOnce(`trust:${itemSpace}:${fp}`, () =>
       this.lookupIn(fp, this.trustSpaces(itemSpace), new Set()),
     );
+  }
+
+  /**
+   * A key trusted by this one space's own store (a system bundle's `trusted/` folder), whatever
+   * the other spaces trust: what vouches for a bundle's own index (bundle-index.ts).
+   */
+  lookupInSpace(fp: string, space: Space): TrustEntry | undefined {
+    return this.readEntry(space, fp, new Set());
   }
 
   /** Every trusted key visible to an item in `itemSpace`, first (highest) space wins. */
@@ -165,12 +218,8 @@ export class TrustStore {
     const path = join(trustedDir(space), `${fp}.toml`);
     const text = this.readText(path);
     if (text === undefined) return 'it cannot be read as UTF-8 text';
-    let data: Record<string, unknown>;
-    try {
-      data = this.parser.parse(text.replace(SIGNED_LINE, ''));
-    } catch {
-      return 'it is not valid TOML';
-    }
+    const data = this.parse(text.replace(SIGNED_LINE, ''));
+    if (!data) return 'it is not valid TOML';
     const publicKey = data.public_key as { pem?: unknown } | undefined;
     if (typeof publicKey?.pem !== 'string') return 'it has no [public_key] pem';
     const pem = `${publicKey.pem.trim()}\n`;

@@ -353,6 +353,32 @@ describe('search', () => {
       expect(defaults.results).toHaveLength(10);
     });
 
+    it('pages a broad query as a full sort would (every sort, items in three spaces)', async () => {
+      const spaces = ['project', 'user', 'system'] as const;
+      for (let i = 0; i < 45; i++) {
+        const name = `item_${String((i * 37) % 45).padStart(2, '0')}`;
+        await ws.write(
+          spaces[i % 3]!,
+          `tools/many/${name}.py`,
+          py('many', `thing ${i % 4 ? 'alpha' : 'beta'}`),
+        );
+      }
+      for (const sort_by of ['score', 'name', 'date'] as const) {
+        const all = await search({ scope: 'tool.many', query: 'thing OR beta', sort_by, limit: 100 });
+        expect(all.total).toBe(45);
+        for (const [offset, limit] of [
+          [0, 3],
+          [2, 5],
+          [7, 1],
+        ] as const) {
+          const page = await search({ scope: 'tool.many', query: 'thing OR beta', sort_by, limit, offset });
+          expect(page.results, `${sort_by} ${offset}+${limit}`).toEqual(
+            all.results.slice(offset, offset + limit),
+          );
+        }
+      }
+    });
+
     it('validates sort_by, space, limit and offset', async () => {
       const cases: [Partial<SearchRequest>, RegExp][] = [
         [{ sort_by: 'size' as never }, /sort_by/],

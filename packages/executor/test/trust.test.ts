@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fingerprint, generateKeyPair, signContent } from '@ryeos/lillux';
 import { describe, expect, it } from 'vitest';
 import { trustFileText } from '../src/index.js';
+import { parseTrustToml } from '../src/trust.js';
 import { createWorkspace } from './helpers/workspace.js';
 
 async function writeKeyFile(base: string, name: string, text: string): Promise<void> {
@@ -71,5 +72,52 @@ describe('trust store', () => {
     expect(executor.trust.lookup(fp, 'system')).toMatchObject({ owner: 'bundle' });
     expect(executor.trust.lookup(fp, 'project')).toBeUndefined();
     expect(executor.trust.lookup(fp, 'user')).toBeUndefined();
+  });
+});
+
+describe('trust entries read without a TOML parser', () => {
+  const key = generateKeyPair().publicKeyPem;
+  const canonical = [
+    trustFileText(key, 'ryeos-bundle'),
+    trustFileText(key, 'a "quoted" \\ back\tslash\nname', 'attested\u2028 ✓ ünïcode'),
+    trustFileText(key, '', ''),
+    trustFileText(`\n${key}\n\n`, 'padded pem'),
+  ];
+  const other = [
+    trustFileText(key, 'control \u0001 char'), // JSON writes \u0001: left to TOML
+    trustFileText(key, 'x').replace('owner = "x"', "owner = 'x'"),
+    trustFileText(key, 'x').replace('\n\n[public_key]', '\nextra = 1\n\n[public_key]'),
+    trustFileText(key, 'x').replace(/\n/g, '\r\n'),
+    trustFileText(key, 'x').replace('owner = "x"', 'owner = "\\u0078"'),
+    trustFileText(key, 'x').replace('owner = "x"', 'owner = "x" # comment'),
+    trustFileText(key, 'x').replace('owner = "x"', 'owner = "a\tb"'),
+    trustFileText(key, 'x').replace('"""\n-----BEGIN', '"""-----BEGIN'),
+  ];
+
+  it('gives what smol-toml gives for the layout trustFileText writes, and leaves the rest to it', async () => {
+    const toml = (await import('smol-toml')) as { parse(text: string): Record<string, unknown> };
+    let parsedBy = 0;
+    const counting = {
+      parse(text: string) {
+        parsedBy++;
+        return toml.parse(text);
+      },
+    };
+    for (const text of canonical) {
+      expect(parseTrustToml(text, counting), text).toEqual(toml.parse(text));
+    }
+    expect(parsedBy).toBe(0);
+    for (const text of other) {
+      const before = parsedBy;
+      let expected: unknown;
+      try {
+        expected = toml.parse(text);
+      } catch (error) {
+        expected = error;
+      }
+      if (expected instanceof Error) expect(() => parseTrustToml(text, counting)).toThrow();
+      else expect(parseTrustToml(text, counting), text).toEqual(expected);
+      expect(parsedBy, text).toBe(before + 1);
+    }
   });
 });

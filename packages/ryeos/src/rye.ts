@@ -12,12 +12,9 @@ import type { LoadArgs, SearchArgs } from '@ryeos/mcp/tools';
 import { checkToolArguments } from './arguments.js';
 import { systemBundles } from './bundles.js';
 import type { ExecuteRequest } from './execute/route.js';
-import { routeExecute } from './execute/route.js';
-import { generateKeys, listKeys, trustPublicKey } from './keys.js';
 import { kindOf } from './kind-of.js';
 import { entrySettings } from './settings.js';
 import type { SignEnvelope } from './sign.js';
-import { signEnvelope, signRefs } from './sign.js';
 
 export type { ExecuteRequest } from './execute/route.js';
 export type { Envelope };
@@ -73,8 +70,15 @@ export class Rye {
    * Runs an item (spec items §7): validates the whole request against the execute schema and
    * matrix first, then routes it. Returns an envelope; never throws.
    */
-  execute(request: ExecuteRequest): Promise<Envelope> {
-    return routeExecute({ settings: this.settings, executor: () => this.executor() }, request);
+  async execute(request: ExecuteRequest): Promise<Envelope> {
+    // Loaded on first use (with the chain runner behind it): search and load never need it.
+    let route: typeof import('./execute/route.js').routeExecute;
+    try {
+      ({ routeExecute: route } = await import('./execute/route.js'));
+    } catch (error) {
+      return toErrorEnvelope(error, { item_id: typeof request?.item_id === 'string' ? request.item_id : '' });
+    }
+    return route({ settings: this.settings, executor: () => this.executor() }, request);
   }
 
   /** Searches items (interfaces §2.1); returns an envelope, never throws. */
@@ -118,6 +122,7 @@ export class Rye {
   async sign(refs: string | readonly string[], options: { space?: string } = {}): Promise<SignEnvelope> {
     const list = typeof refs === 'string' ? [refs] : [...refs];
     try {
+      const { signEnvelope, signRefs } = await import('./sign.js');
       return signEnvelope(await signRefs(this.settings, await this.executor(), list, options.space));
     } catch (error) {
       const envelope = toErrorEnvelope(error, { item_id: list.join(' ') });
@@ -127,14 +132,17 @@ export class Rye {
 
   /** Creates the signing key (if missing) and trusts it in user space. */
   async generateKeys(options: { force?: boolean } = {}) {
+    const { generateKeys } = await import('./keys.js');
     return generateKeys(this.settings, await this.executor(), options);
   }
 
   async trustKey(publicKeyPem: string, options: { owner?: string; space?: 'project' | 'user' } = {}) {
+    const { trustPublicKey } = await import('./keys.js');
     return trustPublicKey(this.settings, await this.executor(), publicKeyPem, options);
   }
 
   async listKeys() {
+    const { listKeys } = await import('./keys.js');
     return listKeys(await this.executor());
   }
 }

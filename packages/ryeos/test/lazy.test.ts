@@ -1,6 +1,8 @@
 import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const dist = join(import.meta.dirname, '..', 'dist', 'index.js');
 // Logs every bare package specifier the process resolves, then imports the built facade.
@@ -25,5 +27,66 @@ describe('startup stays lazy', () => {
     for (const heavy of ['yaml', '@babel/parser', 'ajv', 'smol-toml', 'tsx', 'picomatch', 'better-sqlite3']) {
       expect(loaded, `${heavy} must load on first use only`).not.toContain(heavy);
     }
+  });
+});
+
+/**
+ * A cold CLI process (issue 12, cold paths): the system bundle's items come from its signed index,
+ * so searching and running a system tool loads no metadata parser. Every package the process
+ * loads, ESM or CommonJS (the parsers are loaded with require), is logged to stderr.
+ */
+const packageLog = `import Module, { isBuiltin, register } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}));
+const load = Module._load;
+Module._load = function (request, ...rest) {
+  if (!/^[./]|^file:/.test(request) && !isBuiltin(request)) process.stderr.write('PKG ' + request + '\\n');
+  return load.call(this, request, ...rest);
+};`;
+
+describe('a cold rye process', () => {
+  const cli = join(import.meta.dirname, '..', 'dist', 'cli.js');
+  const PARSERS = ['yaml', '@babel/parser', 'smol-toml', 'saxes'];
+  let root: string;
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'rye-cold-'));
+    mkdirSync(join(root, 'project', '.ai'), { recursive: true });
+    mkdirSync(join(root, 'user'), { recursive: true });
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  const packagesLoaded = (...args: string[]) => {
+    const run = spawnSync(
+      process.execPath,
+      ['--import', `data:text/javascript,${encodeURIComponent(packageLog)}`, cli, ...args],
+      {
+        cwd: join(root, 'project'),
+        env: { PATH: process.env.PATH, HOME: join(root, 'user'), USER_SPACE: join(root, 'user') },
+        encoding: 'utf8',
+      },
+    );
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    return run.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('PKG '))
+      .map((line) => line.slice(4));
+  };
+
+  it('searches the system bundle without loading a parser', () => {
+    const loaded = packagesLoaded('search', 'tool', 'read');
+    for (const parser of PARSERS) expect(loaded, `${parser} loaded`).not.toContain(parser);
+  });
+
+  it('runs a system tool without loading a parser', () => {
+    const loaded = packagesLoaded('execute', 'tool:rye/bash', '--params', '{"command": "true"}');
+    for (const parser of PARSERS) expect(loaded, `${parser} loaded`).not.toContain(parser);
+  });
+
+  it('parses what the index does not hold (a project YAML tool loads yaml)', () => {
+    mkdirSync(join(root, 'project', '.ai', 'tools'), { recursive: true });
+    writeFileSync(
+      join(root, 'project', '.ai', 'tools', 'yaml_tool.yaml'),
+      'version: "1.0.0"\ntool_type: runtime\nexecutor_id: rye/core/primitives/subprocess\ndescription: "A project tool"\n',
+    );
+    expect(packagesLoaded('search', 'tool', 'project', '--all')).toContain('yaml');
   });
 });

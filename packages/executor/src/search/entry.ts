@@ -2,10 +2,12 @@
  * One indexed item: what its kind's metadata reader says about it, its signature status and
  * the lower-cased text prepared for matching. Items are read as text only, never run.
  */
+import { readerNamespace } from '../bundle-index.js';
 import { ContentCache } from '../content-cache.js';
-import type { ItemContext } from '../context.js';
+import type { ItemContext, KindReaders } from '../context.js';
 import type { KindConfig } from '../kinds.js';
-import { extractToolMetadata } from '../metadata.js';
+import type { ToolMetadata } from '../metadata.js';
+import { extractToolMetadata, toolNamespace } from '../metadata.js';
 import { parameterSummary } from '../parameter-summary.js';
 import type { ItemKind } from '../refs.js';
 import { canonicalRef } from '../refs.js';
@@ -48,8 +50,10 @@ export interface IndexEntry {
   source: SpaceName;
   path: string;
   metadata: Record<string, unknown>;
-  signed: boolean;
-  integrity?: string;
+  /** Whether the file verifies: checked on first read (results and filters only, see below). */
+  readonly signed: boolean;
+  /** Its verified hash, when it verifies (checked with `signed`). */
+  readonly integrity: string | undefined;
   error?: string;
   /** `created_at` (else `updated_at`) as epoch ms, for sort by date. */
   date: number | undefined;
@@ -60,8 +64,8 @@ export interface IndexEntry {
   fieldDocs: Map<string, TextDoc>;
   /** Trust-store state the signature status was computed against. */
   trustStamp: string;
-  /** Tools: the declared parameters in a few words each (see parameters.ts). */
-  parameters?: Record<string, string>;
+  /** Tools: the declared parameters in a few words each (see parameters.ts), made on first read. */
+  readonly parameters: Record<string, string> | undefined;
   /**
    * Tools that cannot be executed on their own, and why (`runtime`, `primitive`, `extractor`,
    * `library`, `no executor`…): hidden from results unless asked for.
@@ -76,7 +80,8 @@ const PREVIEW_LENGTH = 200;
 /**
  * The index itself caches what was parsed (by file stamp), so tool metadata is parsed without
  * the executor's content cache: hashing every file and writing thousands of small JSON files on
- * a first search cost more than the parse they would save.
+ * a first search cost more than the parse they would save. Only a system bundle's signed index
+ * is asked first (it hashes only the files it holds).
  */
 class UncachedContent extends ContentCache {
   override derive<T>(_namespace: string, _path: string, _text: string, compute: () => T): T {
@@ -113,8 +118,11 @@ function isPlain(value: unknown): boolean {
 
 interface ReadOutcome {
   fields: SearchableFields;
+  /** Read from a system bundle's signed index rather than parsed. */
+  indexed?: boolean;
   declared?: DeclaredIdentity;
-  parameters?: Record<string, string>;
+  /** Tools: their parameter summary, made when first shown. */
+  parameters?: () => Record<string, string> | undefined;
   internal?: string;
 }
 
@@ -139,7 +147,14 @@ export function internalReason(id: string, toolType: unknown, executorId: unknow
   return undefined;
 }
 
-function readTool(text: string, path: string, id: string, ext: string, config: KindConfig): ReadOutcome {
+function readTool(
+  text: string,
+  path: string,
+  id: string,
+  ext: string,
+  config: KindConfig,
+  context: ItemContext,
+): ReadOutcome {
   const stem = id.slice(id.lastIndexOf('/') + 1);
   const parser = config.parsers[ext];
   if (!parser) {
@@ -150,7 +165,8 @@ function readTool(text: string, path: string, id: string, ext: string, config: K
     };
   }
   uncached ??= new UncachedContent();
-  const md = extractToolMetadata(text, path, parser, uncached);
+  const known = context.cache.precomputed<ToolMetadata>(toolNamespace(parser), path, text);
+  const md = known ?? extractToolMetadata(text, path, parser, uncached);
   const metadata: Record<string, unknown> = {};
   // Plain lower-case fields as written (author, tags, …), then the normalised ones on top.
   for (const [key, value] of Object.entries(md.fields)) {
@@ -175,17 +191,27 @@ function readTool(text: string, path: string, id: string, ext: string, config: K
   const updated = str(md.fields.updated_at);
   if (created) fields.created_at = created;
   if (updated) fields.updated_at = updated;
-  const schema = toolParameterSchema(md);
   return {
     fields,
+    indexed: known !== undefined,
     declared: { category: md.category },
-    parameters: schema ? parameterSummary(schema) : undefined,
+    parameters: () => {
+      const schema = toolParameterSchema(md);
+      return schema ? parameterSummary(schema) : undefined;
+    },
     internal: internalReason(id, md.toolType, md.executorId),
   };
 }
 
-function readWith(reader: SearchReader, text: string, path: string, id: string): ReadOutcome {
-  const raw = reader(text, path, id) ?? {};
+function readWith(input: BuildInput, reader: SearchReader): ReadOutcome {
+  const { context, kind, text, path, id } = input;
+  // A bundle index's fields count only for the registered reader they were made by.
+  const registered: KindReaders | undefined = kind === 'tool' ? undefined : context.readers[kind];
+  const readerId = registered?.search === reader ? registered.id : undefined;
+  const known = readerId
+    ? context.cache.precomputed<SearchableFields>(readerNamespace(kind, readerId), path, text)
+    : undefined;
+  const raw = known ?? reader(text, path, id) ?? {};
   const stem = id.slice(id.lastIndexOf('/') + 1);
   const name = str(raw.name) ?? stem;
   const fields: SearchableFields = {
@@ -210,7 +236,7 @@ function readWith(reader: SearchReader, text: string, path: string, id: string):
   const declared: DeclaredIdentity = {};
   if (raw.name !== undefined) declared.name = str(raw.name);
   if (raw.category !== undefined) declared.category = str(raw.category);
-  return { fields, declared };
+  return { fields, declared, indexed: known !== undefined };
 }
 
 export interface BuildInput {
@@ -240,6 +266,56 @@ export function verifyQuietly(input: BuildInput, declared: DeclaredIdentity | un
   }
 }
 
+/**
+ * An index entry, with its parameter summary made when first shown and, for an item read from a
+ * system bundle's signed index, its signature checked when first asked for: a cold search shows
+ * few of a bundle's items, and the check (trust lookup, Ed25519) costs more than all else such an
+ * entry needs. Results and filters read `signed` and `integrity` and get what checking at build
+ * time gives: the check reads the text the entry was built from (kept until then), and entries
+ * are rebuilt whenever the trust store changes.
+ */
+class Entry {
+  #pending: (() => Verification) | undefined;
+  #verification: Verification | undefined;
+  #summarize: (() => Record<string, string> | undefined) | undefined;
+  #parameters: Record<string, string> | undefined;
+
+  /** @param verify the check, or its result when it was made at once */
+  constructor(
+    verify: Verification | (() => Verification),
+    summarize?: () => Record<string, string> | undefined,
+  ) {
+    if (typeof verify === 'function') this.#pending = verify;
+    else this.#verification = verify;
+    this.#summarize = summarize;
+  }
+
+  /** A tool's parameters in a few words each; undefined for other kinds and tools without any. */
+  get parameters(): Record<string, string> | undefined {
+    if (this.#summarize) {
+      this.#parameters = this.#summarize();
+      this.#summarize = undefined;
+    }
+    return this.#parameters;
+  }
+
+  #verified(): Verification {
+    if (!this.#verification) {
+      this.#verification = this.#pending!();
+      this.#pending = undefined;
+    }
+    return this.#verification;
+  }
+
+  get signed(): boolean {
+    return this.#verified().signed;
+  }
+
+  get integrity(): string | undefined {
+    return this.#verified().integrity;
+  }
+}
+
 /** `created_at`, else `updated_at` (from the reader or the item's metadata), as epoch ms. */
 function dateOf(metadata: Record<string, unknown>): number | undefined {
   for (const value of [metadata.created_at, metadata.updated_at]) {
@@ -258,8 +334,8 @@ export function buildEntry(input: BuildInput): IndexEntry {
   let outcome: ReadOutcome;
   let error: string | undefined;
   try {
-    if (kind === 'tool') outcome = readTool(text, path, id, input.extension, input.config);
-    else if (input.reader) outcome = readWith(input.reader, text, path, id);
+    if (kind === 'tool') outcome = readTool(text, path, id, input.extension, input.config, input.context);
+    else if (input.reader) outcome = readWith(input, input.reader);
     else
       outcome = {
         fields: { name: stem, title: stem, category: pathIdentity(id).category, preview: previewOf(text) },
@@ -269,11 +345,15 @@ export function buildEntry(input: BuildInput): IndexEntry {
     outcome = { fields: { name: stem, title: stem, category: pathIdentity(id).category } };
   }
   const { fields } = outcome;
-  const verification = verifyQuietly(input, outcome.declared);
   const metadata: Record<string, unknown> = { ...(fields.metadata ?? {}) };
   if (fields.created_at !== undefined) metadata.created_at = fields.created_at;
   if (fields.updated_at !== undefined) metadata.updated_at = fields.updated_at;
-  const entry: IndexEntry = {
+  // The fields are those of IndexEntry; Entry adds the signature check. The items of a system
+  // bundle's index are checked when first shown (a cold search shows few of a bundle's runtimes,
+  // extractors and libraries); others now, as parsing them costs more than checking anyway.
+  const verify = () => verifyQuietly(input, outcome.declared);
+  const entry = new Entry(outcome.indexed ? verify : verify(), outcome.parameters) as unknown as IndexEntry;
+  Object.assign(entry, {
     kind,
     id,
     ref: canonicalRef(kind, id),
@@ -287,18 +367,15 @@ export function buildEntry(input: BuildInput): IndexEntry {
     source: input.space.name,
     path,
     metadata,
-    signed: verification.signed,
     date: dateOf(metadata),
     nameLower: (fields.name ?? stem).toLowerCase(),
     doc: EMPTY_DOC,
     fieldDocs: new Map(),
     trustStamp: input.trustStamp,
-  };
-  if (verification.integrity) entry.integrity = verification.integrity;
+  });
   if (error !== undefined) entry.error = error;
   // A malformed item is never hidden: its error is what its author needs to see.
   if (outcome.internal !== undefined && error === undefined) entry.internal = outcome.internal;
-  if (outcome.parameters !== undefined) entry.parameters = outcome.parameters;
   // The id too (beyond the spec's list), so that `rye/file-system/read` finds that tool.
   entry.doc = makeDoc(
     [id, entry.title, entry.name, entry.description, entry.category, entry.preview].filter(Boolean).join(' '),

@@ -24,8 +24,11 @@ import { trustedDir } from '../trust.js';
 import type { IndexEntry, SearchReader } from './entry.js';
 import { buildEntry } from './entry.js';
 import { dirInNamespace, inNamespace } from './scope.js';
+import type { FileStats, StatTarget } from './stat-pool.js';
+import { statFiles } from './stat-pool.js';
 
 const RACY_MS = 50;
+const NO_THROW = { throwIfNoEntry: false } as const;
 
 /** Built-in collection excludes; a bundler `collect.yaml` adds to them. */
 const DEFAULT_EXCLUDE_DIRS = ['node_modules', '__pycache__'];
@@ -45,7 +48,7 @@ interface FileRecord extends Stamp {
 }
 
 /** One candidate item file of a directory listing. */
-interface FileSlot {
+interface FileSlot extends StatTarget {
   name: string;
   path: string;
   id: string;
@@ -113,11 +116,14 @@ interface WalkContext {
   trustStamp: string;
   epoch: number;
   entries: IndexEntry[];
+  /** The walk's candidate files, in order, visited once all are statted. */
+  slots: FileSlot[];
 }
 
 export class SearchIndex {
   private readonly kinds = new Map<ItemKind, KindIndex>();
   private epoch = 0;
+  private lastTrustStamp = '';
 
   constructor(private readonly context: ItemContext) {}
 
@@ -144,20 +150,31 @@ export class SearchIndex {
     }
     index.reader = reader;
     const epoch = ++this.epoch;
-    const trustStamp = this.trustStamp();
-    return spaces.map((space) => {
+    // The same stamp as last time is the same string: entries compare it by reference then.
+    const stamp = this.trustStamp();
+    if (stamp !== this.lastTrustStamp) this.lastTrustStamp = stamp;
+    const trustStamp = this.lastTrustStamp;
+    // Walk every space (listing changed directories), then stat all their files at once (possibly
+    // on two threads, stat-pool.ts), then visit each file in walk order.
+    const walks = spaces.map((space) => {
       const typeRoot = typeRootOf(space, kind);
       let root = index.roots.get(typeRoot);
       if (!root) {
         root = { space, typeRoot, dirs: new Map() };
         index.roots.set(typeRoot, root);
       }
-      const entries: IndexEntry[] = [];
-      this.walk({ kind, index, root, namespace, trustStamp, epoch, entries }, '', typeRoot);
+      const ctx: WalkContext = { kind, index, root, namespace, trustStamp, epoch, entries: [], slots: [] };
+      this.walk(ctx, '', typeRoot);
+      return ctx;
+    });
+    const stats = statFiles(walks.length === 1 ? walks[0]!.slots : walks.flatMap((ctx) => ctx.slots));
+    let at = 0;
+    return walks.map((ctx) => {
+      for (const slot of ctx.slots) this.visit(ctx, slot, stats, at++);
+      const { root } = ctx;
       // Forget directories that are gone (only a full walk knows).
       if (!namespace) for (const [rel, node] of root.dirs) if (node.seen !== epoch) root.dirs.delete(rel);
-      const current = root;
-      return { space, entries, lookup: (id: string) => lookupIn(current, id, epoch) };
+      return { space: root.space, entries: ctx.entries, lookup: (id: string) => lookupIn(root, id, epoch) };
     });
   }
 
@@ -172,14 +189,14 @@ export class SearchIndex {
     }
     for (const slot of node.files) {
       if (namespace && !inNamespace(slot.id, namespace)) continue;
-      this.visit(ctx, slot);
+      ctx.slots.push(slot);
     }
   }
 
   /** A directory's node, listed again when its stat changed; undefined when it is gone. */
   private node(ctx: WalkContext, rel: string, abs: string): DirNode | undefined {
     const { dirs } = ctx.root;
-    const info = statSync(abs, { throwIfNoEntry: false });
+    const info = statSync(abs, NO_THROW);
     const cached = dirs.get(rel);
     if (!info?.isDirectory()) {
       if (cached) dirs.delete(rel);
@@ -240,12 +257,17 @@ export class SearchIndex {
     return node;
   }
 
-  private visit(ctx: WalkContext, slot: FileSlot): void {
-    const info = statSync(slot.path, { throwIfNoEntry: false });
-    if (!info?.isFile()) {
+  /** One file, with its stat (the `at`-th of `stats`). */
+  private visit(ctx: WalkContext, slot: FileSlot, stats: FileStats, at: number): void {
+    if (stats[4 * at] !== 1) {
       delete slot.record;
       return;
     }
+    const info: Stamp = {
+      size: stats[4 * at + 1]!,
+      mtimeMs: stats[4 * at + 2]!,
+      ctimeMs: stats[4 * at + 3]!,
+    };
     let record = slot.record;
     if (record && record.racyText === undefined && sameStamp(record, info)) {
       if (record.entry.trustStamp !== ctx.trustStamp) {

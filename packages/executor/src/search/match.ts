@@ -7,9 +7,9 @@ import { wildcardMatcher } from '../wildcard.js';
 /** A piece of searchable text, prepared once per index entry. */
 export interface TextDoc {
   /** Lower-cased text. */
-  lower: string;
+  readonly lower: string;
   /** Distinct `\w+` words, in first-occurrence order. */
-  words: string[];
+  readonly words: string[];
   /** Every `\w+` word in order (for proximity); computed on demand. */
   sequence?: string[];
 }
@@ -21,9 +21,21 @@ export function wordsOf(lower: string): string[] {
   return lower.match(WORD) ?? [];
 }
 
+/** Prepared text whose words are split on first need (most texts of a search need only `lower`). */
+class Doc implements TextDoc {
+  #words: string[] | undefined;
+  sequence?: string[];
+
+  constructor(readonly lower: string) {}
+
+  get words(): string[] {
+    this.#words ??= [...new Set(wordsOf(this.lower))];
+    return this.#words;
+  }
+}
+
 export function makeDoc(text: string): TextDoc {
-  const lower = text.toLowerCase();
-  return { lower, words: [...new Set(wordsOf(lower))] };
+  return new Doc(text.toLowerCase());
 }
 
 export const EMPTY_DOC: TextDoc = { lower: '', words: [], sequence: [] };

@@ -277,6 +277,48 @@ function comparator(sort: SearchSort): (a: Hit, b: Hit) => number {
   return (a, b) => b.score - a.score || tieBreak(a.entry, b.entry);
 }
 
+/**
+ * The first `count` hits in order, as `hits.sort(compare).slice(0, count)` gives them (the order
+ * is total: ties end on the path), without sorting all of a broad query's hits: a heap of the best
+ * `count` so far, sorted at the end.
+ */
+function firstOf(hits: Hit[], count: number, compare: (a: Hit, b: Hit) => number): Hit[] {
+  if (count <= 0) return [];
+  if (hits.length <= count * 4) return hits.sort(compare).slice(0, count);
+  // A max-heap (worst of the kept hits on top) of at most `count` hits.
+  const heap: Hit[] = [];
+  const up = (i: number) => {
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (compare(heap[i]!, heap[parent]!) <= 0) break;
+      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+      i = parent;
+    }
+  };
+  const down = (i: number) => {
+    for (;;) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let worst = i;
+      if (left < heap.length && compare(heap[left]!, heap[worst]!) > 0) worst = left;
+      if (right < heap.length && compare(heap[right]!, heap[worst]!) > 0) worst = right;
+      if (worst === i) return;
+      [heap[i], heap[worst]] = [heap[worst]!, heap[i]!];
+      i = worst;
+    }
+  };
+  for (const hit of hits) {
+    if (heap.length < count) {
+      heap.push(hit);
+      up(heap.length - 1);
+    } else if (compare(hit, heap[0]!) < 0) {
+      heap[0] = hit;
+      down(0);
+    }
+  }
+  return heap.sort(compare);
+}
+
 function selectSpaces(context: ItemContext, space: SearchSpace): Space[] {
   const { spaces } = context;
   switch (space) {
@@ -378,10 +420,10 @@ export async function searchItems(context: ItemContext, request: SearchRequest):
       hits.push({ entry, score });
     }
   }
-  hits.sort(comparator(sort));
+  const page = firstOf(hits, offset + limit, comparator(sort)).slice(offset);
   const response: SearchResponse = {
     status: 'success',
-    results: hits.slice(offset, offset + limit).map((hit) => toResult(hit, roots)),
+    results: page.map((hit) => toResult(hit, roots)),
     total: hits.length,
     query: prepared.query,
     scope: request.scope,

@@ -8,14 +8,42 @@ export type { CliIo } from './io.js';
 
 type Command = (args: string[], io: CliIo, settings: RyeSettings) => Promise<number>;
 
-const COMMANDS: Record<string, () => Promise<Command>> = {
-  demo: async () => (await import('../commands/demo.js')).demoCommand,
-  execute: async () => (await import('../commands/execute.js')).executeCommand,
-  sign: async () => (await import('../commands/sign.js')).signCommand,
-  search: async () => (await import('../commands/search.js')).searchCommand,
-  load: async () => (await import('../commands/load.js')).loadCommand,
-  init: async () => (await import('../commands/init.js')).initCommand,
-  keys: async () => (await import('../commands/keys.js')).keysCommand,
+/** A verb: its command, and what runs before it (from the verb's own module, cli/start.ts). */
+interface Verb {
+  run: Command;
+  checkProjectFlag(args: string[]): void;
+  processSettings(env: Record<string, string | undefined>): RyeSettings;
+}
+
+const COMMANDS: Record<string, () => Promise<Verb>> = {
+  demo: async () => {
+    const verb = await import('../commands/demo.js');
+    return { ...verb, run: verb.demoCommand };
+  },
+  execute: async () => {
+    const verb = await import('../commands/execute.js');
+    return { ...verb, run: verb.executeCommand };
+  },
+  sign: async () => {
+    const verb = await import('../commands/sign.js');
+    return { ...verb, run: verb.signCommand };
+  },
+  search: async () => {
+    const verb = await import('../commands/search.js');
+    return { ...verb, run: verb.searchCommand };
+  },
+  load: async () => {
+    const verb = await import('../commands/load.js');
+    return { ...verb, run: verb.loadCommand };
+  },
+  init: async () => {
+    const verb = await import('../commands/init.js');
+    return { ...verb, run: verb.initCommand };
+  },
+  keys: async () => {
+    const verb = await import('../commands/keys.js');
+    return { ...verb, run: verb.keysCommand };
+  },
 };
 
 /** Commands that work in an existing project (`init` creates its project; `demo` makes its own). */
@@ -58,13 +86,10 @@ export async function runCli(
   }
   try {
     // Loaded here, not at start-up: help and version need none of the layers.
-    const [{ checkProjectFlag }, { processSettings }] = await Promise.all([
-      import('./args.js'),
-      import('../settings.js'),
-    ]);
+    const { run, checkProjectFlag, processSettings } = await load!();
     if (IN_A_PROJECT.has(verb)) checkProjectFlag(rest);
     const settings = processSettings(env); // read here, once
-    return await (await load!())(rest, io, settings);
+    return await run(rest, io, settings);
   } catch (error) {
     const { toErrorEnvelope } = await import('@ryeos/lillux');
     io.stdout(`${JSON.stringify(toErrorEnvelope(error), null, 2)}\n`);

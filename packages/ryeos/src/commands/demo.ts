@@ -13,6 +13,9 @@ import { initWorkspace } from '../init.js';
 import type { Envelope } from '../rye.js';
 import { createRye } from '../rye.js';
 
+// What runs before this verb, bundled with it (cli/start.ts).
+export { checkProjectFlag, processSettings } from '../cli/start.js';
+
 type Step = { title: string; ok: boolean; lines: string[] };
 
 const data = (result: Envelope) => (result.data ?? {}) as Record<string, unknown>;

@@ -22,6 +22,9 @@ import type { CliIo } from '../cli/io.js';
 import type { ExecuteRequest } from '../rye.js';
 import { createRye } from '../rye.js';
 
+// What runs before this verb, bundled with it (cli/start.ts).
+export { checkProjectFlag, processSettings } from '../cli/start.js';
+
 export async function executeCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
   const { values, positionals } = parse(args, {
     params: { type: 'string' },

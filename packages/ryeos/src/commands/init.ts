@@ -6,6 +6,9 @@ import type { CliIo } from '../cli/io.js';
 import { initWorkspace } from '../init.js';
 import { createRye } from '../rye.js';
 
+// What runs before this verb, bundled with it (cli/start.ts).
+export { checkProjectFlag, processSettings } from '../cli/start.js';
+
 export async function initCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
   const { values } = parse(args, {
     project: { type: 'string' },

@@ -6,6 +6,9 @@ import { callerPath, parse, printJson, str } from '../cli/args.js';
 import type { CliIo } from '../cli/io.js';
 import { createRye } from '../rye.js';
 
+// What runs before this verb, bundled with it (cli/start.ts).
+export { checkProjectFlag, processSettings } from '../cli/start.js';
+
 export async function keysCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
   const { values, positionals } = parse(args, {
     force: { type: 'boolean' },

@@ -11,6 +11,9 @@ import type { CliIo } from '../cli/io.js';
 import type { SearchRequest } from '../rye.js';
 import { createRye } from '../rye.js';
 
+// What runs before this verb, bundled with it (cli/start.ts).
+export { checkProjectFlag, processSettings } from '../cli/start.js';
+
 export async function searchCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
   const { values, positionals } = parse(args, {
     space: { type: 'string' },

@@ -7,6 +7,9 @@ import type { CliIo } from '../cli/io.js';
 import { createRye } from '../rye.js';
 import { signedAll } from '../sign.js';
 
+// What runs before this verb, bundled with it (cli/start.ts).
+export { checkProjectFlag, processSettings } from '../cli/start.js';
+
 export async function signCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
   const { values, positionals } = parse(args, {
     space: { type: 'string' },

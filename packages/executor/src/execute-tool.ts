@@ -1,0 +1,166 @@
+/**
+ * Tool execution (spec items §7.4): chain → checks → anchor and verified files → run from the
+ * snapshot. Loaded when a tool first runs, so that searching, loading and signing never load the
+ * chain runner, the subprocess and HTTP primitives or the snapshot code.
+ */
+import { realpathSync } from 'node:fs';
+import { toErrorEnvelope } from '@ryeos/lillux';
+import { computeAnchor, dependencyFiles } from './anchor.js';
+import type { ChainElement } from './chain.js';
+import { buildChain, validateChain } from './chain.js';
+import { resolveToolConfig } from './config-resolve.js';
+import type { ToolEnvelope } from './envelope.js';
+import { elapsed } from './envelope.js';
+import type { ChainDetail, ExecuteToolOptions, Executor, TraceEvent } from './executor.js';
+import type { VerifiedLooseFile } from './files.js';
+import { readVerifiedFile } from './files.js';
+import { outsideOperation } from './observations.js';
+import { canonicalRef } from './refs.js';
+import type { RunContext } from './run-chain.js';
+import { PRIMITIVE_RUNNERS, prepareRun, runPrimitive } from './run-chain.js';
+import { interpreterFiles, runFromSnapshot } from './run-files.js';
+import { checkToolParameters } from './tool-parameters.js';
+
+function detail(element: ChainElement): ChainDetail {
+  return {
+    item_id: element.id,
+    space: element.space.label,
+    tool_type: element.metadata.toolType,
+    executor_id: element.metadata.executorId,
+    integrity: element.verification.hash,
+  };
+}
+
+function traceOf(chain: ChainElement[]): TraceEvent[] {
+  const events: TraceEvent[] = [];
+  for (const el of chain) {
+    events.push({
+      step: 'resolve',
+      item_id: el.id,
+      path: el.path,
+      space: el.space.label,
+      searched: el.searched,
+      shadowed: el.shadowed,
+    });
+  }
+  for (const el of chain) {
+    events.push({
+      step: 'verify_integrity',
+      item_id: el.id,
+      verified: el.verification.verified,
+      key_fp: el.verification.fingerprint ?? null,
+      ...(el.verification.warnings.length ? { warnings: el.verification.warnings } : {}),
+    });
+  }
+  return events;
+}
+
+/** Runs a tool through its chain and returns the envelope of spec items §7.4; never throws. */
+export async function executeTool(
+  executor: Executor,
+  id: string,
+  params: Record<string, unknown>,
+  options: ExecuteToolOptions,
+): Promise<ToolEnvelope> {
+  const started = performance.now();
+  const itemId = canonicalRef('tool', id);
+  const chain: ChainElement[] = [];
+  const trace: TraceEvent[] = [];
+  try {
+    await buildChain(id, executor, chain);
+    if (options.trace) trace.push(...traceOf(chain));
+    const { pairs, warnings } = validateChain(chain);
+    // The caller's parameters against what the tool declares, before anything runs.
+    await checkToolParameters(id, chain[0]!.metadata, params);
+    const verificationWarnings = chain.flatMap((el) => el.verification.warnings);
+    const allWarnings = [...verificationWarnings, ...warnings];
+    const projectPath = executor.spaces.projectPath ?? process.cwd();
+    const anchor = computeAnchor(chain, {
+      projectPath,
+      userSpace: executor.spaces.user.base,
+      systemSpace: executor.spaces.systemSpace ?? '',
+    });
+    const verifiedFiles: VerifiedLooseFile[] = [];
+    for (const file of await dependencyFiles(anchor)) {
+      const dependency = await readVerifiedFile(file, chain[0]!.space, executor);
+      if (!dependency) continue;
+      allWarnings.push(...dependency.verification.warnings);
+      verifiedFiles.push(dependency);
+    }
+    const context: RunContext = {
+      projectPath,
+      userSpace: executor.spaces.user.base,
+      systemSpace: executor.spaces.systemSpace ?? '',
+      hostEnv: executor.env,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+    };
+    const configResolve = chain[0]!.metadata.configResolve;
+    const runParams =
+      configResolve === undefined
+        ? params
+        : { ...params, resolved_config: await resolveToolConfig(executor, configResolve) };
+    const prepared = await prepareRun(chain, runParams, anchor, context);
+    allWarnings.push(...prepared.warnings);
+    // Everything the interpreter is handed from a tools directory verifies — in a dry run too.
+    const known = new Set([realpathSync.native(chain[0]!.path), ...verifiedFiles.map((file) => file.path)]);
+    // The command too, when it names a file in a tools folder (`command: "{tool_dir}/run.sh"`).
+    const handed = [
+      prepared.config.command,
+      ...(Array.isArray(prepared.config.args) ? prepared.config.args : []),
+    ];
+    for (const file of await interpreterFiles(handed, anchor, known, executor)) {
+      allWarnings.push(...file.verification.warnings);
+      verifiedFiles.push(file);
+    }
+    if (options.dryRun) {
+      return {
+        status: 'validation_passed',
+        message: 'Tool chain validation passed (dry run)',
+        item_id: itemId,
+        chain: chain.map((el) => el.id),
+        validated_pairs: pairs,
+        chain_detail: chain.map(detail),
+        ...(allWarnings.length ? { warnings: allWarnings } : {}),
+        ...(options.trace ? { trace } : {}),
+      };
+    }
+    if (options.trace) trace.push(...prepared.contributions.map((c) => ({ step: 'resolve_env', ...c })));
+    // What runs is what was verified (DECISIONS 29): the interpreter loads the snapshot.
+    if (PRIMITIVE_RUNNERS[prepared.primitive].runsFiles)
+      runFromSnapshot(prepared, chain, anchor, verifiedFiles, executor.spaces.user.base);
+    // The run happens outside the operation's observations: a worker started here keeps its
+    // callbacks, which must not see this operation's answers later.
+    const outcome = await outsideOperation(() => runPrimitive(prepared, context));
+    if (outcome.warnings) allWarnings.push(...outcome.warnings);
+    const common = {
+      item_id: itemId,
+      chain: chain.map((el) => el.id),
+      metadata: elapsed(started),
+      ...(allWarnings.length ? { warnings: allWarnings } : {}),
+      ...(options.trace ? { trace, chain_detail: chain.map(detail) } : {}),
+    };
+    if (outcome.success) return { status: 'success', type: 'tool', ...common, data: outcome.data };
+    return {
+      status: 'error',
+      type: 'tool',
+      error: outcome.error || 'Tool failed',
+      // A tool that reports its own timeout (e.g. rye/bash) is a timeout too.
+      error_type:
+        outcome.timedOut || (outcome.data as { timed_out?: unknown })?.timed_out === true
+          ? 'timeout'
+          : 'execution',
+      ...common,
+      data: outcome.data,
+    };
+  } catch (error) {
+    const envelope = toErrorEnvelope(error, {
+      type: 'tool',
+      item_id: itemId,
+      chain: chain.map((el) => el.id),
+      metadata: elapsed(started),
+    });
+    if (options.trace) envelope.trace = trace.length ? trace : traceOf(chain);
+    return envelope;
+  }
+}
