@@ -53,7 +53,7 @@ for (const [kind, dir] of Object.entries(KINDS) as [Kind, string][]) {
     const ext = extname(path);
     if (!EXTENSIONS[kind].includes(ext)) continue;
     // Files inside a runtime's lib/ are launchers, verified when used, not items of their own.
-    if (path.includes(`${join('runtimes', 'node', 'lib')}`)) continue;
+    if (/[\\/]runtimes[\\/](node|python)[\\/]lib[\\/]/.test(path)) continue;
     items.push({ kind, id: relative(join(AI, dir), path).slice(0, -ext.length), path });
   }
 }

@@ -55,7 +55,7 @@ describe('customising a runtime the way the manual describes (issue 11, item 5)'
     );
     expect(loaded.json).toMatchObject({ status: 'success', copied_to: 'project' });
     const lib = join(t.project, '.ai', 'tools', 'rye', 'core', 'runtimes', 'node', 'lib');
-    expect([...loaded.json.copied_files].sort()).toEqual([
+    expect([...(loaded.json.copied_files as string[])].sort()).toEqual([
       join(lib, 'function-worker.mjs'),
       join(lib, 'launch.mjs'),
     ]);
