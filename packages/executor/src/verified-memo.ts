@@ -16,7 +16,12 @@ interface Entry {
 }
 
 const LIMIT = 4_096;
-const memos = new WeakMap<TrustStore, Map<string, Entry>>();
+// Shared by every copy of this module in the process (bundled entry points each carry one).
+const MEMOS = Symbol.for('ryeos.executor.verified-memo');
+const memos = ((globalThis as Record<symbol, unknown>)[MEMOS] ??= new WeakMap()) as WeakMap<
+  TrustStore,
+  Map<string, Entry>
+>;
 
 /** What changes whenever the file's bytes can have changed; undefined when it cannot be read. */
 function fileStamp(path: string): string | undefined {

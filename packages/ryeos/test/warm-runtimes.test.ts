@@ -293,6 +293,23 @@ describe('the one-shot CLI', () => {
 });
 
 describe('the MCP server', () => {
+  it.runIf(process.platform === 'linux')('stops its warm workers when it shuts down', async () => {
+    const t = await project();
+    await setUp(t, { 'demo/counter.js': JS_COUNTER, 'demo/pycount.py': PY_COUNTER });
+    const client = await connectMcpStdio('warm-shutdown', t.user);
+    for (const id of ['demo/counter', 'demo/pycount']) {
+      const result = await client.callTool({
+        name: 'execute',
+        arguments: { project_path: t.project, item_id: `tool:${id}` },
+      });
+      expect(result.isError, JSON.stringify(result)).toBeFalsy();
+    }
+    // Both workers are alive while the server is (their snapshots live under the user space).
+    expect(processesMentioning(t.root).length).toBeGreaterThanOrEqual(2);
+    await client.close();
+    expect(await until(() => processesMentioning(t.root).length === 0, 5_000)).toBe(true);
+  });
+
   it('a tool writing to stdout cannot corrupt the protocol', async () => {
     const t = await project();
     const noisy = `${JS_HEADER}import { spawnSync } from 'node:child_process';

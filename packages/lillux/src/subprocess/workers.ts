@@ -400,20 +400,23 @@ function identity(options: WarmCallOptions, settings: Required<WorkerSettings>):
   return JSON.stringify([options.command, options.args ?? [], options.cwd ?? '', env, settings.thread]);
 }
 
-let shared: WorkerPool | undefined;
+// The process's one pool, also when this module is bundled into several files: a shutdown must
+// stop the workers that every copy started.
+const SHARED = Symbol.for('ryeos.lillux.workers');
+const holder = globalThis as Record<symbol, WorkerPool | undefined>;
 
 /** Runs one call on this process's shared warm workers (see `WorkerPool.run`). */
 export function runWarm(options: WarmCallOptions): Promise<SubprocessResult> {
-  shared ??= new WorkerPool();
-  return shared.run(options);
+  holder[SHARED] ??= new WorkerPool();
+  return holder[SHARED].run(options);
 }
 
 /** Stops this process's shared warm workers (a server shutting down, a test cleaning up). */
 export function closeWorkers(): void {
-  shared?.close();
+  holder[SHARED]?.close();
 }
 
 /** How many shared warm workers are alive. */
 export function warmWorkerCount(): number {
-  return shared?.size ?? 0;
+  return holder[SHARED]?.size ?? 0;
 }
