@@ -223,6 +223,8 @@ export interface PreparedRun {
   passthrough: Record<string, unknown>;
   /** What the run should tell the caller (e.g. `.env` entries that were refused). */
   warnings: string[];
+  /** The caller shortened the timeout: the call does not go to a shared warm worker. */
+  callerTimeout?: boolean;
 }
 
 /**
@@ -314,7 +316,12 @@ export async function prepareRun(
     fixed: { ...anchor.vars, params: bodyParams, params_json: JSON.stringify(toolParams) },
     params: placeholders,
   });
-  config = { ...config, ...callerTuning(params, config, declared), cwd, env };
+  const tuning = callerTuning(params, config, declared);
+  // A caller's shorter timeout must not stop a warm worker other callers' calls are running on:
+  // such a call runs alone, one-shot (its own process tree is what the timeout kills).
+  const ownTimeout = seconds(config.timeout, 300);
+  const shortened = typeof tuning.timeout === 'number' && tuning.timeout < ownTimeout;
+  config = { ...config, ...tuning, cwd, env };
   if (config.body && typeof config.body === 'object' && !Array.isArray(config.body)) {
     config.body = Object.fromEntries(
       Object.entries(config.body as Record<string, unknown>).filter(
@@ -322,7 +329,15 @@ export async function prepareRun(
       ),
     );
   }
-  return { primitive: chain.at(-1)!.id as PrimitiveId, config, env, contributions, passthrough, warnings };
+  return {
+    primitive: chain.at(-1)!.id as PrimitiveId,
+    config,
+    env,
+    contributions,
+    passthrough,
+    warnings,
+    ...(shortened ? { callerTimeout: true } : {}),
+  };
 }
 
 function seconds(value: unknown, fallback: number): number {
@@ -379,7 +394,9 @@ function workerSettings(
   return {
     ...(Number.isFinite(idle) ? { idleMs: idle * 1000 } : {}),
     ...(Number.isInteger(concurrency) && concurrency > 0 ? { maxConcurrency: concurrency } : {}),
-    thread: value.thread === true,
+    // Never a thread of the host, whatever an item's config says: a thread shares the host's
+    // fd 1, which is the MCP channel or the CLI's result (SECURITY.md, warm workers).
+    thread: false,
   };
 }
 
@@ -408,7 +425,7 @@ async function runProcess(prepared: PreparedRun, context: RunContext): Promise<R
         }
       : {}),
   };
-  const worker = workerSettings(config.worker, context.hostEnv);
+  const worker = prepared.callerTimeout ? undefined : workerSettings(config.worker, context.hostEnv);
   const result = worker
     ? await runWarm({ ...options, worker })
     : await runSubprocess({ ...options, envMode: 'replace' });

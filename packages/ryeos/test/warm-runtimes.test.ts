@@ -25,7 +25,7 @@ export async function execute(params, context) {
   calls += 1;
   console.log('a log line, not the result');
   if (params.fail) throw new Error('it went wrong: ' + params.fail);
-  if (params.hang) await new Promise(() => {});
+  if (params.hang) await new Promise((resolve) => setTimeout(resolve, 60_000));
   return { success: true, calls, pid: process.pid, project: context.projectPath, echo: params.echo ?? null };
 }
 `;
@@ -159,16 +159,16 @@ export async function execute() { return { success: true, greeting }; }
     expect(missing.error).toMatch(/No execute\(\) exported by/);
   });
 
-  it('a call that times out stops its worker; the next call runs on a new one', async () => {
+  it("a caller's shorter timeout runs the call alone: the shared worker and its state survive", async () => {
     const t = await project();
     await setUp(t, { 'demo/counter.js': JS_COUNTER });
     const r = api(t);
-    await r.execute({ item_id: 'tool:demo/counter' });
+    const first = (await r.execute({ item_id: 'tool:demo/counter' })).data as Data;
     const hung = await r.execute({ item_id: 'tool:demo/counter', parameters: { hang: true, timeout: 0.5 } });
     expect(hung).toMatchObject({ status: 'error', error_type: 'timeout' });
     expect(await r.execute({ item_id: 'tool:demo/counter' })).toMatchObject({
       status: 'success',
-      data: { calls: 1 },
+      data: { calls: 2, pid: first.pid },
     });
   });
 

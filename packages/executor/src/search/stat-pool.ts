@@ -129,11 +129,6 @@ class StatPool {
     if (id !== undefined && this.known.get(target.path) === id) return id;
     id = this.known.get(target.path);
     if (id === undefined) {
-      if (this.known.size >= MAX_PATHS) {
-        this.known.clear();
-        this.pending = [];
-        this.reset = true;
-      }
       id = this.known.size;
       this.known.set(target.path, id);
       this.pending.push(target.path);
@@ -153,6 +148,13 @@ class StatPool {
       this.port.postMessage({ ids: this.ids.buffer, out: this.out.buffer });
     }
     const { ids, out } = this;
+    // The path table is reset before any id of this request is handed out: a reset halfway
+    // would leave earlier ids of the same request pointing into the new table.
+    if (this.known.size + count > MAX_PATHS) {
+      this.known.clear();
+      this.pending = [];
+      this.reset = true;
+    }
     for (let j = 0; j < count; j++) {
       ids[j] = this.idOf(targets[j]!);
       out[4 * j] = Number.NaN;

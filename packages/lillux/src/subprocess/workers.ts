@@ -18,7 +18,7 @@
  * Failure: a worker that exits or crashes fails its running calls with a clear error and is
  * replaced on the next call. A timeout or an abort stops the worker (and its process tree):
  * other calls running on it fail too, with an error that says so; calls still waiting for a slot
- * (never sent) move to a new worker. At most 64 workers live at once; a call beyond that runs as
+ * (never sent) move to a new worker. At most 16 workers live at once; a call beyond that runs as
  * a one-shot process of the same script.
  */
 import { realpathSync } from 'node:fs';
@@ -61,9 +61,12 @@ const DEFAULT_IDLE_MS = 60_000;
 const DEFAULT_CONCURRENCY = 16;
 const DEFAULT_TIMEOUT_MS = 300_000;
 /** Idle workers kept at most; the least recently used idle one retires first. */
-const MAX_IDLE_WORKERS = 32;
-/** Workers alive at most (busy ones included); a call beyond runs as a one-shot process. */
-const MAX_WORKERS = 64;
+const MAX_IDLE_WORKERS = 8;
+/**
+ * Workers alive at most (busy ones included); a call beyond runs as a one-shot process. A node
+ * worker is ~45 MB: the cap bounds what many projects or tools can make a server hold.
+ */
+const MAX_WORKERS = 16;
 
 interface Pending {
   resolve(result: SubprocessResult): void;

@@ -1,4 +1,4 @@
-# rye:signed:2026-11-25T03:17:46Z:2e1363b13495a669c86ee09954d77a968739350478ec43d86d592917d476edf6:zYibEyzZDKbwAaB_VbAUJtUhsBYLyzQVCkAZrzOoOiVOXOMCKDjpHU7gHHH3Nnjlwy8n07_9Lhc5hjrxF5aGBw==:007af625371e6e71
+# rye:signed:2026-11-25T04:07:44Z:75b48e4d2ba28724beea098933ad233ce0b6613114615c7f76bd0e3c176fea64:EMSKwjiCSFCDyL9nzp4aK6KDl-UCuNpJ9WSa-xBPh6WgVHfrMVUYYTYef1tfYFaBYJT94wECBE6mK-XH8dNJCg==:007af625371e6e71
 """Runs a function-style Python tool: a file that defines execute(params, project_path).
 
     python function_worker.py <tool_path> <project_path>
@@ -69,6 +69,19 @@ def max_fd():
         return int(os.sysconf("SC_OPEN_MAX"))
     except (ValueError, OSError):
         return 65536
+
+
+def reap(pid, grace=0.1):
+    """The exit status of a call's child, killing it if it is still running after `grace` seconds."""
+    deadline = time.monotonic() + grace
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        if time.monotonic() >= deadline:
+            kill_group(pid)
+            return os.waitpid(pid, 0)[1]
+        time.sleep(0.001)
 
 
 def kill_group(pgid):
@@ -188,9 +201,10 @@ class Worker:
         if stream == "stderr":
             call.output_fd = None
             return
-        # The result pipe closed: the call's child has ended (a program it started does not hold
-        # fd 3). Reap it, kill whatever it left running, then take the rest of its log.
-        _, status = os.waitpid(pid, 0)
+        # The result pipe closed: the call's child is ending (a program it started does not hold
+        # fd 3). Reap it — a child that closed fd 3 and carried on gets a moment, then is killed,
+        # so it cannot stall this loop — kill whatever it left running, take the rest of its log.
+        status = reap(pid)
         kill_group(pid)
         if call.output_fd is not None:
             self.selector.unregister(call.output_fd)
