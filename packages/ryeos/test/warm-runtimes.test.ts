@@ -253,6 +253,26 @@ def execute(params, project_path):
     expect(await r.execute({ item_id: 'tool:demo/pycount' })).toMatchObject({ status: 'success' });
   });
 
+  it('a call that closes its result pipe and carries on does not stall the others', async () => {
+    const t = await project();
+    const stubborn = `${PY_HEADER}import os, time
+def execute(params, project_path):
+    if params.get("close"):
+        os.close(3)
+        time.sleep(20)
+    return {"success": True}
+`;
+    await setUp(t, { 'demo/stubborn.py': stubborn });
+    const r = api(t);
+    await r.execute({ item_id: 'tool:demo/stubborn' });
+    const closing = r.execute({ item_id: 'tool:demo/stubborn', parameters: { close: true } });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const start = performance.now();
+    expect(await r.execute({ item_id: 'tool:demo/stubborn' })).toMatchObject({ status: 'success' });
+    expect(performance.now() - start).toBeLessThan(3_000);
+    expect(await closing).toMatchObject({ status: 'error' });
+  });
+
   it('a timeout kills the call and its worker; the next call works', async () => {
     const t = await project();
     await setUp(t, { 'demo/pycount.py': PY_COUNTER });
