@@ -6,12 +6,11 @@
  * between operations, so each operation still sees the files as they are when it starts looking.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { processWide } from './process-wide.js';
 
-// One scope per process even when this module is bundled into several files (the CLI's verbs
-// each carry a copy): every copy must see the operation another copy started.
-const SCOPE = Symbol.for('ryeos.executor.observations');
-const scope: AsyncLocalStorage<Map<string, unknown>> = ((globalThis as Record<symbol, unknown>)[SCOPE] ??=
-  new AsyncLocalStorage<Map<string, unknown>>()) as AsyncLocalStorage<Map<string, unknown>>;
+// One scope per process, also when this module is bundled into several files: every copy must
+// see the operation another copy started.
+const scope = processWide('ryeos.executor.observations', () => new AsyncLocalStorage<Map<string, unknown>>());
 
 /** Runs `fn` in an operation scope (a nested call joins the scope it is in). */
 export function withinOperation<T>(fn: () => T): T {

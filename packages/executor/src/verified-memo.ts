@@ -6,6 +6,7 @@
  * was verified. Anything else (a new stamp, a changed trust store or extractor) verifies afresh.
  */
 import { statSync } from 'node:fs';
+import { processWide } from './process-wide.js';
 import type { TrustStore } from './trust.js';
 
 interface Entry {
@@ -17,11 +18,10 @@ interface Entry {
 
 const LIMIT = 4_096;
 // Shared by every copy of this module in the process (bundled entry points each carry one).
-const MEMOS = Symbol.for('ryeos.executor.verified-memo');
-const memos = ((globalThis as Record<symbol, unknown>)[MEMOS] ??= new WeakMap()) as WeakMap<
-  TrustStore,
-  Map<string, Entry>
->;
+const memos = processWide(
+  'ryeos.executor.verified-memo',
+  () => new WeakMap<TrustStore, Map<string, Entry>>(),
+);
 
 /** What changes whenever the file's bytes can have changed; undefined when it cannot be read. */
 function fileStamp(path: string): string | undefined {
