@@ -367,7 +367,10 @@ describe('integrity', () => {
     );
     await writeFile(
       keyFile,
-      (await readFile(keyFile, 'utf8')).replace(/MCowBQYDK2VwAyEA./, 'MCowBQYDK2VwAyEAB'),
+      // One character of the key changed (always a change: 'A' unless it already is one).
+      (await readFile(keyFile, 'utf8')).replace(/MCowBQYDK2VwAyEA(.)/, (_, c) =>
+        c === 'A' ? 'MCowBQYDK2VwAyEAB' : 'MCowBQYDK2VwAyEAA',
+      ),
     );
     const result = await (await other.executor()).executeTool('demo/t4');
     expect(result.error).toMatch(/^Untrusted key /);
