@@ -11,7 +11,13 @@
  */
 import type { Stats } from 'node:fs';
 import { statSync } from 'node:fs';
-import { MessageChannel, Worker } from 'node:worker_threads';
+import { createRequire } from 'node:module';
+import type { MessageChannel, Worker } from 'node:worker_threads';
+
+/** node:worker_threads, loaded when the first helper starts: a cold search of a few files never needs it. */
+function workerThreads(): typeof import('node:worker_threads') {
+  return createRequire(import.meta.url)('node:worker_threads');
+}
 
 /** Per file, four numbers: isFile (1 or 0; NaN until taken), size, mtimeMs, ctimeMs. */
 export type FileStats = Float64Array<ArrayBufferLike>;
@@ -103,6 +109,7 @@ class StatPool {
   private reset = false;
 
   constructor() {
+    const { MessageChannel, Worker } = workerThreads();
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.worker = new Worker(HELPER, {
