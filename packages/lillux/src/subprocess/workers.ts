@@ -154,10 +154,6 @@ class WarmWorker {
     return this.running.size > 0 || this.waiting.length > 0;
   }
 
-  call(options: WarmCallOptions): Promise<SubprocessResult> {
-    return new Promise((resolve) => this.accept(options, performance.now(), resolve));
-  }
-
   /** Runs the call now, or queues it until a slot frees (an abort while queued cancels it). */
   accept(options: WarmCallOptions, start: number, resolve: (r: SubprocessResult) => void): void {
     if (options.signal?.aborted) {
