@@ -172,6 +172,26 @@ export async function execute() { return { success: true, greeting }; }
     });
   });
 
+  it('a script-style tool declared function-style fails fast: it never reads the requests', async () => {
+    const t = await project();
+    const script = `${JS_HEADER}let text = '';
+for await (const chunk of process.stdin) text += chunk;
+console.log(JSON.stringify({ read: text }));
+`;
+    await setUp(t, { 'demo/script.js': script, 'demo/counter.js': JS_COUNTER });
+    const r = api(t);
+    const start = performance.now();
+    const results = await Promise.all([
+      r.execute({ item_id: 'tool:demo/script' }),
+      r.execute({ item_id: 'tool:demo/script' }),
+    ]);
+    expect(performance.now() - start).toBeLessThan(10_000);
+    for (const result of results) {
+      expect(result).toMatchObject({ status: 'error' });
+      expect(result.error).toMatch(/No execute\(\) exported by/);
+    }
+  });
+
   it("a caller's cwd does not start another worker", async () => {
     const t = await project();
     await setUp(t, { 'demo/counter.js': JS_COUNTER });

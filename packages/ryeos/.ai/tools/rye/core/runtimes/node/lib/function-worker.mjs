@@ -1,4 +1,4 @@
-// rye:signed:2026-11-25T03:16:49Z:1f4de6af13cc15453a6d14c53812d5dfc69fc8718a23f246a59faf58e40e0c29:DXZF79KmFgkT7Rb1W7-WT5hwDRsRPs7mnt6tF7HGxWWvop31rDgnS4flXOa8PUZ4IQOJn_bgc4tHp1VisqFTCg==:007af625371e6e71
+// rye:signed:2026-11-25T04:39:55Z:c2a03ea48bde7dc28c6f08521d01ee88cfc517bed7af61f159d726e32f7e4923:R8d_cthKYsXS2WI9dRALFr3V_SdWl7mPl6AjK6OyKecYW5mAHHteOe33ZllSy7N3TIDghjlfxRoHeZX3Qu3-BA==:007af625371e6e71
 // Runs a function-style node tool: a module that exports `execute(params, context)`.
 //   node function-worker.mjs <tool> --project-path <dir>
 // Three ways to be started (lillux runWarm documents the protocol):
@@ -9,8 +9,10 @@
 // the tool once, and runs calls concurrently. What a tool prints (stdout or stderr) is its log:
 // it goes to the call's stderr, never into the protocol.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createReadStream } from 'node:fs';
 import { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
 import { prepareTool } from './launch.mjs';
 
@@ -134,7 +136,12 @@ if (workerData?.ryeWorker && parentPort) {
   // starts with inherited stdio, a raw write) is log, never an answer.
   const answers = new Socket({ fd: 3, readable: false, writable: true });
   const send = (message) => answers.write(`${JSON.stringify(message)}\n`);
-  const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
+  // Requests arrive on fd 0, read here only: a tool that reads process.stdin (a script-style tool
+  // declared function-style) gets an empty stream instead of the next calls' requests.
+  const requests = createReadStream('', { fd: 0 });
+  const empty = Readable.from([]);
+  Object.defineProperty(process, 'stdin', { configurable: true, enumerable: true, get: () => empty });
+  const lines = createInterface({ input: requests, crlfDelay: Number.POSITIVE_INFINITY });
   lines.on('line', (line) => {
     if (!line.trim()) return;
     let request;
