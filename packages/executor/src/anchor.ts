@@ -6,6 +6,7 @@ import { existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { delimiter, dirname, extname, join, relative, sep } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
 import type { ChainElement } from './chain.js';
+import { realOr } from './real-paths.js';
 import { fillTemplate } from './template.js';
 
 export interface AnchorState {
@@ -122,7 +123,7 @@ export async function dependencyFiles(anchor: AnchorState): Promise<string[]> {
       if (entry.isSymbolicLink()) {
         // Links are never followed; one that leaves the base (file or directory) could bring
         // unverified code in, so it is refused outright.
-        const real = realOrSelf(path);
+        const real = realOr(path);
         if (real !== realBase && !real.startsWith(realBase + sep)) {
           throw new RyeError('INTEGRITY', `Symlink escape: ${path} resolves to ${real}`, {
             hint: `Replace the symlink with a real file inside ${relative(process.cwd(), base) || base}.`,
@@ -137,12 +138,4 @@ export async function dependencyFiles(anchor: AnchorState): Promise<string[]> {
   };
   walk(base);
   return files;
-}
-
-function realOrSelf(path: string): string {
-  try {
-    return realpathSync.native(path);
-  } catch {
-    return path;
-  }
 }

@@ -29,7 +29,7 @@ import type { PrecomputedSource } from './content-cache.js';
 import { CACHE_FORMAT_VERSION } from './content-cache.js';
 import type { ItemReaders } from './context.js';
 import type { KindConfig } from './kinds.js';
-import { DEFAULT_LEGACY, extractorId, mergeExtractor } from './kinds.js';
+import { emptyKindConfig, extractorId, mergeExtractor } from './kinds.js';
 import { parseToolMetadata, toolNamespace } from './metadata.js';
 import { parseYamlDocument } from './parsers/yaml.js';
 import type { SignableKind } from './refs.js';
@@ -151,14 +151,7 @@ export function bundleIndexText(root: string, options: BundleIndexOptions = {}):
     add(rel, path, EXTRACTOR_NAMESPACE, (text, at) => parseYamlDocument(text, at));
     const data = files.get(rel)?.values[EXTRACTOR_NAMESPACE];
     if (!data) continue;
-    const config: KindConfig = {
-      kind,
-      extensions: [],
-      parsers: {},
-      signatureFormats: {},
-      legacyRecipe: DEFAULT_LEGACY[kind],
-      sources: [],
-    };
+    const config = emptyKindConfig(kind);
     mergeExtractor(config, data as Record<string, unknown>, path);
     configs.set(kind, config);
   }

@@ -7,6 +7,7 @@ import { extname, join, relative, sep } from 'node:path';
 import type { ItemContext } from './context.js';
 import { readItemText } from './item-text.js';
 import { observedOnce } from './observations.js';
+import { realOrUndefined } from './real-paths.js';
 import type { Space } from './spaces.js';
 import { rememberVerified } from './verified-memo.js';
 import { verifyWithConfig } from './verified-read.js';
@@ -70,12 +71,4 @@ export async function readVerifiedFile(
     const verification = verifyWithConfig(context, tools, { path, kind: 'tool', id, space, extension }, text);
     return { verification, path: real, text, space };
   });
-}
-
-function realOrUndefined(path: string): string | undefined {
-  try {
-    return realpathSync.native(path);
-  } catch {
-    return undefined;
-  }
 }

@@ -136,14 +136,7 @@ export class KindRegistry {
     const stamp = this.stampOf(kind);
     const cached = this.configs.get(kind);
     if (cached?.stamp === stamp) return cached.config;
-    const config: KindConfig = {
-      kind,
-      extensions: [],
-      parsers: {},
-      signatureFormats: {},
-      legacyRecipe: DEFAULT_LEGACY[kind],
-      sources: [],
-    };
+    const config = emptyKindConfig(kind);
     for (const { space, path } of this.candidates(kind)) {
       let text: string;
       try {
@@ -178,6 +171,18 @@ export class KindRegistry {
     this.configs.set(kind, { stamp, config });
     return config;
   }
+}
+
+/** A kind's config before any extractor is merged into it. */
+export function emptyKindConfig(kind: SignableKind): KindConfig {
+  return {
+    kind,
+    extensions: [],
+    parsers: {},
+    signatureFormats: {},
+    legacyRecipe: DEFAULT_LEGACY[kind],
+    sources: [],
+  };
 }
 
 /** The signature format for a file, or a clear error when its extension has none. */

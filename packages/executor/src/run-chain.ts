@@ -1,15 +1,11 @@
-/**
- * Runs a validated chain (spec items §4.3–§4.7): environment down the chain, config merge and
- * templating, the primitive, and normalisation of its result.
- */
-import { realpathSync } from 'node:fs';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import type { EnvConfig, EventSink, HttpMethod, WorkerSettings } from '@ryeos/lillux';
 import { httpRequest, httpStream, RyeError, resolveEnvConfig, runSubprocess, runWarm } from '@ryeos/lillux';
 import type { AnchorState } from './anchor.js';
 import { applyEnvPaths } from './anchor.js';
 import type { ChainElement, PrimitiveId } from './chain.js';
 import { isPlainObject } from './plain-object.js';
+import { isInside, realOr } from './real-paths.js';
 import { expandEnvInConfig, fillTemplate, renderPlaceholders } from './template.js';
 
 export interface RunContext {
@@ -183,21 +179,12 @@ async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, cont
 function confinedCwd(cwd: unknown, projectPath: string): string {
   if (typeof cwd !== 'string' || !cwd) return projectPath;
   const absolute = isAbsolute(cwd) ? cwd : resolve(projectPath, cwd);
-  const real = realOrSelf(absolute);
-  const root = realOrSelf(projectPath);
-  const rel = relative(root, real);
-  if (rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel))) return real;
+  const real = realOr(absolute);
+  const root = realOr(projectPath);
+  if (isInside(real, root)) return real;
   throw new RyeError('VALIDATION', `cwd '${cwd}' is outside the project ${projectPath}`, {
     hint: 'Pass a cwd inside the project, or omit it to run in the project root.',
   });
-}
-
-function realOrSelf(path: string): string {
-  try {
-    return realpathSync.native(path);
-  } catch {
-    return path;
-  }
 }
 
 function paramsForTool(

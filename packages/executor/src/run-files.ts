@@ -4,33 +4,21 @@
  * interpreter from a tools directory (a launcher, a server config, a runtime library) are read
  * once, verified, and copied from those verified bytes into the run's snapshot.
  */
-import { readdirSync, realpathSync, statSync } from 'node:fs';
-import { delimiter, extname, isAbsolute, join, relative, sep } from 'node:path';
+import { readdirSync, statSync } from 'node:fs';
+import { delimiter, extname, isAbsolute, join, sep } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
 import type { AnchorState } from './anchor.js';
 import type { ChainElement } from './chain.js';
 import type { ItemContext } from './context.js';
 import type { VerifiedLooseFile } from './files.js';
 import { readVerifiedFile } from './files.js';
+import { isInside, realOr } from './real-paths.js';
 import type { PreparedRun } from './run-chain.js';
 import type { VerifiedFile } from './snapshot.js';
 import { materializeSnapshot, snapshotRoot } from './snapshot.js';
 
 /** Folders of a runtime library that hold installed packages or caches, never its own code. */
 const LIB_SKIPPED_DIRS = new Set(['node_modules', '.git', '__pycache__', '.venv']);
-
-function realOr(path: string): string {
-  try {
-    return realpathSync.native(path);
-  } catch {
-    return path;
-  }
-}
-
-function isInside(child: string, parent: string): boolean {
-  const rel = relative(parent, child);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
-}
 
 async function verifiedToolFile(path: string, context: ItemContext): Promise<VerifiedLooseFile> {
   const file = await readVerifiedFile(path, context.spaces.user, context, true);

@@ -22,15 +22,15 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
-  realpathSync,
   renameSync,
   rmSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
+import { isInside, realOr } from './real-paths.js';
 import type { Space } from './spaces.js';
 
 /** Bumped when the layout changes, so old snapshots are never mistaken for new ones. */
@@ -60,19 +60,6 @@ export interface Snapshot {
   rewrite(text: string): string;
   /** `[snapshot space root, original space root]` pairs, for module resolution in launchers. */
   sources: Array<[string, string]>;
-}
-
-function isInside(child: string, parent: string): boolean {
-  const rel = relative(parent, child);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
-}
-
-function realOr(path: string): string {
-  try {
-    return realpathSync.native(path);
-  } catch {
-    return path;
-  }
 }
 
 /**

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { RyeError } from '../errors.js';
-import { childEnv, osErrorMessage, spawnErrorSentence, validateCommon } from './shared.js';
+import { childEnv, elapsed, osErrorMessage, spawnErrorSentence, validateCommon } from './shared.js';
 import { groupProbe, killGroup, killTree } from './tree.js';
 import type { SubprocessOptions, SubprocessResult } from './types.js';
 
@@ -174,10 +174,6 @@ function watch(stream: Readable | null, name: 'stdout' | 'stderr', options: Subp
     done = true;
     emit(decoder.end(), true);
   };
-}
-
-function elapsed(start: number): number {
-  return Math.round((performance.now() - start) * 1000) / 1000;
 }
 
 function notStarted(start: number, stderr: string, error: string): SubprocessResult {

@@ -89,3 +89,8 @@ export function spawnErrorSentence(error: unknown, command: string, cwd: string 
   if (code === 'E2BIG') return `Argument list too long for ${command}`;
   return `Failed to start ${command}: ${osErrorMessage(error)}`;
 }
+
+/** Milliseconds since `start` (a performance.now() value), to the microsecond. */
+export function elapsed(start: number): number {
+  return Math.round((performance.now() - start) * 1000) / 1000;
+}

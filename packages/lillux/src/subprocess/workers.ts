@@ -24,7 +24,7 @@
 import { realpathSync } from 'node:fs';
 import { RyeError } from '../errors.js';
 import { runSubprocess } from './run.js';
-import { osErrorMessage, spawnErrorSentence } from './shared.js';
+import { elapsed, osErrorMessage, spawnErrorSentence } from './shared.js';
 import type { SubprocessResult } from './types.js';
 import type { Channel, WorkerMessage } from './worker-channel.js';
 import { openChannel } from './worker-channel.js';
@@ -96,10 +96,6 @@ function realOr(path: string): string {
   } catch {
     return path;
   }
-}
-
-function elapsed(start: number): number {
-  return Math.round((performance.now() - start) * 1000) / 1000;
 }
 
 function failure(start: number, error: string, extra: Partial<SubprocessResult> = {}): SubprocessResult {
