@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { interpolateAction } from '../src/hooks/dispatch.js';
 import {
   evaluateExpression,
   interpolate,
+  interpolateAction,
   interpolateString,
   interpolateText,
 } from '../src/hooks/interpolate.js';

@@ -7,6 +7,7 @@
  * object an object, a missing value `null`); embedded in text, null is "" and objects are JSON.
  */
 import { resolvePath, valueText } from './conditions.js';
+import type { HookAction } from './layers.js';
 
 const PLACEHOLDER = /\$\{([^{}]*)\}|\{input:(\w+)(\?|[:|][^}]*)?\}/g;
 const WHOLE = /^\$\{([^{}]*)\}$/;
@@ -75,4 +76,15 @@ export function interpolate(value: unknown, context: unknown): unknown {
 /** Interpolation that must yield text (an item id, injected content): null is "", objects JSON. */
 export function interpolateText(template: string, context: unknown): string {
   return embedded(interpolateString(template, context));
+}
+
+/** The interpolated action: `item_id`, `params` and `set_extends` filled from the context. */
+export function interpolateAction(action: HookAction, context: unknown): HookAction {
+  const out: HookAction = {
+    ...action,
+    params: interpolate(action.params, context) as Record<string, unknown>,
+  };
+  if (action.item_id !== undefined) out.item_id = interpolateText(action.item_id, context);
+  if (action.set_extends !== undefined) out.set_extends = interpolateText(action.set_extends, context);
+  return out;
 }
