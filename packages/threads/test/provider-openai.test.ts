@@ -370,3 +370,27 @@ describe('OpenAI failures', () => {
     expect(lastError(parts)).toMatchObject({ errorClass: 'CancelledError', httpStatus: 0, retryable: false });
   });
 });
+
+describe('collectResponse', () => {
+  it('keeps the last value of each usage field and reports a stream without a terminal part', async () => {
+    async function* parts() {
+      yield { type: 'usage', usage: { inputTokens: 10, outputTokens: 1 } } as const;
+      yield { type: 'text-delta', text: 'a' } as const;
+      yield { type: 'usage', usage: { outputTokens: 7 } } as const;
+    }
+    expect(await collectResponse(parts(), 'openai')).toEqual({
+      error: expect.objectContaining({
+        providerId: 'openai',
+        errorClass: 'ConnectionError',
+        retryable: true,
+      }),
+      partial: {
+        text: 'a',
+        reasoning: '',
+        toolCalls: [],
+        usage: { inputTokens: 10, outputTokens: 7 },
+        finishReason: 'error',
+      },
+    });
+  });
+});

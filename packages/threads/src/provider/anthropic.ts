@@ -6,7 +6,14 @@ import { streamErrorInfo } from './errors.js';
 import type { HttpProviderConfig } from './http-config.js';
 import { createHttpModel } from './http-model.js';
 import { definedOnly, parseToolInput } from './tool-input.js';
-import type { ChatMessage, LanguageModel, ModelRequest, StreamPart, TokenUsage } from './types.js';
+import type {
+  ChatMessage,
+  LanguageModel,
+  ModelRequest,
+  ProviderCallErrorInfo,
+  StreamPart,
+  TokenUsage,
+} from './types.js';
 import {
   type AssemblerContext,
   badPayloadInfo,
@@ -219,7 +226,10 @@ export class AnthropicStreamAssembler implements StreamAssembler {
 }
 
 /** A whole `/v1/messages` response → parts. */
-export function parseAnthropicMessage(body: unknown, context: AssemblerContext) {
+export function parseAnthropicMessage(
+  body: unknown,
+  context: AssemblerContext,
+): StreamPart[] | ProviderCallErrorInfo {
   const message = (body ?? {}) as Record<string, unknown>;
   if (message['type'] === 'error') return streamErrorInfo(context.providerId, message, context.requestId);
   if (!Array.isArray(message['content'])) {
