@@ -1,0 +1,128 @@
+/**
+ * The part of an HTTP adapter that does not depend on the wire format: one attempt, parts yielded
+ * as the body arrives, every failure turned into a final `error` part (never thrown).
+ */
+
+import { httpErrorInfo, malformedResponseInfo } from './errors.js';
+import { checkHttpProviderConfig, type HttpProviderConfig } from './http-config.js';
+import { SseDataDecoder } from './sse.js';
+import { CallFailure, HttpCall } from './transport.js';
+import type { LanguageModel, ModelRequest, StreamPart } from './types.js';
+import type { AssemblerContext, WireFormat } from './wire.js';
+
+function headersFor(config: HttpProviderConfig, wire: WireFormat): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const given = new Set(Object.keys(config.headers).map((name) => name.toLowerCase()));
+  const defaults: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: config.stream ? 'text/event-stream' : 'application/json',
+    ...wire.defaultHeaders,
+  };
+  for (const [name, value] of Object.entries(defaults)) if (!given.has(name)) headers[name] = value;
+  return { ...headers, ...config.headers };
+}
+
+async function* streamParts(
+  config: HttpProviderConfig,
+  wire: WireFormat,
+  request: ModelRequest,
+): AsyncGenerator<StreamPart> {
+  const { providerId } = config;
+  const call = new HttpCall(providerId, config.url, config.timeoutMs, request.signal);
+  try {
+    let body: string;
+    try {
+      body = JSON.stringify(wire.buildBody(request, config));
+    } catch (error) {
+      yield {
+        type: 'error',
+        error: malformedResponseInfo(
+          providerId,
+          0,
+          `Cannot serialise the request: ${(error as Error).message}`,
+          undefined,
+        ),
+      };
+      return;
+    }
+    const res = await call.post(headersFor(config, wire), body);
+    if (res.status < 200 || res.status >= 300) {
+      yield {
+        type: 'error',
+        error: httpErrorInfo(providerId, res.status, res.headers, await call.errorText(res)),
+      };
+      return;
+    }
+    const context: AssemblerContext = { providerId, requestId: call.requestId };
+    const contentType = res.headers.get('content-type') ?? '';
+    // A server may answer a stream request with plain JSON (some gateways do); read it whole then.
+    if (!config.stream || !contentType.includes('text/event-stream')) {
+      const text = await call.text(res);
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        yield {
+          type: 'error',
+          error: malformedResponseInfo(
+            providerId,
+            res.status,
+            `Provider ${providerId} answered HTTP ${res.status} with a body that is not JSON (${contentType || 'no content-type'}): ${text.slice(0, 200)}`,
+            call.requestId,
+          ),
+        };
+        return;
+      }
+      const parts = wire.parseWhole(json, context);
+      if (Array.isArray(parts)) yield* parts;
+      else yield { type: 'error', error: parts };
+      return;
+    }
+    const assembler = wire.createAssembler(context);
+    const decoder = new SseDataDecoder();
+    for await (const chunk of call.chunks(res)) {
+      for (const data of decoder.push(chunk)) {
+        for (const part of assembler.push(data)) yield part;
+        if (assembler.done) return;
+      }
+      if (decoder.failure !== undefined) {
+        yield {
+          type: 'error',
+          error: malformedResponseInfo(
+            providerId,
+            res.status,
+            `Provider ${providerId} sent ${decoder.failure}`,
+            call.requestId,
+          ),
+        };
+        return;
+      }
+    }
+    for (const data of decoder.end()) {
+      for (const part of assembler.push(data)) yield part;
+      if (assembler.done) return;
+    }
+    yield* assembler.end();
+  } catch (error) {
+    if (error instanceof CallFailure) {
+      yield { type: 'error', error: error.info };
+    } else {
+      // Not a transport failure (those arrive as CallFailure): a defect here, not worth retrying.
+      const message = `Reading the response of provider ${providerId} failed: ${(error as Error)?.message ?? String(error)}`;
+      yield { type: 'error', error: malformedResponseInfo(providerId, 0, message, call.requestId) };
+    }
+  } finally {
+    call.close();
+  }
+}
+
+/** A `LanguageModel` speaking `wire` over HTTP. Throws `RyeError('CONFIG')` for an unusable config. */
+export function createHttpModel(config: HttpProviderConfig, wire: WireFormat): LanguageModel {
+  checkHttpProviderConfig(config);
+  const frozen: HttpProviderConfig = { ...config, headers: { ...config.headers } };
+  return {
+    providerId: frozen.providerId,
+    modelId: frozen.modelId,
+    stream: (request) => streamParts(frozen, wire, request),
+  };
+}
