@@ -65,6 +65,12 @@ describe('capabilities.md', () => {
     );
     await writeFile(path, text);
     expect((await verifyCapabilitiesMd(dir, testKey(3).trust)).error).toMatch(/untrusted key/);
+    const sig = text.split('\n')[0]!.split(':')[6]!;
+    const forged = sig.startsWith('A') ? `B${sig.slice(1)}` : `A${sig.slice(1)}`;
+    await writeFile(path, text.replace(sig, forged));
+    expect((await verifyCapabilitiesMd(dir, trust)).error).toMatch(
+      /^capabilities\.md is signed by [a-f0-9]{16}, but the Ed25519 signature does not verify$/,
+    );
     await writeFile(path, text.split('\n').slice(1).join('\n'));
     expect((await verifyCapabilitiesMd(dir, trust)).error).toMatch(/unsigned/);
     await expect(verifyCapabilitiesMd(join(dir, 'nope'), trust)).rejects.toMatchObject({ code: 'NOT_FOUND' });

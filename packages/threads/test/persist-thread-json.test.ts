@@ -142,7 +142,9 @@ describe('thread.json', () => {
     const { verification } = await readThreadJson(dir, trust);
     expect(verification).toEqual({
       valid: false,
-      error: expect.stringMatching(/signature by [a-f0-9]{16} does not verify/),
+      error: expect.stringMatching(
+        /^thread\.json is signed by [a-f0-9]{16}, but the Ed25519 signature does not verify$/,
+      ),
     });
   });
 

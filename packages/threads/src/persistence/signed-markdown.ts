@@ -59,7 +59,10 @@ export function verifyMarkdown(text: string, trust: Trust, what = 'file'): Markd
         error: `${what} is signed by untrusted key ${result.fingerprint} (trust it with rye keys trust <public key file> if you know whose it is)`,
       };
     case 'bad_signature':
-      return { valid: false, error: `${what}: Ed25519 signature by ${result.fingerprint} does not verify` };
+      return {
+        valid: false,
+        error: `${what} is signed by ${result.fingerprint}, but the Ed25519 signature does not verify`,
+      };
   }
 }
 

@@ -67,7 +67,7 @@ export function checkSignature(hashHex: string, sig: string, fp: string, trust: 
     };
   }
   if (!verifyHashSignature(hashHex, sig, key.publicKeyPem))
-    return { ok: false, reason: `Ed25519 signature by ${fp} does not verify` };
+    return { ok: false, reason: `signed by ${fp}, but the Ed25519 signature does not verify` };
   return key.owner === undefined ? { ok: true } : { ok: true, owner: key.owner };
 }
 

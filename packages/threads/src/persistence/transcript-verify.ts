@@ -109,13 +109,13 @@ export async function verifyTranscript(
   const running = createHash('sha256');
   let hashed = 0;
   let verified = 0;
-  for (const found of checkpoints) {
-    const { turn, byte_offset: offset, hash, sig, fp } = found.payload;
+  for (const checkpoint of checkpoints) {
+    const { turn, byte_offset: offset, hash, sig, fp } = checkpoint.payload;
     const at = typeof turn === 'number' ? { failed_at_turn: turn } : {};
     const fail = (error: string) =>
-      ({ valid: false, error, ...at, checkpoints: verified, line: found.line }) as const;
-    const where = `checkpoint at line ${found.line}${typeof turn === 'number' ? ` (turn ${turn})` : ''}`;
-    if (found.damaged) return fail(`${where} is damaged: it ${found.damaged}`);
+      ({ valid: false, error, ...at, checkpoints: verified, line: checkpoint.line }) as const;
+    const where = `checkpoint at line ${checkpoint.line}${typeof turn === 'number' ? ` (turn ${turn})` : ''}`;
+    if (checkpoint.damaged) return fail(`${where} is damaged: it ${checkpoint.damaged}`);
     if (
       typeof offset !== 'number' ||
       typeof hash !== 'string' ||
@@ -126,10 +126,10 @@ export async function verifyTranscript(
     ) {
       return fail(`${where} is malformed (needs byte_offset, a sha256 hash, sig and a 16-hex fp)`);
     }
-    if (offset !== found.start)
-      return fail(`${where} records byte_offset ${offset} but begins at byte ${found.start}`);
-    running.update(bytes.subarray(hashed, found.start));
-    hashed = found.start;
+    if (offset !== checkpoint.start)
+      return fail(`${where} records byte_offset ${offset} but begins at byte ${checkpoint.start}`);
+    running.update(bytes.subarray(hashed, checkpoint.start));
+    hashed = checkpoint.start;
     const actual = running.copy().digest('hex');
     if (actual !== hash)
       return fail(

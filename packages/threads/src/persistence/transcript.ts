@@ -248,7 +248,14 @@ export class TranscriptWriter {
     }
     const hash = this.running.copy().digest('hex');
     const { sig, fp } = this.signer.sign(hash);
-    const payload: CheckpointPayload = { turn, byte_offset: size, hash, sig, fp, ts: signedAt() };
+    const payload: CheckpointPayload = {
+      turn,
+      byte_offset: size,
+      hash,
+      sig,
+      fp,
+      ts: signedAt(new Date(this.now())),
+    };
     this.append({
       timestamp: this.now() / 1000,
       thread_id: this.threadId,
