@@ -1,0 +1,168 @@
+/**
+ * The knowledge transcript (spec threads §10.4): a thread's transcript rendered as a signed
+ * knowledge item at `.ai/knowledge/agent/threads/<thread_id>.md`, so `search` and `load` find what
+ * threads did. Its metadata sits in a ```yaml fence (DECISIONS 8) and its name and category follow
+ * its path (DECISIONS 3), so it verifies as an ordinary project knowledge item.
+ */
+import { posix } from 'node:path';
+import { writeFileAtomic } from '@ryeos/lillux';
+import { Document } from 'yaml';
+import { knowledgeTranscriptPath } from './paths.js';
+import { fenced, signMarkdown } from './signed-markdown.js';
+import type { Signer } from './signer.js';
+import type { ThreadJson } from './thread-json.js';
+
+/** What the front matter and footer say: the thread.json fields they come from. */
+export type KnowledgeTranscriptMeta = Pick<
+  ThreadJson,
+  'thread_id' | 'directive' | 'status' | 'model' | 'cost' | 'capabilities'
+>;
+
+/** The fields rendering reads; a `TranscriptEvent` is one. */
+export interface RenderedEvent {
+  event_type: string;
+  payload: Record<string, unknown>;
+}
+
+/** Tool results longer than this are cut in the markdown; transcript.jsonl keeps them whole. */
+export const MAX_RESULT_CHARS = 2000;
+
+/** `21.5s`, or `2.5m` from a minute on (the reference's format). */
+export function formatDuration(seconds: number): string {
+  return seconds >= 60 ? `${(seconds / 60).toFixed(1)}m` : `${seconds.toFixed(1)}s`;
+}
+
+function str(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined || value === null) return '';
+  return JSON.stringify(value, null, 2);
+}
+
+function frontMatter(meta: KnowledgeTranscriptMeta): string {
+  const { thread_id: id, cost } = meta;
+  // name and category follow the path: the item verifies where it lies (DECISIONS 3).
+  const parent = posix.dirname(id);
+  const doc = new Document({
+    name: posix.basename(id),
+    title: meta.directive || id,
+    version: '1.0.0',
+    entry_type: 'thread_transcript',
+    category: parent === '.' ? 'agent/threads' : `agent/threads/${parent}`,
+    thread_id: id,
+    directive: meta.directive,
+    status: meta.status,
+    model: meta.model,
+    duration: formatDuration(cost.elapsed_seconds),
+    turns: cost.turns,
+    tokens: cost.input_tokens + cost.output_tokens,
+    spend: cost.spend,
+    tags: ['thread', meta.status],
+    permissions: meta.capabilities,
+    capabilities_ref: `.ai/state/threads/${id}/capabilities.md`,
+  });
+  for (const key of ['tags', 'permissions']) (doc.get(key, true) as { flow: boolean }).flow = true;
+  return fenced(doc.toString({ lineWidth: 0, flowCollectionPadding: false }).trimEnd(), 'yaml');
+}
+
+function truncated(text: string): string {
+  if (text.length <= MAX_RESULT_CHARS) return text;
+  let cut = MAX_RESULT_CHARS;
+  // Never split a surrogate pair.
+  if (/[\ud800-\udbff]/.test(text[cut - 1]!)) cut -= 1;
+  return `${text.slice(0, cut)}\n… (${text.length - cut} more characters in transcript.jsonl)`;
+}
+
+function quoteReasoning(text: string): string {
+  const lines: string[] = [];
+  for (const line of text.trim().split('\n')) {
+    const blank = line.trim() === '';
+    if (blank && lines.at(-1) === '>') continue;
+    lines.push(blank ? '>' : `> *${line}*`);
+  }
+  return lines.join('\n');
+}
+
+function renderEvent(event: RenderedEvent, turn: number): string | undefined {
+  const p = event.payload;
+  switch (event.event_type) {
+    case 'system_prompt': {
+      const layers = Array.isArray(p.layers) && p.layers.length ? p.layers.map(String).join(', ') : 'custom';
+      return `## System Prompt (${layers})\n\n${str(p.text)}`;
+    }
+    case 'context_injected': {
+      const blocks = Array.isArray(p.blocks) ? (p.blocks as Record<string, unknown>[]) : [];
+      const rendered = blocks.map((block) => {
+        const id = str(block.id) || 'unknown';
+        return `### Context: ${id}${p.position ? ` (position: ${str(p.position)})` : ''}\n\n${str(block.content)}`;
+      });
+      return rendered.length ? rendered.join('\n\n') : undefined;
+    }
+    case 'cognition_in':
+      return p.role === 'tool' ? undefined : `## Input — Turn ${turn}\n\n${str(p.text)}`;
+    case 'cognition_reasoning': {
+      const text = str(p.text).trim();
+      return text ? quoteReasoning(text) : undefined;
+    }
+    case 'cognition_out': {
+      const text = str(p.text);
+      const partial =
+        p.is_partial === true ? `\n\n> *(interrupted${p.error ? `: ${str(p.error)}` : ''})*` : '';
+      return `### Response — Turn ${turn}${text.trim() ? `\n\n${text}` : ''}${partial}`;
+    }
+    case 'tool_call_start':
+      return `### Tool: ${str(p.tool) || 'unknown'}\n\n${fenced(JSON.stringify(p.input ?? {}, null, 2), 'json')}`;
+    case 'tool_call_result': {
+      const error = p.error;
+      if (error !== undefined && error !== null && error !== '')
+        return `### Error\n\n${fenced(truncated(str(error)))}`;
+      return `### Result\n\n${fenced(truncated(str(p.output)))}`;
+    }
+    case 'thread_error':
+      return `> **Error**: ${str(p.error) || 'unknown'}`;
+    default:
+      // Deltas, checkpoints and lifecycle events: the footer says how the thread ended.
+      return undefined;
+  }
+}
+
+function statusLabel(status: string): string {
+  return status ? status[0]!.toUpperCase() + status.slice(1) : 'Unknown';
+}
+
+/** The unsigned markdown of a thread's knowledge transcript. */
+export function renderKnowledgeTranscript(
+  events: readonly RenderedEvent[],
+  meta: KnowledgeTranscriptMeta,
+): string {
+  const parts = [frontMatter(meta), `# ${meta.directive || meta.thread_id}`];
+  let turn = 0;
+  for (const event of events) {
+    if (event.event_type === 'cognition_in' && event.payload.role !== 'tool') turn += 1;
+    const explicit = event.payload.turn;
+    const shown = typeof explicit === 'number' && Number.isFinite(explicit) ? explicit : turn;
+    const rendered = renderEvent(event, shown);
+    if (rendered) parts.push(rendered);
+  }
+  const { cost } = meta;
+  const tokens = cost.input_tokens + cost.output_tokens;
+  parts.push(
+    `---\n\n**${statusLabel(meta.status)}** -- ${cost.turns} turns, ${tokens} tokens, $${cost.spend.toFixed(4)}, ${formatDuration(cost.elapsed_seconds)}`,
+  );
+  return `${parts.join('\n\n')}\n`;
+}
+
+/**
+ * Signs and writes the knowledge transcript (atomically) under `<aiDir>/knowledge/agent/threads/`;
+ * returns its path. `aiDir` is the project's `.ai` folder.
+ */
+export async function writeKnowledgeTranscript(
+  aiDir: string,
+  threadId: string,
+  text: string,
+  signer: Signer,
+  options: { now?: Date } = {},
+): Promise<string> {
+  const path = knowledgeTranscriptPath(aiDir, threadId);
+  await writeFileAtomic(path, signMarkdown(text, signer, options.now), { mkdirs: true });
+  return path;
+}

@@ -1,0 +1,69 @@
+/**
+ * Reading `transcript.jsonl` back as events (spec threads §9): a line that is not a JSON event is
+ * a typed `TranscriptCorrupt(path, line)` error, never silently skipped.
+ */
+import { readFile } from 'node:fs/promises';
+import type { RyeErrorOptions } from '@ryeos/lillux';
+import { isRyeError, RyeError } from '@ryeos/lillux';
+import type { TranscriptEvent } from './transcript.js';
+
+/** A transcript line that is not a JSON event (spec §9: `TranscriptCorrupt(path, line)`). */
+export class TranscriptCorrupt extends RyeError {
+  readonly path: string;
+  /** One-based line number. */
+  readonly line: number;
+
+  constructor(path: string, line: number, reason: string, options: RyeErrorOptions = {}) {
+    super('INTEGRITY', `Corrupt transcript ${path}: line ${line} ${reason}`, {
+      hint: 'The file was damaged or edited by hand; verify it (strict) and restore it from a backup.',
+      ...options,
+      details: { path, line, ...(options.details ?? {}) },
+    });
+    this.path = path;
+    this.line = line;
+  }
+}
+
+export function isTranscriptCorrupt(error: unknown): error is TranscriptCorrupt {
+  return (
+    isRyeError(error) &&
+    error.code === 'INTEGRITY' &&
+    typeof (error as Partial<TranscriptCorrupt>).line === 'number' &&
+    typeof (error as Partial<TranscriptCorrupt>).path === 'string'
+  );
+}
+
+/** The events of a transcript in file order; a missing file has none. Blank lines are skipped. */
+export async function readTranscript(path: string): Promise<TranscriptEvent[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  const events: TranscriptEvent[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.trim() === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (cause) {
+      throw new TranscriptCorrupt(path, i + 1, `is not valid JSON (${(cause as Error).message})`, { cause });
+    }
+    const record = value as Partial<TranscriptEvent> | null;
+    if (
+      typeof record !== 'object' ||
+      record === null ||
+      typeof record.event_type !== 'string' ||
+      typeof record.payload !== 'object' ||
+      record.payload === null
+    ) {
+      throw new TranscriptCorrupt(path, i + 1, 'is not an event (needs event_type and a payload object)');
+    }
+    events.push(record as TranscriptEvent);
+  }
+  return events;
+}

@@ -1,0 +1,150 @@
+/**
+ * Verifying `transcript.jsonl` (spec threads §10.3): every checkpoint's prefix hash, trusted key
+ * and signature, and what follows the last checkpoint (`coordination.yaml transcript_integrity`).
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { Trust } from './signer.js';
+import { checkSignature } from './signer.js';
+import type { TranscriptEvent } from './transcript.js';
+
+/** `coordination.yaml transcript_integrity`: trailing unsigned bytes fail (`strict`) or warn. */
+export type TranscriptIntegrityMode = 'strict' | 'lenient';
+
+export type TranscriptVerification =
+  | {
+      valid: true;
+      /** How many checkpoints verified. */
+      checkpoints: number;
+      /** True when the transcript has no checkpoint (or no file): nothing to verify. */
+      unsigned?: true;
+      /** Lenient mode: what strict mode would have refused. */
+      warnings?: string[];
+    }
+  | {
+      valid: false;
+      error: string;
+      /** The turn of the checkpoint whose prefix, key or signature failed. */
+      failed_at_turn?: number;
+      /** Checkpoints that verified before the failure. */
+      checkpoints: number;
+      /** One-based line of the failing checkpoint. */
+      line?: number;
+      /** Bytes after the last checkpoint (strict). */
+      trailing_bytes?: number;
+    };
+
+interface FoundCheckpoint {
+  start: number;
+  end: number;
+  line: number;
+  payload: Record<string, unknown>;
+  /** Why a line that says it is a checkpoint cannot be read as one. */
+  damaged?: string;
+}
+
+const CHECKPOINT_TYPE = /"event_type"\s*:\s*"checkpoint"/;
+const TURN = /"turn"\s*:\s*(\d+)/g;
+
+/**
+ * Lines that declare `"event_type":"checkpoint"` (inside a JSON string the quotes would be
+ * escaped, so event text cannot pose as one). A declared checkpoint that does not parse, or lacks
+ * its newline, is damaged. A damaged one that a later checkpoint covers is plain data (that
+ * checkpoint's hash catches the damage); the last one is reported, never skipped as trailing bytes.
+ */
+function findCheckpoints(bytes: Buffer): FoundCheckpoint[] {
+  const found: FoundCheckpoint[] = [];
+  let start = 0;
+  let line = 1;
+  while (start < bytes.length) {
+    const newline = bytes.indexOf(0x0a, start);
+    const stop = newline === -1 ? bytes.length : newline;
+    const text = bytes.toString('utf8', start, stop);
+    if (CHECKPOINT_TYPE.test(text)) {
+      const candidate: FoundCheckpoint = { start, end: stop + 1, line, payload: {} };
+      try {
+        const event = JSON.parse(text) as Partial<TranscriptEvent>;
+        if (event?.event_type !== 'checkpoint' || typeof event.payload !== 'object' || !event.payload)
+          candidate.damaged = 'is not a checkpoint event';
+        else candidate.payload = event.payload;
+      } catch {
+        candidate.damaged = 'is not valid JSON';
+      }
+      if (newline === -1) candidate.damaged ??= 'has no terminating newline';
+      if (candidate.damaged) {
+        // The last `"turn":N` of the line is the checkpoint's own (it follows any merged line).
+        const turns = [...text.matchAll(TURN)];
+        if (turns.length) candidate.payload = { turn: Number(turns.at(-1)![1]) };
+      }
+      found.push(candidate);
+    }
+    start = stop + 1;
+    line += 1;
+  }
+  return found;
+}
+
+/**
+ * Verifies every checkpoint of a transcript (prefix hash, trusted key, signature, and that it
+ * records its own offset) and what follows the last one: any byte after it is invalid in
+ * `strict` mode and a warning in `lenient` mode. No file, or no checkpoint: valid, unsigned.
+ */
+export async function verifyTranscript(
+  path: string,
+  trust: Trust,
+  mode: TranscriptIntegrityMode = 'strict',
+): Promise<TranscriptVerification> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      return { valid: true, checkpoints: 0, unsigned: true };
+    throw error;
+  }
+  const found = findCheckpoints(bytes);
+  const checkpoints = found.filter((c, i) => !c.damaged || i === found.length - 1);
+  if (checkpoints.length === 0) return { valid: true, checkpoints: 0, unsigned: true };
+
+  const running = createHash('sha256');
+  let hashed = 0;
+  let verified = 0;
+  for (const checkpoint of checkpoints) {
+    const { turn, byte_offset: offset, hash, sig, fp } = checkpoint.payload;
+    const at = typeof turn === 'number' ? { failed_at_turn: turn } : {};
+    const fail = (error: string) =>
+      ({ valid: false, error, ...at, checkpoints: verified, line: checkpoint.line }) as const;
+    const where = `checkpoint at line ${checkpoint.line}${typeof turn === 'number' ? ` (turn ${turn})` : ''}`;
+    if (checkpoint.damaged) return fail(`${where} is damaged: it ${checkpoint.damaged}`);
+    if (
+      typeof offset !== 'number' ||
+      typeof hash !== 'string' ||
+      !/^[a-f0-9]{64}$/.test(hash) ||
+      typeof sig !== 'string' ||
+      typeof fp !== 'string' ||
+      !/^[a-f0-9]{16}$/.test(fp)
+    ) {
+      return fail(`${where} is malformed (needs byte_offset, a sha256 hash, sig and a 16-hex fp)`);
+    }
+    if (offset !== checkpoint.start)
+      return fail(`${where} records byte_offset ${offset} but begins at byte ${checkpoint.start}`);
+    running.update(bytes.subarray(hashed, checkpoint.start));
+    hashed = checkpoint.start;
+    const actual = running.copy().digest('hex');
+    if (actual !== hash)
+      return fail(
+        `bytes before the ${where} were modified after it was signed (signed ${hash.slice(0, 16)}…, actual ${actual.slice(0, 16)}…)`,
+      );
+    const check = checkSignature(hash, sig, fp, trust);
+    if (!check.ok) return fail(`${where} is ${check.reason}`);
+    verified += 1;
+  }
+
+  const last = checkpoints.at(-1)!;
+  const trailing = bytes.length - last.end;
+  if (trailing === 0) return { valid: true, checkpoints: verified };
+  const lastTurn = typeof last.payload.turn === 'number' ? ` (turn ${last.payload.turn})` : '';
+  const message = `${trailing} bytes after the last checkpoint${lastTurn} at line ${last.line} are not covered by a signature`;
+  if (mode === 'lenient') return { valid: true, checkpoints: verified, warnings: [message] };
+  return { valid: false, error: message, checkpoints: verified, trailing_bytes: trailing };
+}
