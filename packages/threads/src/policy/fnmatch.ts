@@ -257,8 +257,8 @@ function explore(
   const seen = new Set<string>();
   const queue: Array<[number[], number[]]> = [start];
   seen.add(`${start[0].join(',')}|${start[1].join(',')}`);
-  while (queue.length) {
-    const [sa, sb] = queue.shift()!;
+  for (let head = 0; head < queue.length; head++) {
+    const [sa, sb] = queue[head]!;
     if (stop(sa.includes(a.length), sb.includes(b.length))) return 'found';
     for (const code of symbols) {
       const na = step(a, sa, code);
