@@ -48,7 +48,8 @@ export interface ThreadRegistry {
   setModel(threadId: string, model: string): void;
   getThread(threadId: string): ThreadRow | undefined;
   setResult(threadId: string, result: Record<string, unknown>): void;
-  updateCostSnapshot(threadId: string, cost: ThreadCost): void;
+  /** Best-effort: false when the registry stayed locked past the busy timeout. */
+  updateCostSnapshot(threadId: string, cost: ThreadCost): boolean;
   /** Non-terminal threads, newest first. */
   listActive(): ThreadRow[];
   list(filter?: { status?: ThreadStatus; limit?: number }): ThreadRow[];
@@ -84,10 +85,13 @@ export interface BudgetLedger {
   incrementActual(threadId: string, delta: number): void;
   /** `actual = own + Σ children.actual`. */
   reportActual(threadId: string, ownSpend: number): void;
-  /** Adds the child's subtree spend to an active parent. */
-  cascadeSpend(childId: string, parentId: string, amount: number): void;
+  /**
+   * Adds the child's subtree spend to an active parent; without `amount`, the child's recorded
+   * `actual_spend` (its subtree's, after `reportActual`).
+   */
+  cascadeSpend(childId: string, parentId: string, amount?: number): void;
   /** `reserved = actual`, status set: the unused reservation returns to the parent. */
-  release(threadId: string, status: BudgetStatus): void;
+  release(threadId: string, status: Exclude<BudgetStatus, 'active'>): void;
   getRemaining(threadId: string): number;
   canSpawn(parentId: string, amount: number): { affordable: boolean; remaining: number; requested: number };
   getTreeSpend(threadId: string): {
@@ -101,6 +105,8 @@ export interface BudgetLedger {
 
 /** Registry + ledger for one project; `close()` releases file handles. */
 export interface ThreadStore {
+  /** `<project>/.ai/state/threads/`. */
+  readonly stateDir: string;
   readonly registry: ThreadRegistry;
   readonly ledger: BudgetLedger;
   close(): void;

@@ -1,0 +1,63 @@
+/**
+ * The SQLite thread store: `<project>/.ai/state/threads/{registry,budget_ledger}.db`.
+ * Importing this module loads no native code; `openThreadStore` loads better-sqlite3.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type BudgetWarning, SqliteBudgetLedger } from './ledger.js';
+import { SqliteThreadRegistry } from './registry.js';
+import type { ThreadStore } from './types.js';
+
+export {
+  BudgetLedgerLocked,
+  BudgetNotRegistered,
+  InsufficientBudget,
+  ThreadAlreadyRegistered,
+  ThreadRegistryLocked,
+} from './errors.js';
+export { type BudgetWarning, USD_EPSILON } from './ledger.js';
+export { isProcessAlive } from './registry.js';
+export { BUSY_TIMEOUT_MS } from './sqlite.js';
+export * from './types.js';
+
+export const REGISTRY_DB = 'registry.db';
+export const BUDGET_LEDGER_DB = 'budget_ledger.db';
+
+export interface ThreadStoreOptions {
+  /** Called when a thread's actual spend passes its reservation (logged, never blocking). */
+  onBudgetWarning?: BudgetWarning;
+  /** How long a write waits for another process's lock before failing (default 5000 ms, spec §2). */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * Opens (creating, mode 0700) `stateDir` and its two databases. One connection per file for the
+ * store's lifetime; several stores, in one process or many, may share the files.
+ */
+export function openThreadStore(stateDir: string, options: ThreadStoreOptions = {}): ThreadStore {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const registry = new SqliteThreadRegistry(join(stateDir, REGISTRY_DB), options.busyTimeoutMs);
+  let ledger: SqliteBudgetLedger;
+  try {
+    ledger = new SqliteBudgetLedger(
+      join(stateDir, BUDGET_LEDGER_DB),
+      options.onBudgetWarning,
+      options.busyTimeoutMs,
+    );
+  } catch (error) {
+    registry.close();
+    throw error;
+  }
+  let open = true;
+  return {
+    stateDir,
+    registry,
+    ledger,
+    close() {
+      if (!open) return;
+      open = false;
+      registry.close();
+      ledger.close();
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * Opening the store's SQLite files. better-sqlite3 is a native addon, so it is loaded on the first
+ * open and never by importing this module: a process that never touches threads (search, sign,
+ * most CLI calls) pays nothing for it.
+ *
+ * One long-lived connection per file and process is right for better-sqlite3 (the reference's
+ * per-operation connections are a Python habit). It stays correct across processes because WAL
+ * gives every autocommit statement a fresh snapshot, every write statement takes the write lock
+ * before it reads, and every multi-statement read-then-write runs in `BEGIN IMMEDIATE`.
+ */
+import { chmodSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type BetterSqlite3 from 'better-sqlite3';
+
+export type Database = BetterSqlite3.Database;
+export type Statement = BetterSqlite3.Statement;
+
+/** Spec threads §2: a writer waits up to 5 s for another process's lock before giving up. */
+export const BUSY_TIMEOUT_MS = 5000;
+
+let driver: typeof BetterSqlite3 | undefined;
+
+function loadDriver(): typeof BetterSqlite3 {
+  // better-sqlite3 is CommonJS; createRequire at call time keeps the addon out of module load.
+  driver ??= createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+  return driver;
+}
+
+/**
+ * Opens (creating if needed, mode 0600) a database in WAL mode with the busy timeout and foreign
+ * keys on, then runs `init` (schema, migrations) in one `BEGIN IMMEDIATE` transaction so that
+ * processes opening a fresh store at the same moment do not trip over each other.
+ */
+export function openDatabase(
+  path: string,
+  init: (db: Database) => void,
+  busyTimeoutMs: number = BUSY_TIMEOUT_MS,
+): Database {
+  const Driver = loadDriver();
+  const fresh = !existsSync(path);
+  const db = new Driver(path, { timeout: busyTimeoutMs });
+  try {
+    if (fresh) chmodSync(path, 0o600);
+    db.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
+    // WAL is persistent in the file; setting it again is a cheap no-op after the first open.
+    db.pragma('journal_mode = WAL');
+    // NORMAL in WAL mode: a commit survives a crash of the process, and a power loss can only
+    // drop the last commits, never corrupt; FULL would fsync every spend update.
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    db.transaction(() => init(db)).immediate();
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
+
+/** SQLite gave up waiting for a lock (busy timeout passed, or a snapshot went stale). */
+export function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}
+
+/** A PRIMARY KEY or UNIQUE constraint refused an insert. */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/** ISO-8601 UTC, millisecond precision: sorts as text, parses with `new Date()`. */
+export function nowIso(): string {
+  return new Date().toISOString();
+}
