@@ -1,1 +1,77 @@
+// The managed thread (spec threads): one entry point, runThread, and the parts it is built from,
+// each usable alone: the provider contract and adapters, the thread store, policy, hooks and the
+// signed persistence. The provider replay server is `@ryeos/threads/testing`.
+
+export type { AgentConfigName, LoadedAgentConfig } from './config/agent-config.js';
+export { loadAgentConfig } from './config/agent-config.js';
+export { HookRunner } from './hook-runner.js';
+export { matches } from './hooks/conditions.js';
+export { mergeAgentConfig } from './hooks/config-merge.js';
+export type { ErrorClassification } from './hooks/errors.js';
+export { classifyProviderError, parseErrorClassification, retryDelaySeconds } from './hooks/errors.js';
+export type { Hook, HookAction, HookEvent } from './hooks/layers.js';
+export { buildHookList, buildResolveExtendsHooks } from './hooks/layers.js';
+export type { PrimaryCall, PrimaryDispatch, PrimaryName, PrimaryToolSpec, ThreadHost } from './host.js';
+export { PRIMARY_NAMES } from './host.js';
+export type { ThreadReport, ThreadSummary } from './inspect.js';
+export { listThreads, showThread } from './inspect.js';
+export { canonicalJson } from './persistence/canonical-json.js';
+export { threadDir, threadsStateRoot } from './persistence/paths.js';
+export { reconstructMessages } from './persistence/reconstruct.js';
+export type { Signer } from './persistence/signer.js';
+export { loadSigner } from './persistence/signer.js';
+export type { ThreadJson } from './persistence/thread-json.js';
+export { readThreadJson, verifyThreadJson, writeThreadJson } from './persistence/thread-json.js';
+export { TranscriptWriter } from './persistence/transcript.js';
+export { readTranscript, TranscriptCorrupt } from './persistence/transcript-read.js';
+export type { TranscriptVerification } from './persistence/transcript-verify.js';
+export { verifyTranscript } from './persistence/transcript-verify.js';
+export { attenuate, checkPermission, permissionTarget } from './policy/capabilities.js';
+export { fnmatch } from './policy/fnmatch.js';
+export type { Limits } from './policy/limits.js';
+export { checkPreTurnLimits, resolveLimits } from './policy/limits.js';
+export { assessRisk } from './policy/risk.js';
+export { createAnthropicModel } from './provider/anthropic.js';
+export { collectResponse } from './provider/collect.js';
+export type { HttpProviderConfig } from './provider/http-config.js';
+export { createModel } from './provider/model-factory.js';
+export { createOpenAIModel } from './provider/openai.js';
+export type { ProviderSpec, ProviderYaml } from './provider/providers.js';
+export { loadProviders } from './provider/providers.js';
+export type { ResolvedModel } from './provider/resolve-model.js';
+export { resolveModel } from './provider/resolve-model.js';
+export type {
+  ChatMessage,
+  LanguageModel,
+  ModelRequest,
+  ModelResponse,
+  ProviderCallErrorInfo,
+  StreamPart,
+  TokenUsage,
+  ToolCall,
+  ToolDefinition,
+} from './provider/types.js';
+export type { LoopContext, LoopResult, ThreadLog } from './runner/loop.js';
+export { runLoop } from './runner/loop.js';
+export type { Palette, PaletteEntry } from './runner/palette.js';
+export { buildPalette } from './runner/palette.js';
+export { ResultGuard } from './runner/result-guard.js';
+export {
+  BudgetLedgerLocked,
+  BudgetNotRegistered,
+  InsufficientBudget,
+  openThreadStore,
+} from './store/index.js';
+export type {
+  BudgetLedger,
+  BudgetRow,
+  BudgetStatus,
+  ThreadCost,
+  ThreadRegistry,
+  ThreadRow,
+  ThreadStatus,
+  ThreadStore,
+} from './store/types.js';
+export type { ForkRequest, ThreadResult } from './thread.js';
+export { runThread } from './thread.js';
 export { makeThreadId } from './thread-id.js';

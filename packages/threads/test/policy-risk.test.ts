@@ -22,8 +22,8 @@ const SHIPPED = join(
 const shipped = parseCapabilityRiskConfig(parse(readFileSync(SHIPPED, 'utf8')), SHIPPED);
 
 describe('the shipped capability_risk.yaml', () => {
-  it('is plain YAML (no signature line) with the four levels and their policies', () => {
-    expect(readFileSync(SHIPPED, 'utf8')).not.toMatch(/rye:signed/);
+  it('is the signed bundle file with the four levels and their policies', () => {
+    expect(readFileSync(SHIPPED, 'utf8')).toMatch(/^# rye:signed:/);
     expect(Object.fromEntries(Object.entries(shipped.risk_levels).map(([k, v]) => [k, v.policy]))).toEqual({
       safe: 'allow',
       write: 'allow',

@@ -7,7 +7,7 @@ import {
 import { collectResponse } from '../src/provider/collect.js';
 import type { HttpProviderConfig } from '../src/provider/http-config.js';
 import type { ModelRequest, StreamPart } from '../src/provider/types.js';
-import { type ReplayScript, type ReplayServer, startReplayServer } from '../src/testing/index.js';
+import { type ReplayScript, type ReplayServer, startReplayServer } from '../src/testing.js';
 import {
   allParts,
   closedPort,

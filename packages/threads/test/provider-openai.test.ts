@@ -3,7 +3,7 @@ import { collectResponse } from '../src/provider/collect.js';
 import type { HttpProviderConfig } from '../src/provider/http-config.js';
 import { buildOpenAIBody, createOpenAIModel, OpenAIStreamAssembler } from '../src/provider/openai.js';
 import type { ModelRequest } from '../src/provider/types.js';
-import { type ReplayScript, type ReplayServer, startReplayServer } from '../src/testing/index.js';
+import { type ReplayScript, type ReplayServer, startReplayServer } from '../src/testing.js';
 import {
   allParts,
   closedPort,

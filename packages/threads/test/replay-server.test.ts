@@ -9,7 +9,7 @@ import {
   type ReplayServer,
   runReplayCli,
   startReplayServer,
-} from '../src/testing/index.js';
+} from '../src/testing.js';
 
 /** Wire payloads are read loosely in these tests: the assertions say what shape is expected. */
 // biome-ignore lint/suspicious/noExplicitAny: see above

@@ -1,0 +1,70 @@
+/**
+ * `.ai/config/agent/<name>.yaml` across the three spaces (spec threads §5.2): system bundles,
+ * then user, then project, merged by `mergeAgentConfig` (later wins). A signed file must verify
+ * (tampered or untrusted aborts); an unsigned one is read with a warning.
+ */
+import type { Executor, Space } from '@ryeos/executor';
+import { findItem } from '@ryeos/executor';
+import { RyeError } from '@ryeos/lillux';
+import { parse as parseYaml } from 'yaml';
+import { mergeAgentConfig } from '../hooks/config-merge.js';
+
+export const AGENT_CONFIG_NAMES = [
+  'agent',
+  'resilience',
+  'coordination',
+  'hook_conditions',
+  'error_classification',
+  'events',
+  'capability_risk',
+  'streaming',
+  'hooks',
+] as const;
+export type AgentConfigName = (typeof AGENT_CONFIG_NAMES)[number];
+
+export interface LoadedAgentConfig {
+  data: Record<string, unknown>;
+  /** Per space that had the file, lowest first (system → user → project). */
+  layers: { space: string; path: string; data: Record<string, unknown> }[];
+  warnings: string[];
+}
+
+async function readLayer(
+  executor: Executor,
+  space: Space,
+  id: string,
+): Promise<{ path: string; data: Record<string, unknown>; warnings: string[] } | undefined> {
+  const where = { within: space, extensions: ['.yaml', '.yml'] };
+  if (!(await findItem(executor, 'config', id, where))) return undefined;
+  const { item, text, verification } = await executor.verifyItemFile('config', id, {
+    ...where,
+    allowUnsigned: true,
+  });
+  let data: unknown;
+  try {
+    data = parseYaml(text) ?? {};
+  } catch (error) {
+    throw new RyeError('CONFIG', `Invalid YAML in ${item.path}: ${(error as Error).message}`, {
+      hint: 'Fix the file (and re-sign it if it was signed).',
+    });
+  }
+  if (typeof data !== 'object' || Array.isArray(data)) {
+    throw new RyeError('CONFIG', `${item.path} must hold a mapping at the top level`);
+  }
+  return { path: item.path, data: data as Record<string, unknown>, warnings: verification.warnings };
+}
+
+/** Loads and merges one agent config file; a missing file in every space gives `{}`. */
+export async function loadAgentConfig(executor: Executor, name: AgentConfigName): Promise<LoadedAgentConfig> {
+  const id = `agent/${name}`;
+  const spaces = [...executor.spaces.ordered()].reverse();
+  const layers: LoadedAgentConfig['layers'] = [];
+  const warnings: string[] = [];
+  for (const space of spaces) {
+    const layer = await readLayer(executor, space, id);
+    if (!layer) continue;
+    layers.push({ space: space.label, path: layer.path, data: layer.data });
+    warnings.push(...layer.warnings);
+  }
+  return { data: mergeAgentConfig(layers.map((l) => l.data)), layers, warnings };
+}

@@ -1,0 +1,36 @@
+/**
+ * What the facade hands the threads layer (design card: the runner receives an `execute`
+ * callback and never imports the facade or `@ryeos/mcp`). Every tool call a model makes goes
+ * through `dispatch`, the same operation every other caller uses.
+ */
+import type { Executor, RyeSettings } from '@ryeos/executor';
+
+export type PrimaryName = 'execute' | 'search' | 'load' | 'sign';
+export const PRIMARY_NAMES: readonly PrimaryName[] = ['execute', 'search', 'load', 'sign'];
+
+/** One of the four operations, with the arguments a model (or a hook) gave it. */
+export interface PrimaryCall {
+  primary: PrimaryName;
+  args: Record<string, unknown>;
+  signal?: AbortSignal;
+  /** The thread making the call: a fork it starts becomes that thread's child. */
+  threadId?: string;
+}
+
+/** Runs one primary operation; answers with its envelope and never throws. */
+export type PrimaryDispatch = (call: PrimaryCall) => Promise<Record<string, unknown>>;
+
+/** A primary's description and JSON Schema, as `@ryeos/mcp` exports them (DECISIONS 24). */
+export interface PrimaryToolSpec {
+  name: PrimaryName;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export interface ThreadHost {
+  executor: Executor;
+  settings: RyeSettings;
+  projectPath: string;
+  dispatch: PrimaryDispatch;
+  primaries: readonly PrimaryToolSpec[];
+}

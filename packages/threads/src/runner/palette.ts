@@ -1,0 +1,186 @@
+/**
+ * The tool palette a thread's model sees (spec threads §7.2): the granted primaries as
+ * `rye_execute|search|load|sign`, the tools its execute capabilities name (`rye_file_system_read`),
+ * `rye_directive_return` when the directive declares outputs, and `rye_read_artifact` to read back
+ * a result the guard shortened. Each entry keeps the item id and primary it dispatches to.
+ */
+import type { Executor } from '@ryeos/executor';
+import { extractToolMetadata, searchItems, toolParameterSchema } from '@ryeos/executor';
+import type { PrimaryName, PrimaryToolSpec } from '../host.js';
+import { fnmatch } from '../policy/fnmatch.js';
+import { classifyCapabilities, type TypeGrant } from '../policy/palette-classes.js';
+import type { ToolDefinition } from '../provider/types.js';
+
+export const DIRECTIVE_RETURN_NAME = 'rye_directive_return';
+export const DIRECTIVE_RETURN_ID = 'rye/agent/threads/directive_return';
+export const READ_ARTIFACT_NAME = 'rye_read_artifact';
+export const READ_ARTIFACT_ID = 'rye/agent/threads/internal/read_artifact';
+const PROVIDERS_PREFIX = 'rye/agent/providers/';
+
+export type PaletteKind = 'primary' | 'tool' | 'directive_return' | 'internal';
+
+export interface PaletteEntry extends ToolDefinition {
+  kind: PaletteKind;
+  /** The item the call runs (`rye/execute` for the primary, the tool id for a preloaded tool). */
+  itemId: string;
+  primary: PrimaryName;
+}
+
+export interface Palette {
+  entries: PaletteEntry[];
+  byName: Map<string, PaletteEntry>;
+  /** Tool patterns that matched nothing, and tools skipped (unverifiable, over budget). */
+  warnings: string[];
+}
+
+/** `rye/file-system/read` → `rye_file_system_read` (provider names allow `[A-Za-z0-9_-]{1,64}`). */
+export function apiNameOf(itemId: string): string {
+  return itemId.replace(/[/-]/g, '_').replace(/[^A-Za-z0-9_]/g, '_');
+}
+
+function narrowed(spec: PrimaryToolSpec, types: TypeGrant): string {
+  if (types === 'all') return spec.description;
+  return `${spec.description}\n\nIn this thread you may ${spec.name} only: ${[...types].sort().join(', ')}.`;
+}
+
+async function listToolIds(executor: Executor): Promise<string[]> {
+  const response = await searchItems(executor, { scope: 'tool', query: '*', limit: 10_000, sort_by: 'name' });
+  return response.results.map((r) => r.id).filter((id) => !id.startsWith(PROVIDERS_PREFIX));
+}
+
+async function toolDefinition(
+  executor: Executor,
+  id: string,
+): Promise<{ description: string; schema: Record<string, unknown> }> {
+  const { item, text } = await executor.verifyItemFile('tool', id);
+  const kind = await executor.kinds.get('tool');
+  const parser = kind.parsers[item.extension];
+  const metadata = parser ? extractToolMetadata(text, item.path, parser) : undefined;
+  const schema = (metadata && toolParameterSchema(metadata)) ?? { type: 'object', properties: {} };
+  return { description: metadata?.description ?? id, schema };
+}
+
+export interface OutputField {
+  name: string;
+  type: string;
+  required: boolean;
+  description?: string;
+}
+
+/** `rye_directive_return`: one property per declared output, plus optional status/error_detail. */
+export function directiveReturnEntry(outputs: readonly OutputField[]): PaletteEntry {
+  const properties: Record<string, unknown> = {};
+  const fields = outputs.length ? outputs : [{ name: 'result', type: 'string', required: true }];
+  for (const output of fields) {
+    const type = ['string', 'number', 'integer', 'boolean', 'object', 'array'].includes(output.type)
+      ? output.type
+      : 'string';
+    properties[output.name] = {
+      type,
+      ...('description' in output && output.description ? { description: output.description } : {}),
+    };
+  }
+  properties.status = {
+    type: 'string',
+    enum: ['success', 'error'],
+    description: 'error when the directive could not be completed',
+  };
+  properties.error_detail = {
+    type: 'string',
+    description: 'Why it could not be completed (with status "error")',
+  };
+  return {
+    kind: 'directive_return',
+    name: DIRECTIVE_RETURN_NAME,
+    description:
+      "Return the directive's structured outputs and finish. Call it once every step is done, with every required field.",
+    schema: { type: 'object', properties, required: fields.filter((f) => f.required).map((f) => f.name) },
+    itemId: DIRECTIVE_RETURN_ID,
+    primary: 'execute',
+  };
+}
+
+export const READ_ARTIFACT_ENTRY: PaletteEntry = {
+  kind: 'internal',
+  name: READ_ARTIFACT_NAME,
+  description:
+    'Read a tool result that was too long to show in full: pass the artifact_ref (or call_id) it named, and optionally offset/length in characters.',
+  schema: {
+    type: 'object',
+    properties: {
+      artifact_ref: { type: 'string', description: 'The _artifact_ref or call id of the shortened result' },
+      offset: { type: 'integer', minimum: 0, default: 0 },
+      length: { type: 'integer', minimum: 1, maximum: 20000, default: 8000 },
+    },
+    required: ['artifact_ref'],
+  },
+  itemId: READ_ARTIFACT_ID,
+  primary: 'execute',
+};
+
+export interface BuildPaletteOptions {
+  capabilities: readonly string[];
+  primaries: readonly PrimaryToolSpec[];
+  outputs?: readonly OutputField[];
+  /** `resilience.yaml tool_preload`. */
+  preload?: { enabled?: boolean; max_tokens?: number };
+}
+
+export async function buildPalette(executor: Executor, options: BuildPaletteOptions): Promise<Palette> {
+  const grants = classifyCapabilities(options.capabilities);
+  const entries: PaletteEntry[] = [];
+  const warnings: string[] = [];
+  let budgetUsed = 0;
+  const cost = (e: ToolDefinition) => JSON.stringify(e.schema).length + e.description.length;
+
+  for (const spec of options.primaries) {
+    const types = grants.primaries.get(spec.name);
+    if (!types) continue;
+    const entry: PaletteEntry = {
+      kind: 'primary',
+      name: `rye_${spec.name}`,
+      description: narrowed(spec, types),
+      schema: spec.inputSchema,
+      itemId: `rye/${spec.name}`,
+      primary: spec.name,
+    };
+    entries.push(entry);
+    budgetUsed += cost(entry);
+  }
+
+  const preload = options.preload ?? {};
+  if (preload.enabled !== false && grants.executeToolPatterns.length) {
+    const budget = (preload.max_tokens ?? 2000) * 4;
+    const ids = await listToolIds(executor);
+    const patterns = grants.executeToolPatterns;
+    const chosen: string[] = [];
+    for (const pattern of patterns) {
+      const matched = ids.filter((id) => fnmatch(id, pattern));
+      if (!matched.length) warnings.push(`No tool matches the capability pattern '${pattern}'`);
+      for (const id of matched) if (!chosen.includes(id)) chosen.push(id);
+    }
+    for (const id of chosen) {
+      const name = apiNameOf(id);
+      if (name.length > 64 || entries.some((e) => e.name === name)) {
+        warnings.push(`Tool ${id} left out of the palette: its API name '${name}' is too long or taken`);
+        continue;
+      }
+      let definition: { description: string; schema: Record<string, unknown> };
+      try {
+        definition = await toolDefinition(executor, id);
+      } catch (error) {
+        warnings.push(`Tool ${id} left out of the palette: ${(error as Error).message}`);
+        continue;
+      }
+      const entry: PaletteEntry = { kind: 'tool', name, ...definition, itemId: id, primary: 'execute' };
+      if (budgetUsed + cost(entry) > budget) {
+        warnings.push(`Tool ${id} left out of the palette: over the tool_preload budget (use rye_execute)`);
+        continue;
+      }
+      budgetUsed += cost(entry);
+      entries.push(entry);
+    }
+  }
+  if (options.outputs) entries.push(directiveReturnEntry(options.outputs));
+  return { entries, byName: new Map(entries.map((e) => [e.name, e])), warnings };
+}

@@ -1,0 +1,648 @@
+/**
+ * A managed thread from request to final record (spec threads §1 "Execute flow"): register,
+ * load and validate the directive, extends and context, limits, capabilities, hooks, budget,
+ * model; then the loop; then finalize spend, status, `thread.json` and the transcript. Every
+ * setup failure is recorded in the registry and returned, never thrown.
+ */
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Loaded, ParsedDirective } from '@ryeos/directives';
+import { composeContext, loadDirective, prepareDirective, resolveExtendsChain } from '@ryeos/directives';
+import { isRyeError, RyeError, toRyeError } from '@ryeos/lillux';
+import { loadAgentConfig } from './config/agent-config.js';
+import { HookRunner } from './hook-runner.js';
+import { classifyProviderError, parseErrorClassification, retryDelaySeconds } from './hooks/errors.js';
+import type { Hook } from './hooks/layers.js';
+import { buildHookList, buildResolveExtendsHooks } from './hooks/layers.js';
+import type { ThreadHost } from './host.js';
+import { writeCapabilitiesMd } from './persistence/capabilities-md.js';
+import { renderKnowledgeTranscript, writeKnowledgeTranscript } from './persistence/knowledge-transcript.js';
+import { threadDir, threadsStateRoot } from './persistence/paths.js';
+import { loadSigner, type Signer } from './persistence/signer.js';
+import { readThreadJson, type ThreadJson, writeThreadJson } from './persistence/thread-json.js';
+import { TranscriptWriter } from './persistence/transcript.js';
+import { readTranscript } from './persistence/transcript-read.js';
+import {
+  attenuate,
+  capabilitiesFromDirective,
+  checkPermission,
+  permissionsFromChain,
+  permissionTarget,
+} from './policy/capabilities.js';
+import { checkDepth, checkPreTurnLimits, type Limits, resolveLimits } from './policy/limits.js';
+import { assessRisk, parseCapabilityRiskConfig } from './policy/risk.js';
+import { createModel } from './provider/model-factory.js';
+import { loadProviders } from './provider/providers.js';
+import { resolveModel } from './provider/resolve-model.js';
+import type { ChatMessage } from './provider/types.js';
+import type { LoopResult, LoopTiming } from './runner/loop.js';
+import { runLoop } from './runner/loop.js';
+import { buildPalette, READ_ARTIFACT_ENTRY } from './runner/palette.js';
+import { directivePrompt, joinBlocks } from './runner/prompt.js';
+import { ResultGuard } from './runner/result-guard.js';
+import { openThreadStore } from './store/index.js';
+import type { ThreadCost, ThreadStatus, ThreadStore } from './store/types.js';
+import { makeThreadId } from './thread-id.js';
+
+export interface ForkRequest {
+  /** The directive id (without `directive:`). */
+  directiveId: string;
+  inputs?: Record<string, unknown>;
+  model?: string;
+  limitOverrides?: Record<string, unknown>;
+  /** The thread that asked for this one (its `thread.json` caps limits and capabilities). */
+  parentThreadId?: string;
+  signal?: AbortSignal;
+}
+
+export interface ThreadResult {
+  success: boolean;
+  status: ThreadStatus;
+  thread_id?: string;
+  directive: string;
+  result?: string;
+  outputs?: Record<string, unknown>;
+  cost: ThreadCost;
+  error?: string;
+  hint?: string;
+  error_type?: string;
+  result_truncated?: boolean;
+  [key: string]: unknown;
+}
+
+const RESULT_MAX = 4000;
+const ZERO_COST: ThreadCost = { turns: 0, input_tokens: 0, output_tokens: 0, spend: 0, elapsed_seconds: 0 };
+
+/** A setup step failed: recorded in the registry and returned as the thread's error. */
+class SetupFailure extends Error {
+  constructor(
+    readonly failure: RyeError,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(failure.message);
+  }
+}
+
+function fail(
+  code: RyeError['code'],
+  message: string,
+  hint?: string,
+  extra: Record<string, unknown> = {},
+): never {
+  throw new SetupFailure(new RyeError(code, message, hint ? { hint } : {}), extra);
+}
+
+function nowIso(): string {
+  return new Date().toISOString().replace(/\.\d{3}Z$/, '+00:00');
+}
+
+function asNumberMap(value: unknown): Record<string, unknown> {
+  return value && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}
+
+interface ParentFacts {
+  threadId: string;
+  limits: Record<string, unknown>;
+  capabilities: string[];
+}
+
+/** The parent's signed `thread.json`, verified; anything less fails closed (§1 step 1). */
+async function readParent(host: ThreadHost, stateRoot: string, parentId: string): Promise<ParentFacts> {
+  let dir: string;
+  try {
+    dir = threadDir(stateRoot, parentId);
+  } catch (error) {
+    fail('VALIDATION', `Invalid parent thread id '${parentId}': ${(error as Error).message}`);
+  }
+  if (!existsSync(join(dir, 'thread.json'))) {
+    fail(
+      'NOT_FOUND',
+      `Parent thread '${parentId}' declared via RYE_PARENT_THREAD_ID but thread.json not found at ${dir}`,
+      'Unset RYE_PARENT_THREAD_ID, or run inside a live thread.',
+    );
+  }
+  const { data, verification } = await readThreadJson(dir, host.executor.trust);
+  if (!verification.valid) {
+    fail(
+      'INTEGRITY',
+      `Parent thread '${parentId}' has a thread.json that does not verify: ${verification.error}`,
+      'A parent record edited after signing cannot grant limits or capabilities.',
+    );
+  }
+  return {
+    threadId: parentId,
+    limits: asNumberMap(data.limits),
+    capabilities: Array.isArray(data.capabilities) ? (data.capabilities as string[]) : [],
+  };
+}
+
+function registerThread(
+  store: ThreadStore,
+  directiveId: string,
+  parentId: string | undefined,
+  stateRoot: string,
+): string {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const id = makeThreadId(directiveId, Date.now(), (candidate) => {
+      if (store.registry.exists(candidate)) return true;
+      try {
+        return existsSync(threadDir(stateRoot, candidate));
+      } catch {
+        return false;
+      }
+    });
+    try {
+      store.registry.register(id, directiveId, parentId ?? null);
+      return id;
+    } catch (error) {
+      // Another process took the same millisecond between the check and the insert.
+      if (isRyeError(error) && error.details.reason === 'thread_exists') continue;
+      throw error;
+    }
+  }
+  throw new RyeError('INTERNAL', `Could not register a thread id for ${directiveId}`);
+}
+
+/** Runs a directive in a managed thread, synchronously, to its end. Never throws. */
+export async function runThread(host: ThreadHost, request: ForkRequest): Promise<ThreadResult> {
+  const { settings } = host;
+  const directiveId = request.directiveId.replace(/^directive:/, '');
+  const stateRoot = threadsStateRoot(host.projectPath);
+  let store: ThreadStore | undefined;
+  let threadId: string | undefined;
+  try {
+    // Keys first: a fork without a keypair fails before anything is registered (DECISIONS 20).
+    let signer: Signer;
+    try {
+      signer = await loadSigner(settings.signingKeyDir);
+    } catch (error) {
+      throw new SetupFailure(toRyeError(error));
+    }
+    const parentId = request.parentThreadId ?? (settings.env.RYE_PARENT_THREAD_ID || undefined);
+    const parent = parentId ? await readParent(host, stateRoot, parentId) : undefined;
+
+    const opened = openThreadStore(stateRoot);
+    store = opened;
+    const id = registerThread(opened, directiveId, parentId, stateRoot);
+    threadId = id;
+    return await runRegistered(host, request, {
+      store: opened,
+      threadId: id,
+      signer,
+      parent,
+      directiveId,
+      stateRoot,
+    });
+  } catch (error) {
+    const failure = error instanceof SetupFailure ? error : new SetupFailure(toRyeError(error));
+    if (store && threadId) {
+      try {
+        store.registry.updateStatus(threadId, 'error');
+        store.registry.setResult(threadId, { error: failure.failure.message, cost: ZERO_COST });
+      } catch {
+        // The registry is best effort here: the caller still gets the error.
+      }
+    }
+    return {
+      success: false,
+      status: 'error',
+      ...(threadId ? { thread_id: threadId } : {}),
+      directive: directiveId,
+      cost: { ...ZERO_COST },
+      error: failure.failure.message,
+      error_type: failure.failure.code.toLowerCase(),
+      ...(failure.failure.hint ? { hint: failure.failure.hint } : {}),
+      ...failure.extra,
+    };
+  } finally {
+    store?.close();
+  }
+}
+
+interface Registered {
+  store: ThreadStore;
+  threadId: string;
+  signer: Signer;
+  parent: ParentFacts | undefined;
+  directiveId: string;
+  stateRoot: string;
+}
+
+async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Registered): Promise<ThreadResult> {
+  const { executor, settings } = host;
+  const { store, threadId, signer, parent, directiveId } = reg;
+  const dir = threadDir(reg.stateRoot, threadId);
+  const createdAt = nowIso();
+
+  // 3. The directive, its inputs validated and interpolated.
+  const loaded = await loadDirective(executor, directiveId);
+  const { directive, inputs } = prepareDirective(loaded.parsed, request.inputs ?? {}, settings.env);
+
+  // Agent config: the YAML data every later step reads.
+  const [resilience, hookConditions, hooksYaml, agentYaml, coordination, risk, classification] =
+    await Promise.all([
+      loadAgentConfig(executor, 'resilience'),
+      loadAgentConfig(executor, 'hook_conditions'),
+      loadAgentConfig(executor, 'hooks'),
+      loadAgentConfig(executor, 'agent'),
+      loadAgentConfig(executor, 'coordination'),
+      loadAgentConfig(executor, 'capability_risk'),
+      loadAgentConfig(executor, 'error_classification'),
+    ]);
+  const userHooks = hooksYaml.layers.find((l) => l.space === 'user');
+  const projectHooks = hooksYaml.layers.find((l) => l.space === 'project');
+  const hookInput = {
+    ...(userHooks ? { user: { source: userHooks.path, hooks: userHooks.data.hooks ?? [] } } : {}),
+    ...(projectHooks ? { project: { source: projectHooks.path, hooks: projectHooks.data.hooks ?? [] } } : {}),
+    hookConditions: { source: 'hook_conditions.yaml', config: hookConditions.data },
+  };
+
+  // 4–5. resolve_extends hooks, then the extends chain and its context.
+  const modelAttributes = directive.model ?? {};
+  const extendsHooks = buildResolveExtendsHooks(hookInput);
+  const hooksForExtends = new HookRunner({ hooks: extendsHooks, host, threadId });
+  const setExtends = hooksForExtends.resolveExtends({
+    directive: directiveId,
+    has_extends: Boolean(directive.extends),
+    category: directive.category ?? '',
+    inputs,
+    model: modelAttributes,
+  });
+  const leaf: Loaded<ParsedDirective> = {
+    ...loaded,
+    parsed: setExtends ? { ...directive, extends: setExtends } : directive,
+  };
+  const chain = await resolveExtendsChain(executor, leaf);
+  const context = await composeContext(executor, chain);
+
+  // 7–9. Limits, depth, spawn count.
+  const defaults = asNumberMap(asNumberMap(resilience.data.limits).defaults);
+  const limits: Limits = resolveLimits({
+    defaults,
+    directiveLimits: directive.limits ?? {},
+    overrides: request.limitOverrides ?? {},
+    ...(parent ? { parentLimits: parent.limits } : {}),
+  });
+  checkDepth(limits);
+  if (parent) {
+    const max = Number(parent.limits.spawns ?? defaults.spawns ?? 50);
+    if (!store.registry.tryIncrementSpawn(parent.threadId, max)) {
+      const count = store.registry.getThread(parent.threadId)?.spawn_count ?? max;
+      fail('LIMIT', `Spawn limit exceeded for parent ${parent.threadId}: ${count}/${max}`);
+    }
+  }
+
+  // 10. Hooks, capabilities, palette, risk.
+  const hooks: Hook[] = buildHookList({
+    ...hookInput,
+    directive: { source: `directive ${directiveId}`, hooks: chain.at(-1)!.parsed.hooks },
+  });
+  const declared = capabilitiesFromDirective(permissionsFromChain(chain.map((link) => link.parsed)));
+  // A root passes undefined; a parent holding no capabilities passes [] and its child gets none.
+  const capabilities = attenuate(declared.length ? declared : undefined, parent?.capabilities);
+  const outputs = directive.outputs.length ? directive.outputs : undefined;
+  const palette = await buildPalette(executor, {
+    capabilities,
+    primaries: host.primaries,
+    ...(outputs ? { outputs } : {}),
+    preload: asNumberMap(resilience.data.tool_preload),
+  });
+  if (outputs) capabilities.push('rye.execute.tool.rye.agent.threads.directive_return');
+  const riskAssessment = assessRisk(
+    capabilities,
+    directive.acknowledged_risks,
+    parseCapabilityRiskConfig(risk.data, 'capability_risk.yaml'),
+  );
+  if (riskAssessment.blocked) {
+    fail('PERMISSION', riskAssessment.blocked.message, undefined, { risk: riskAssessment.blocked });
+  }
+  if (palette.entries.length === 0) {
+    fail(
+      'PERMISSION',
+      'Thread cannot execute without tools',
+      "Grant capabilities in the directive's <permissions> (e.g. <execute><tool>rye.file-system.*</tool></execute>).",
+    );
+  }
+  palette.entries.push(READ_ARTIFACT_ENTRY);
+  palette.byName.set(READ_ARTIFACT_ENTRY.name, READ_ARTIFACT_ENTRY);
+
+  // 11. Budget.
+  const spendLimit = Number(limits.spend);
+  if (parent) {
+    try {
+      store.ledger.reserve(threadId, spendLimit, parent.threadId, spendLimit);
+    } catch (error) {
+      fail('LIMIT', `Budget reservation failed: ${(error as Error).message}`);
+    }
+  } else {
+    store.ledger.register(threadId, spendLimit);
+  }
+  let released = false;
+  const releaseBudget = (status: 'completed' | 'error' | 'cancelled') => {
+    if (released) return;
+    released = true;
+    store.ledger.release(threadId, status);
+  };
+
+  try {
+    // 12. Model and provider.
+    let resolved: ReturnType<typeof resolveModel>;
+    try {
+      const providers = await loadProviders(executor);
+      resolved = resolveModel(
+        providers,
+        agentYaml.data as never,
+        { ...(request.model ? { model: request.model } : {}), directive: modelAttributes },
+        settings.env,
+      );
+    } catch (error) {
+      const requested = request.model ?? modelAttributes.id ?? modelAttributes.tier ?? 'general';
+      fail(
+        'CONFIG',
+        `Model resolution failed for directive '${directiveId}': requested model/tier '${requested}'${modelAttributes.provider ? ` (provider: ${modelAttributes.provider})` : ''}. ${(error as Error).message}`,
+        isRyeError(error) ? error.hint : undefined,
+      );
+    }
+    const model = createModel(resolved, settings.env);
+    store.registry.setModel(threadId, resolved.modelId);
+    store.registry.updateStatus(threadId, 'running');
+
+    const baseRecord: ThreadJson = {
+      thread_id: threadId,
+      directive: directiveId,
+      status: 'running',
+      created_at: createdAt,
+      updated_at: createdAt,
+      model: resolved.modelId,
+      limits: limits as ThreadJson['limits'],
+      capabilities,
+      inputs,
+      cost: { ...ZERO_COST },
+      ...(parent ? { parent_thread_id: parent.threadId } : {}),
+    };
+    await writeThreadJson(dir, baseRecord, signer);
+
+    // 14. The run.
+    const writer = new TranscriptWriter(join(dir, 'transcript.jsonl'), threadId, signer);
+    const log = {
+      emit: (eventType: string, payload: Record<string, unknown>) => writer.write(eventType, payload),
+      checkpoint: (turn: number) => void writer.checkpoint(turn),
+    };
+    const hookRunner = new HookRunner({ hooks, host, threadId, log, suppress: context.suppressed });
+    const baseContext = {
+      directive: directiveId,
+      directive_body: joinBlocks(directiveId, directive.description, directive.body),
+      model: resolved.modelId,
+      limits,
+      inputs,
+    };
+    const built = await hookRunner.context('build_system_prompt', baseContext);
+    const system = joinBlocks(built.before, built.after, context.system);
+    log.emit('system_prompt', { text: system, layers: built.blocks.map((b) => b.id) });
+    const started = await hookRunner.context('thread_started', {
+      ...baseContext,
+      project_path: host.projectPath,
+      depth: limits.depth,
+      parent_thread_id: parent?.threadId ?? 'none',
+      spend_limit: limits.spend,
+      max_turns: limits.turns,
+      capabilities_summary: capabilities.join(', '),
+    });
+    for (const [position, text, blocks] of [
+      [
+        'before',
+        joinBlocks(started.before, context.before),
+        started.blocks.filter((b) => b.position !== 'after'),
+      ],
+      [
+        'after',
+        joinBlocks(context.after, started.after),
+        started.blocks.filter((b) => b.position === 'after'),
+      ],
+    ] as const) {
+      if (text)
+        log.emit('context_injected', {
+          position,
+          blocks: blocks.length ? blocks : [{ id: 'directive-context', content: text, role: 'user' }],
+        });
+    }
+    const firstMessage = joinBlocks(
+      started.before,
+      context.before,
+      directivePrompt(directive),
+      context.after,
+      started.after,
+    );
+    const messages: ChatMessage[] = [{ role: 'user', content: firstMessage }];
+    await writeCapabilitiesMd(
+      dir,
+      palette.entries.map(({ name, description, schema, itemId, primary }) => ({
+        name,
+        description,
+        schema,
+        _item_id: itemId,
+        _primary: primary,
+      })),
+      undefined,
+      signer,
+    );
+
+    const cancelMarker = join(dir, '.cancel_requested');
+    const limitsForLoop = {
+      turns: Number(limits.turns),
+      tokens: Number(limits.tokens),
+      spend: spendLimit,
+      duration_seconds: Number(limits.duration_seconds),
+    };
+    const pricing = resolved.pricing;
+    const maxTokens = Number(
+      pricing?.max_output_tokens ??
+        resolved.config.max_output_tokens ??
+        asNumberMap(agentYaml.data).max_output_tokens ??
+        16384,
+    );
+    const errorClasses = parseErrorClassification(classification.data, 'error_classification.yaml');
+    const continuation = asNumberMap(asNumberMap(coordination.data.coordination).continuation);
+    const run = await runLoop({
+      threadId,
+      directiveId,
+      model,
+      system,
+      messages,
+      palette,
+      ...(outputs ? { outputs } : {}),
+      limits: limitsForLoop,
+      ...(pricing ? { pricing } : {}),
+      maxTokens,
+      contextWindow: Number(resolved.config.context_window ?? 200_000),
+      contextThreshold: Number(continuation.trigger_threshold ?? 0.9),
+      nativeTools: (resolved.config.tool_use?.mode ?? 'native') === 'native',
+      log,
+      hooks: hookRunner,
+      permission: {
+        check: (call, entry) => {
+          if (!entry) return undefined;
+          try {
+            const target = permissionTarget(call.input, {
+              name: entry.name,
+              _item_id: entry.itemId,
+              _primary: entry.primary,
+            });
+            const verdict = checkPermission(capabilities, target);
+            return verdict.allowed ? undefined : { ...verdict.denial };
+          } catch (error) {
+            return { error: `Permission check failed: ${(error as Error).message}` };
+          }
+        },
+      },
+      dispatch: host.dispatch,
+      guard: new ResultGuard(join(dir, 'artifacts')),
+      checkLimits: (cost) =>
+        checkPreTurnLimits(
+          limitsForLoop,
+          {
+            turns: cost.turns,
+            tokens: cost.input_tokens + cost.output_tokens,
+            spend: cost.spend,
+            elapsedSeconds: cost.elapsed_seconds,
+          },
+          store.ledger.getRemaining(threadId),
+        ),
+      classifyError: (info) => classifyProviderError(errorClasses, info),
+      retryDelay: (c, attempt, info) => retryDelaySeconds(c.retry_policy, attempt, info.retryAfterSeconds),
+      isCancelled: () => Boolean(request.signal?.aborted) || existsSync(cancelMarker),
+      ...(request.signal ? { signal: request.signal } : {}),
+      onSpend: (delta) => store.ledger.incrementActual(threadId, delta),
+      onCostSnapshot: (cost) => {
+        try {
+          store.registry.updateCostSnapshot(threadId, cost);
+        } catch {
+          // best effort (§2.1)
+        }
+      },
+      onCheckpoint: () => void renderTranscript(host, dir, baseRecord, signer),
+    });
+
+    // 15. Finalize.
+    return await finalize({
+      host,
+      reg,
+      dir,
+      record: baseRecord,
+      run: run.result,
+      cost: run.cost,
+      timing: run.timing,
+      writer,
+      hookRunner,
+      releaseBudget,
+      cancelMarker,
+      modelId: resolved.modelId,
+    });
+  } catch (error) {
+    releaseBudget('error');
+    throw error;
+  }
+}
+
+interface FinalizeInput {
+  host: ThreadHost;
+  reg: Registered;
+  dir: string;
+  record: ThreadJson;
+  run: LoopResult;
+  cost: ThreadCost;
+  timing: LoopTiming;
+  writer: TranscriptWriter;
+  hookRunner: HookRunner;
+  releaseBudget(status: 'completed' | 'error' | 'cancelled'): void;
+  cancelMarker: string;
+  modelId: string;
+}
+
+async function finalize(input: FinalizeInput): Promise<ThreadResult> {
+  const { reg, run, cost, writer } = input;
+  const { store, threadId, parent, directiveId } = reg;
+  const status: ThreadStatus = run.status ?? (run.success ? 'completed' : 'error');
+  const error = run.success ? undefined : run.error || 'Unknown error (no message provided)';
+
+  // Spend: own, then the subtree up to the parent, then the unused reservation back.
+  store.ledger.reportActual(threadId, cost.spend);
+  const subtree = store.ledger.get(threadId)?.actual_spend ?? cost.spend;
+  if (parent) store.ledger.cascadeSpend(threadId, parent.threadId, subtree);
+  input.releaseBudget(
+    status === 'completed' || status === 'continued'
+      ? 'completed'
+      : status === 'cancelled'
+        ? 'cancelled'
+        : 'error',
+  );
+
+  let resultText = run.result ?? '';
+  let truncated = false;
+  if (resultText.length > RESULT_MAX) {
+    resultText = `${resultText.slice(0, RESULT_MAX)}\n\n[... truncated]`;
+    truncated = true;
+  }
+  store.registry.updateStatus(threadId, status);
+  store.registry.updateCostSnapshot(threadId, cost);
+  store.registry.setResult(threadId, {
+    cost,
+    ...(run.outputs ? { outputs: run.outputs } : {}),
+    ...(error ? { error } : {}),
+    ...(resultText ? { result: resultText } : {}),
+  });
+  await writeThreadJson(
+    input.dir,
+    {
+      ...input.record,
+      status,
+      updated_at: nowIso(),
+      cost,
+      ...(run.outputs ? { outputs: run.outputs } : {}),
+      ...(error ? { error } : {}),
+    },
+    reg.signer,
+  );
+  rmSync(input.cancelMarker, { force: true });
+
+  writer.write(`thread_${status}`, { cost, ...(error ? { error } : {}) });
+  await input.hookRunner
+    .control('after_complete', { thread_id: threadId, cost, project_path: input.host.projectPath, status })
+    .catch(() => null);
+  // The final checkpoint is the transcript's very last write (§10.3 [BUG]).
+  writer.close(cost.turns);
+  await renderTranscript(input.host, input.dir, { ...input.record, status, cost }, reg.signer);
+
+  const { success: _s, status: _st, result: _r, outputs: _o, error: _e, ...rest } = run;
+  return {
+    ...rest,
+    success: run.success && status !== 'error',
+    status,
+    thread_id: threadId,
+    directive: directiveId,
+    result: resultText,
+    ...(run.outputs ? { outputs: run.outputs } : {}),
+    cost,
+    ...(error ? { error } : {}),
+    ...(truncated ? { result_truncated: true } : {}),
+    timing: input.timing,
+  };
+}
+
+/** Re-renders `.ai/knowledge/agent/threads/<id>.md` from the JSONL (§10.4). */
+async function renderTranscript(
+  host: ThreadHost,
+  dir: string,
+  record: ThreadJson,
+  signer: Signer,
+): Promise<void> {
+  try {
+    const events = await readTranscript(join(dir, 'transcript.jsonl'));
+    const text = renderKnowledgeTranscript(events, record);
+    await writeKnowledgeTranscript(join(host.projectPath, '.ai'), record.thread_id, text, signer);
+  } catch {
+    // The knowledge transcript is a rendering of the JSONL; failing to write it never fails a thread.
+  }
+}
