@@ -89,7 +89,7 @@ To customise an item, copy it with destination ("project" or "user"); the reply 
 
 const EXECUTE_DESCRIPTION = `Run an item. When the user says "rye execute X", call this directly with item_id X: do not search first and never ask for confirmation. Extra words in the request are parameters (e.g. "rye execute web/fetch url https://x.dev" -> parameters {"url": "https://x.dev"}).
 directive: the reply's your_directions are your instructions; follow them immediately (render <render> blocks verbatim, act on <instruction> blocks silently). tool: runs and returns data. knowledge: returns its content.
-Unknown parameter keys come back as an error listing the valid inputs; fix and retry. dry_run validates without running. Runs are local, inline and synchronous today: thread "fork", async and remote targets are refused as unavailable until managed threads and remote servers exist.`;
+Unknown parameter keys come back as an error listing the valid inputs; fix and retry. dry_run validates without running. thread "fork" runs a directive in its own managed LLM thread (a provider must be set up, e.g. ANTHROPIC_API_KEY) and returns its result, outputs and cost. async and remote targets are refused as unavailable until background runs and remote servers exist.`;
 
 const SIGN_DESCRIPTION = `Validate an item and sign it with your Ed25519 key. Sign after every create, edit or copy: unsigned or modified items are refused by load and execute with an integrity error.
 item_id: an id, a canonical ref ("tool:acme/fetch", "config:agent") or a glob ("acme/*"; a pattern without "/" matches at any depth, "*" signs every item of item_type). source is the space to sign in: "project" (default) or "user". System items are immutable: copy them first with load(destination), then sign the copy.
@@ -227,7 +227,7 @@ export const EXECUTE_SCHEMA = {
       enum: ['inline', 'fork'],
       default: 'inline',
       description:
-        'inline: a directive returns your_directions for you to follow. "fork" (a managed LLM thread) is refused as unavailable until managed threads exist.',
+        'inline: a directive returns your_directions for you to follow. "fork": the directive runs in its own managed LLM thread (its own model, tools, limits) and the reply carries its result, outputs, cost and thread_id.',
     },
     async: {
       type: 'boolean',
@@ -235,7 +235,11 @@ export const EXECUTE_SCHEMA = {
       description:
         'Refused as unavailable for now: background runs (a thread_id at once) arrive with managed threads.',
     },
-    model: { type: 'string', description: 'For thread "fork" (not available yet): the model to use.' },
+    model: {
+      type: 'string',
+      description:
+        'For thread "fork": a model id or tier (fast, general, high, max) instead of the directive\'s own.',
+    },
     limit_overrides: {
       type: 'object',
       properties: {
@@ -247,7 +251,8 @@ export const EXECUTE_SCHEMA = {
         depth: { type: 'integer', minimum: 0, description: 'Maximum thread nesting depth.' },
       },
       additionalProperties: false,
-      description: 'For thread "fork" (not available yet): tighten the thread limits.',
+      description:
+        'For thread "fork": lower the thread limits (never above what the directive or its parent allows).',
     },
     trace: {
       type: 'boolean',

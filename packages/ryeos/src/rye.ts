@@ -7,16 +7,17 @@ import { resolve } from 'node:path';
 import { ITEM_READERS } from '@ryeos/directives';
 import type { Envelope, RyeSettings, SpaceName } from '@ryeos/executor';
 import { canonicalRef, Executor, loadItem, parseRef, searchItems } from '@ryeos/executor';
-import { toErrorEnvelope } from '@ryeos/lillux';
+import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import type { LoadArgs, SearchArgs } from '@ryeos/mcp/tools';
+import type { PrimaryCall } from '@ryeos/threads';
 import { checkToolArguments } from './arguments.js';
 import { systemBundles } from './bundles.js';
-import type { ExecuteRequest } from './execute/route.js';
+import type { ExecuteCaller, ExecuteRequest } from './execute/route.js';
 import { kindOf } from './kind-of.js';
 import { entrySettings } from './settings.js';
 import type { SignEnvelope } from './sign.js';
 
-export type { ExecuteRequest } from './execute/route.js';
+export type { ExecuteCaller, ExecuteRequest } from './execute/route.js';
 export type { Envelope };
 
 export interface RyeOptions {
@@ -70,7 +71,7 @@ export class Rye {
    * Runs an item (spec items §7): validates the whole request against the execute schema and
    * matrix first, then routes it. Returns an envelope; never throws.
    */
-  async execute(request: ExecuteRequest): Promise<Envelope> {
+  async execute(request: ExecuteRequest, caller: ExecuteCaller = {}): Promise<Envelope> {
     // Loaded on first use (with the chain runner behind it): search and load never need it.
     let route: typeof import('./execute/route.js').routeExecute;
     try {
@@ -78,7 +79,43 @@ export class Rye {
     } catch (error) {
       return toErrorEnvelope(error, { item_id: typeof request?.item_id === 'string' ? request.item_id : '' });
     }
-    return route({ settings: this.settings, executor: () => this.executor() }, request);
+    return route(
+      {
+        settings: this.settings,
+        executor: () => this.executor(),
+        threads: { projectPath: this.projectPath, dispatch: (call) => this.dispatch(call) },
+      },
+      request,
+      caller,
+    );
+  }
+
+  /**
+   * One of the four operations for a managed thread's tool call (or a hook's action): the same
+   * paths, schemas and checks as any caller; `project_path` is this project's and cannot be
+   * changed by the model.
+   */
+  async dispatch(call: PrimaryCall): Promise<Envelope> {
+    const { project_path: _ignored, ...args } = call.args;
+    switch (call.primary) {
+      case 'search':
+        return this.search(args as SearchRequest);
+      case 'load':
+        return this.load(args as LoadRequest);
+      case 'sign': {
+        const id = typeof args.item_id === 'string' ? args.item_id : '';
+        const ref =
+          typeof args.item_type === 'string' && !/^[a-z]+:/.test(id) ? `${args.item_type}:${id}` : id;
+        return this.sign(ref, typeof args.source === 'string' ? { space: args.source } : {});
+      }
+      case 'execute':
+        return this.execute(
+          { ...(args as ExecuteRequest), ...(call.signal ? { signal: call.signal } : {}) },
+          call.threadId ? { threadId: call.threadId } : {},
+        );
+      default:
+        return toErrorEnvelope(new RyeError('VALIDATION', `Unknown operation '${String(call.primary)}'`));
+    }
   }
 
   /** Searches items (interfaces §2.1); returns an envelope, never throws. */

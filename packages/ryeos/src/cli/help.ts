@@ -17,6 +17,8 @@ Commands:
       --project DIR    project root (default: current directory)
       --dry-run        build and verify the chain without running anything
       --trace          add resolution, integrity and env steps to the result
+      --thread fork    run a directive in its own managed LLM thread [--model M]
+                       [--limit-overrides '{"turns":5,"spend":0.5}']
   search <scope> <query>   Find items: rye search tool 'read file' [--space all|local|project|user|system]
                      [--limit 10] [--offset 0] [--sort-by score|name|date] [--fuzzy] [--all]
                      scopes: tool, directive, knowledge, tool.rye.file-system.*, rye.search.directive.*
@@ -26,6 +28,10 @@ Commands:
   keys generate      Create your signing key pair and trust it (--force to replace)
   keys trust <pem>   Trust someone's public key [--owner NAME] [--space user|project]
   keys list          List trusted keys
+  threads list       The project's managed threads [--status S] [--limit N]
+  threads show <id>  One thread: status, cost, outputs, and whether its record and transcript verify
+  replay <script>    Serve scripted LLM replies on 127.0.0.1 in the Anthropic and OpenAI wire formats
+                     [--port N]; point ANTHROPIC_BASE_URL / OPENAI_BASE_URL at it to test offline
   demo               A first session in a throw-away project: init, search, tools (file system,
                      shell), an inline directive and a signed edit. 'demo primitives' checks the primitives
   help [command]     This help, or one command's usage
@@ -38,9 +44,14 @@ Results go to stdout (JSON); logs go to stderr. Exit code 1 means the result has
 `;
 }
 
-const NOT_YET = `Not available yet (each returns an "unavailable" error until managed threads and remote
-servers exist): --thread fork (a directive in its own LLM thread, with --model M and
---limit-overrides JSON), --async, --target remote | remote:<name>.`;
+const NOT_YET = `Managed threads:
+  --thread fork     run a directive in its own LLM thread (provider from .ai/tools/rye/agent/
+                    providers: set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL)
+  --model M         a model id or tier (fast, general, high, max)
+  --limit-overrides JSON   e.g. '{"turns": 5, "spend": 0.5}' (turns, tokens, spend, spawns,
+                    duration_seconds, depth; never above the directive's parent)
+
+Not available yet (each returns an "unavailable" error): --async, --target remote | remote:<name>.`;
 
 const PROJECT = '  --project DIR     project root (default: the current directory); also --project-path, -p';
 
@@ -127,6 +138,31 @@ ${PROJECT}
                     in the project's (signed with your key); --owner names its owner
   list              every trusted key: system, user and project
 ${PROJECT}
+`,
+  threads: `Usage: rye threads list [--status S] [--limit N]
+       rye threads show <thread_id>
+
+  list              the project's managed threads, newest first: id, directive, status, model,
+                    cost (--status created|running|completed|error|cancelled|continued)
+  show ID           one thread: status, cost, outputs and result, and whether its signed
+                    thread.json and transcript.jsonl verify (a change after signing is an
+                    "integrity" error, exit code 1)
+${PROJECT}
+`,
+  replay: `Usage: rye replay <script.yaml> [--port N]
+
+Serves scripted LLM replies on 127.0.0.1 in the real Anthropic Messages and OpenAI Chat
+Completions wire formats (streaming or not), so directives can be tested offline. It prints the
+two variables to set, then serves until Ctrl-C:
+  ANTHROPIC_BASE_URL=http://127.0.0.1:PORT      OPENAI_BASE_URL=http://127.0.0.1:PORT/v1
+
+The script lists turns, each answering one request in order:
+  turns:
+    - tool_calls: [{name: rye_file_system_read, input: {path: README.md}}]
+      usage: {input_tokens: 900, output_tokens: 40}
+    - text: "Done."
+      chunk_delay_ms: 20          # also: hold_before_final_ms, error: {status: 529},
+                                  # stream_error, disconnect_after_events
 `,
   demo: `Usage: rye demo
        rye demo primitives [--json]

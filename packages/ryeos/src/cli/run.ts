@@ -44,10 +44,18 @@ const COMMANDS: Record<string, () => Promise<Verb>> = {
     const verb = await import('../commands/keys.js');
     return { ...verb, run: verb.keysCommand };
   },
+  threads: async () => {
+    const verb = await import('../commands/threads.js');
+    return { ...verb, run: verb.threadsCommand };
+  },
+  replay: async () => {
+    const verb = await import('../commands/replay.js');
+    return { ...verb, run: verb.replayCommand };
+  },
 };
 
 /** Commands that work in an existing project (`init` creates its project; `demo` makes its own). */
-const IN_A_PROJECT = new Set(['execute', 'search', 'load', 'sign', 'keys']);
+const IN_A_PROJECT = new Set(['execute', 'search', 'load', 'sign', 'keys', 'threads']);
 
 /** `--help`/`-h` among a command's arguments (before a `--` that ends the options). */
 function asksForHelp(args: string[]): boolean {

@@ -8,6 +8,7 @@ import type { Envelope, ErrorEnvelope, ExecuteToolOptions, Executor, RyeSettings
 import { canonicalRef, elapsed, parseRef } from '@ryeos/executor';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import type { ExecuteArgs } from '@ryeos/mcp/tools';
+import type { PrimaryDispatch } from '@ryeos/threads';
 import { checkToolArguments } from '../arguments.js';
 import { kindOf } from '../kind-of.js';
 import type { ExecuteMode, Kind } from './matrix.js';
@@ -20,13 +21,25 @@ export type ExecuteRequest = Omit<ExecuteArgs, 'project_path'> & {
   onOutput?: ExecuteToolOptions['onOutput'];
 };
 
+/** Who is calling, as only code can say it (never an argument a caller could set). */
+export interface ExecuteCaller {
+  /** The managed thread making this call: a fork it starts becomes that thread's child. */
+  threadId?: string;
+}
+
 export interface ExecuteHost {
   settings: RyeSettings;
   executor(): Promise<Executor>;
+  /** Set by hosts that can run managed threads (the facade): the project and the four operations. */
+  threads?: { projectPath: string; dispatch: PrimaryDispatch };
 }
 
 /** Runs an item; returns an envelope, never throws. */
-export async function routeExecute(host: ExecuteHost, request: ExecuteRequest): Promise<Envelope> {
+export async function routeExecute(
+  host: ExecuteHost,
+  request: ExecuteRequest,
+  caller: ExecuteCaller = {},
+): Promise<Envelope> {
   const start = performance.now();
   const echo = typeof request?.item_id === 'string' ? request.item_id : '';
   let itemId = echo;
@@ -59,8 +72,30 @@ export async function routeExecute(host: ExecuteHost, request: ExecuteRequest): 
     const kind = (await kindOf(host.executor, ref.kind, args.item_type, ref.id)) as Kind;
     itemId = canonicalRef(kind, ref.id);
     checkMatrix(kind, mode);
-    if (mode.target.remote || mode.thread === 'fork' || mode.async)
-      return unavailable(kind, mode, itemId, start);
+    if (mode.target.remote || mode.async) return unavailable(kind, mode, itemId, start);
+    if (mode.thread === 'fork' && !mode.dryRun) {
+      const { forkDirective } = await import('./fork.js');
+      const { model, limit_overrides: limitOverrides, ...inputs } = parameters;
+      const forkModel = args.model ?? (typeof model === 'string' ? model : undefined);
+      const overrides = args.limit_overrides ?? (limitOverrides as Record<string, unknown> | undefined);
+      if (!host.threads) {
+        throw new RyeError('UNAVAILABLE', 'This host cannot run managed threads (thread="fork").', {
+          hint: 'Run the directive inline, or through the ryeos facade (createRye), which can.',
+        });
+      }
+      return await forkDirective(
+        { ...host, ...host.threads },
+        {
+          directiveId: ref.id,
+          inputs,
+          ...(forkModel ? { model: forkModel } : {}),
+          ...(overrides ? { limitOverrides: overrides } : {}),
+          ...(caller.threadId ? { parentThreadId: caller.threadId } : {}),
+          ...(signal ? { signal } : {}),
+        },
+        start,
+      );
+    }
     const executor = await host.executor();
     if (kind === 'knowledge') return await executeKnowledge(executor, ref.id);
     if (kind === 'directive') {
@@ -80,20 +115,22 @@ export async function routeExecute(host: ExecuteHost, request: ExecuteRequest): 
   }
 }
 
-/** Fork, remote and async paths arrive with their own layers; until then they say so. */
+/** Remote targets and async runs arrive with their own layers; until then they say so. */
 function unavailable(kind: Kind, mode: ExecuteMode, itemId: string, start: number): ErrorEnvelope {
   const what = mode.target.remote
     ? `Remote execution (target="${mode.target.name ? `remote:${mode.target.name}` : 'remote'}")`
-    : mode.thread === 'fork'
-      ? 'Managed threads (thread="fork")'
-      : `async ${kind} execution`;
+    : `Background runs (async=true) of a ${kind}`;
   return toErrorEnvelope(
-    new RyeError('UNAVAILABLE', `${what} is not available yet in this version of ryeos.`, {
-      hint:
-        kind === 'directive'
-          ? 'Execute the directive inline (drop thread/target/async) and follow its directions yourself.'
-          : 'Run it locally and synchronously (drop target/async).',
-    }),
+    new RyeError(
+      'UNAVAILABLE',
+      `${what} ${mode.target.remote ? 'is' : 'are'} not available yet in this version of ryeos.`,
+      {
+        hint:
+          kind === 'directive'
+            ? 'Run it locally and synchronously: drop target and async (thread="fork" runs it in a managed thread).'
+            : 'Run it locally and synchronously (drop target/async).',
+      },
+    ),
     { item_id: itemId, metadata: elapsed(start) },
   );
 }
