@@ -53,7 +53,7 @@ describe('error_type is a closed union', () => {
     await walk('mistyped argument', rye.execute({ item_id: 'tool:x', trace: 'yes' as never }));
     await t.write('tools/acme/unsigned.sh', '# __version__ = "1.0.0"\necho hi\n');
     await walk('unsigned tool', rye.execute({ item_id: 'tool:acme/unsigned' }));
-    await walk('fork (not yet available)', rye.execute({ item_id: 'directive:x', thread: 'fork' }));
+    await walk('fork of a missing directive', rye.execute({ item_id: 'directive:x', thread: 'fork' }));
     await walk('sign in system space', rye.sign('tool:rye/bash', { space: 'system' }));
     await walk('sign with nothing matching', rye.sign('tool:nope/*'));
     await walk('load from nowhere', rye.load({ item_id: 'knowledge:nope' }));
@@ -83,7 +83,7 @@ describe('error_type is a closed union', () => {
       'empty item_id': 'validation',
       'mistyped argument': 'validation',
       'unsigned tool': 'integrity',
-      'fork (not yet available)': 'unavailable',
+      'fork of a missing directive': 'not_found',
       'sign in system space': 'permission',
       'sign with nothing matching': 'not_found',
       'load from nowhere': 'not_found',

@@ -1,0 +1,91 @@
+// Managed-thread runner overhead (issue 13: per turn, excluding provider time, median < 5 ms).
+// Threads of TURNS turns run through the facade against the replay server on 127.0.0.1; each
+// turn calls the signed rye/file-system/read tool, the last one returns outputs. The runner
+// measures where the time went (provider, tools, itself) and reports it in `metadata.timing`; setup and
+// finalize (registry, ledger, thread.json, capabilities.md, transcript, knowledge markdown) are
+// reported apart, per thread.
+// Run after `pnpm build`: node bench/threads-runner.mjs   (BENCH_TURNS=n, BENCH_THREADS=n)
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRye } from '../packages/ryeos/dist/index.js';
+import { startReplayServer } from '../packages/threads/dist/testing.js';
+import { median, round } from './lib/common.mjs';
+
+const TURNS = Number(process.env.BENCH_TURNS ?? 30);
+const THREADS = Number(process.env.BENCH_THREADS ?? 7);
+
+const DIRECTIVE = `# bench
+
+\`\`\`xml
+<directive name="bench" version="1.0.0">
+  <metadata>
+    <description>Runner benchmark</description>
+    <category>bench</category>
+    <author>bench</author>
+    <limits turns="${TURNS + 5}"/>
+    <permissions><execute><tool>rye.file-system.read</tool></execute></permissions>
+  </metadata>
+  <outputs><output name="answer" required="true">Anything</output></outputs>
+</directive>
+\`\`\`
+
+Read notes.txt ${TURNS - 1} times, then return.
+`;
+
+const root = await mkdtemp(join(tmpdir(), 'rye-bench-threads-'));
+try {
+  const project = join(root, 'project');
+  const user = join(root, 'user');
+  await mkdir(join(project, '.ai', 'directives', 'bench'), { recursive: true });
+  await mkdir(user, { recursive: true });
+  await writeFile(join(project, 'notes.txt'), 'alpha\nbeta\ngamma\n');
+  await writeFile(join(project, '.ai', 'directives', 'bench', 'bench.md'), DIRECTIVE);
+  const env = { USER_SPACE: user, PATH: process.env.PATH ?? '' };
+  await createRye({ projectPath: project, env }).generateKeys();
+  await createRye({ projectPath: project, env }).sign('directive:bench/bench');
+
+  const turns = [];
+  for (let i = 0; i < TURNS - 1; i++) {
+    turns.push({
+      tool_calls: [{ name: 'rye_file_system_read', input: { path: 'notes.txt' } }],
+      usage: { input_tokens: 500, output_tokens: 20 },
+    });
+  }
+  turns.push({ tool_calls: [{ name: 'rye_directive_return', input: { answer: 'done' } }] });
+
+  const perTurn = [];
+  const fixed = [];
+  const tools = [];
+  const provider = [];
+  for (let t = 0; t < THREADS; t++) {
+    const server = await startReplayServer({ turns });
+    const rye = createRye({
+      projectPath: project,
+      env: { ...env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'bench' },
+    });
+    const started = performance.now();
+    const result = await rye.execute({ item_id: 'directive:bench/bench', thread: 'fork' });
+    const wall = performance.now() - started;
+    await server.close();
+    if (result.status !== 'success') throw new Error(`thread failed: ${JSON.stringify(result)}`);
+    const { runner_ms, provider_ms, tools_ms } = result.metadata.timing;
+    if (t === 0) continue; // the first thread loads modules and warms the tool worker
+    perTurn.push(runner_ms / result.cost.turns);
+    provider.push(provider_ms / result.cost.turns);
+    tools.push(tools_ms / result.cost.turns);
+    fixed.push(wall - runner_ms - provider_ms - tools_ms);
+  }
+  console.log(`threads: ${THREADS - 1} measured (after 1 warm-up), ${TURNS} turns each`);
+  console.log(
+    `runner overhead per turn, excluding provider and tool time: median ${round(median(perTurn), 3)} ms (goal < 5 ms)`,
+  );
+  console.log(
+    `  for scale, per turn: provider (replay on 127.0.0.1) ${round(median(provider), 2)} ms, tool ${round(median(tools), 2)} ms`,
+  );
+  console.log(
+    `setup + finalize per thread (registry, ledger, signed files, knowledge transcript): median ${round(median(fixed), 1)} ms`,
+  );
+} finally {
+  await rm(root, { recursive: true, force: true });
+}
