@@ -1,7 +1,7 @@
 /**
  * `rye execute <ref> [--params JSON | --params - | JSON piped in] [--project DIR] [--dry-run] [--trace]
  *  [--thread inline|fork] [--target local|remote|remote:<name>] [--async] [--model M]
- *  [--limit-overrides JSON]` (fork, async and remote answer "unavailable" for now)
+ *  [--limit-overrides JSON]` (async and remote answer "unavailable" for now)
  */
 
 import type { RyeSettings } from '@ryeos/executor';
@@ -61,20 +61,37 @@ export async function executeCommand(args: string[], io: CliIo, settings: RyeSet
     projectPath: callerPath(projectPath ?? '.'),
   });
   const limits = str(values, 'limit-overrides');
-  const result = await rye.execute(
-    asArguments<ExecuteRequest>({
-      item_id: ref,
-      parameters,
-      dry_run: values['dry-run'] === true || undefined,
-      trace: values.trace === true || undefined,
-      async: values.async === true || undefined,
-      thread: str(values, 'thread'),
-      target: str(values, 'target'),
-      model: str(values, 'model'),
-      item_type: str(values, 'item-type'),
-      limit_overrides: limits === undefined ? undefined : parseJsonObject(limits, '--limit-overrides'),
-    }),
-  );
+  // Ctrl-C stops a managed thread cleanly (recorded as cancelled, budget released, records
+  // signed); a second Ctrl-C ends the process at once.
+  const stop = new AbortController();
+  const onSignal = () => {
+    io.stderr('rye: stopping (Ctrl-C again to quit at once)\n');
+    stop.abort();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const result = await rye
+    .execute(
+      asArguments<ExecuteRequest>({
+        item_id: ref,
+        parameters,
+        dry_run: values['dry-run'] === true || undefined,
+        trace: values.trace === true || undefined,
+        async: values.async === true || undefined,
+        thread: str(values, 'thread'),
+        target: str(values, 'target'),
+        model: str(values, 'model'),
+        item_type: str(values, 'item-type'),
+        limit_overrides: limits === undefined ? undefined : parseJsonObject(limits, '--limit-overrides'),
+        signal: stop.signal,
+      }),
+    )
+    .finally(() => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    });
   printJson(io, result);
   return result.status === 'error' ? 1 : 0;
 }
