@@ -305,3 +305,41 @@ describe('providers are data', () => {
     expect(Date.now() - started).toBeLessThan(20_000);
   }, 30_000);
 });
+
+describe('the loop', () => {
+  it('nudges a model that answers the first turn without tools', async () => {
+    await addDirective('n', READ_CAP);
+    const server = await fixture().serve({
+      turns: [{ text: 'I will just talk.' }, { tool_calls: [returnCall('after the nudge')] }],
+    });
+    const result = await fork('n');
+    expect(result).toMatchObject({
+      status: 'success',
+      outputs: { answer: 'after the nudge' },
+      cost: { turns: 2 },
+    });
+    expect(JSON.stringify(server.requests[1]!.body)).toContain('You have not yet called directive_return');
+  }, 30_000);
+
+  it('a cancelled caller stops the thread: recorded as cancelled, no further model calls', async () => {
+    await addDirective('c', READ_CAP);
+    const server = await fixture().serve({
+      turns: [
+        { tool_calls: [readCall] },
+        { text: 'slow', chunk_delay_ms: 200, hold_before_final_ms: 3000 },
+        { tool_calls: [returnCall('never')] },
+      ],
+    });
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 600);
+    const result = await fixture().rye.execute({
+      item_id: 'directive:acme/c',
+      thread: 'fork',
+      signal: stop.signal,
+    });
+    expect(result, JSON.stringify(result)).toMatchObject({ status: 'error', thread_status: 'cancelled' });
+    expect(server.requests).toHaveLength(2);
+    const { listThreads } = await import('@ryeos/threads');
+    expect(listThreads(fixture().project)).toMatchObject([{ status: 'cancelled' }]);
+  }, 30_000);
+});
