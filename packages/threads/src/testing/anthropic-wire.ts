@@ -73,6 +73,16 @@ export function anthropicStream(plan: PlannedTurn, body: unknown): StreamPlan {
     index++;
   }
   for (const call of plan.calls) {
+    if (call.textBefore !== '') {
+      frames.push(frame({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
+      for (const piece of chunks(call.textBefore, plan.chunkSize)) {
+        frames.push(
+          frame({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } }),
+        );
+      }
+      frames.push(frame({ type: 'content_block_stop', index }));
+      index++;
+    }
     frames.push(
       frame({
         type: 'content_block_start',
@@ -112,6 +122,7 @@ export function anthropicMessage(plan: PlannedTurn, body: unknown): Record<strin
   }
   if (plan.text !== '' || plan.calls.length === 0) content.push({ type: 'text', text: plan.text });
   for (const call of plan.calls) {
+    if (call.textBefore !== '') content.push({ type: 'text', text: call.textBefore });
     content.push({
       type: 'tool_use',
       id: call.id,

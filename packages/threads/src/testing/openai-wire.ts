@@ -65,6 +65,7 @@ export function openaiStream(plan: PlannedTurn, body: unknown): StreamPlan {
   for (const piece of chunks(plan.thinking, plan.chunkSize)) frames.push(frame({ reasoning_content: piece }));
   for (const piece of chunks(plan.text, plan.chunkSize)) frames.push(frame({ content: piece }));
   plan.calls.forEach((call, index) => {
+    for (const piece of chunks(call.textBefore, plan.chunkSize)) frames.push(frame({ content: piece }));
     frames.push(
       frame({
         tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
@@ -83,10 +84,15 @@ export function openaiStream(plan: PlannedTurn, body: unknown): StreamPlan {
   return { frames, closingAt };
 }
 
+/** A whole message has one content string: the turn's text and the text before each call. */
+function allText(plan: PlannedTurn): string {
+  return plan.text + plan.calls.map((call) => call.textBefore).join('');
+}
+
 export function openaiCompletion(plan: PlannedTurn, body: unknown): Record<string, unknown> {
   const message: Record<string, unknown> = {
     role: 'assistant',
-    content: plan.text === '' && plan.calls.length > 0 ? null : plan.text,
+    content: allText(plan) === '' && plan.calls.length > 0 ? null : allText(plan),
     refusal: null,
   };
   if (plan.thinking !== '') message['reasoning_content'] = plan.thinking;

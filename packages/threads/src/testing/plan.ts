@@ -11,6 +11,8 @@ export interface PlannedCall {
   json: string;
   /** Parsed arguments for the non-stream shapes; `undefined` when `raw_input` is not an object. */
   input: Record<string, unknown> | undefined;
+  /** Text written just before the call (`''` when none). */
+  textBefore: string;
 }
 
 export interface PlannedTurn {
@@ -63,12 +65,15 @@ export function planTurn(
       name: call.name,
       json,
       input: call.raw_input === undefined ? (call.input ?? {}) : parsedObject(call.raw_input),
+      textBefore: call.text_before ?? '',
     };
   });
   const text = turn.text ?? '';
   const thinking = turn.thinking ?? '';
   const outputChars =
-    text.length + thinking.length + calls.reduce((n, c) => n + c.name.length + c.json.length, 0);
+    text.length +
+    thinking.length +
+    calls.reduce((n, c) => n + c.textBefore.length + c.name.length + c.json.length, 0);
   return {
     number,
     turn,

@@ -26,6 +26,11 @@ export interface ReplayToolCall {
   input?: Record<string, unknown>;
   /** Sent instead of `input`, verbatim (e.g. broken JSON, to test a client's handling of it). */
   raw_input?: string;
+  /**
+   * Text the model writes just before this call (a text block of its own in the Anthropic stream,
+   * content deltas in the OpenAI one): spreads calls through a stream, as real models do.
+   */
+  text_before?: string;
 }
 
 export interface ReplayHttpError {
@@ -141,12 +146,13 @@ function checkTiming(value: Record<string, unknown>, where: string): void {
 function checkToolCall(call: unknown, where: string): void {
   if (!isRecord(call))
     throw new ScriptProblem(`${where} must be an object {name, input}, got ${describe(call)}`);
-  checkKeys(call, ['id', 'name', 'input', 'raw_input'], where);
+  checkKeys(call, ['id', 'name', 'input', 'raw_input', 'text_before'], where);
   if (typeof call['name'] !== 'string' || call['name'] === '') {
     throw new ScriptProblem(`${where}.name must be a non-empty string (the tool's API name)`);
   }
   optString(call, 'id', where);
   optString(call, 'raw_input', where);
+  optString(call, 'text_before', where);
   if (call['input'] !== undefined && !isRecord(call['input'])) {
     throw new ScriptProblem(`${where}.input must be an object of arguments, got ${describe(call['input'])}`);
   }

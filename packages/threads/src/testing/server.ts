@@ -22,6 +22,8 @@ export interface RecordedRequest {
   body: unknown;
   /** Epoch ms. */
   receivedAt: number;
+  /** Epoch ms at which a streamed answer's final event was sent (unset until then, or when none was). */
+  finalSentAt?: number;
 }
 
 export interface ReplayServer {
@@ -143,6 +145,7 @@ export async function startReplayServer(
     plan: ReturnType<typeof planTurn>,
     body: unknown,
     requestId: string,
+    recorded: RecordedRequest,
   ): Promise<void> {
     const { frames, closingAt } = wire.stream(plan, body);
     const { turn } = plan;
@@ -164,6 +167,7 @@ export async function startReplayServer(
       if (i > 0) await pause(plan.chunkDelayMs);
       if (i === frames.length - 1) await pause(plan.holdBeforeFinalMs);
       if (closed || res.destroyed) return;
+      if (i === frames.length - 1) recorded.finalSentAt = Date.now();
       await write(res, frames[i]!);
     }
     if (turn.disconnect_after_events !== undefined) {
@@ -246,7 +250,7 @@ export async function startReplayServer(
     if (turn.error) {
       sendJson(res, wire.error(turn.error, requestId));
     } else if ((body as { stream?: unknown }).stream === true) {
-      await stream(res, wire, plan, body, requestId);
+      await stream(res, wire, plan, body, requestId, recorded);
     } else if (turn.stream_error) {
       // Without a stream the same failure can only be an HTTP error.
       const { type, message } = turn.stream_error;
