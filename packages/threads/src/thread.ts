@@ -42,6 +42,10 @@ import { directivePrompt, joinBlocks } from './runner/prompt.js';
 import { ResultGuard } from './runner/result-guard.js';
 import { openThreadStore } from './store/index.js';
 import type { ThreadCost, ThreadStatus, ThreadStore } from './store/types.js';
+import { parseStreamingConfig, streamModeOf } from './streaming/config.js';
+import { createSinks, FanOut } from './streaming/sinks.js';
+import { TextToolParser } from './streaming/text-parser.js';
+import { textModeToolsPrompt } from './streaming/text-prompt.js';
 import { makeThreadId } from './thread-id.js';
 
 export interface ForkRequest {
@@ -241,16 +245,26 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
   const { directive, inputs } = prepareDirective(loaded.parsed, request.inputs ?? {}, settings.env);
 
   // Agent config: the YAML data every later step reads.
-  const [resilience, hookConditions, hooksYaml, agentYaml, coordination, risk, classification] =
-    await Promise.all([
-      loadAgentConfig(executor, 'resilience'),
-      loadAgentConfig(executor, 'hook_conditions'),
-      loadAgentConfig(executor, 'hooks'),
-      loadAgentConfig(executor, 'agent'),
-      loadAgentConfig(executor, 'coordination'),
-      loadAgentConfig(executor, 'capability_risk'),
-      loadAgentConfig(executor, 'error_classification'),
-    ]);
+  const [
+    resilience,
+    hookConditions,
+    hooksYaml,
+    agentYaml,
+    coordination,
+    risk,
+    classification,
+    streamingYaml,
+  ] = await Promise.all([
+    loadAgentConfig(executor, 'resilience'),
+    loadAgentConfig(executor, 'hook_conditions'),
+    loadAgentConfig(executor, 'hooks'),
+    loadAgentConfig(executor, 'agent'),
+    loadAgentConfig(executor, 'coordination'),
+    loadAgentConfig(executor, 'capability_risk'),
+    loadAgentConfig(executor, 'error_classification'),
+    loadAgentConfig(executor, 'streaming'),
+  ]);
+  const streaming = parseStreamingConfig(streamingYaml.data, 'streaming.yaml');
   const userHooks = hooksYaml.layers.find((l) => l.space === 'user');
   const projectHooks = hooksYaml.layers.find((l) => l.space === 'project');
   const hookInput = {
@@ -366,6 +380,9 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       );
     }
     const model = createModel(resolved, settings.env);
+    const streamConfig = resolved.config.config?.stream;
+    const streamMode = streamModeOf(streamConfig, resolved.provider.toolId);
+    const textParsed = resolved.config.tool_use?.mode === 'text_parsed';
     store.registry.setModel(threadId, resolved.modelId);
     store.registry.updateStatus(threadId, 'running');
 
@@ -399,7 +416,12 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       inputs,
     };
     const built = await hookRunner.context('build_system_prompt', baseContext);
-    const system = joinBlocks(built.before, built.after, context.system);
+    const system = joinBlocks(
+      built.before,
+      built.after,
+      context.system,
+      textParsed ? textModeToolsPrompt(palette.entries) : '',
+    );
     log.emit('system_prompt', { text: system, layers: built.blocks.map((b) => b.id) });
     const started = await hookRunner.context('thread_started', {
       ...baseContext,
@@ -464,66 +486,94 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
         16384,
     );
     const errorClasses = parseErrorClassification(classification.data, 'error_classification.yaml');
+    // Optional raw-SSE sinks come only from the (verified) provider item: an unsigned project
+    // config cannot send a thread's stream to a URL of its choosing.
+    const sinks = new FanOut(
+      createSinks(typeof streamConfig === 'object' ? streamConfig.sinks : undefined, {
+        threadId,
+        threadDir: dir,
+        env: settings.env,
+        warn: (message) => log.emit('sink_warning', { message }),
+      }),
+      (message) => log.emit('sink_warning', { message }),
+    );
     const continuation = asNumberMap(asNumberMap(coordination.data.coordination).continuation);
-    const run = await runLoop({
-      threadId,
-      directiveId,
-      model,
-      system,
-      messages,
-      palette,
-      ...(outputs ? { outputs } : {}),
-      limits: limitsForLoop,
-      ...(pricing ? { pricing } : {}),
-      maxTokens,
-      contextWindow: Number(resolved.config.context_window ?? 200_000),
-      contextThreshold: Number(continuation.trigger_threshold ?? 0.9),
-      nativeTools: (resolved.config.tool_use?.mode ?? 'native') === 'native',
-      log,
-      hooks: hookRunner,
-      permission: {
-        check: (call, entry) => {
-          if (!entry) return undefined;
+    let run: Awaited<ReturnType<typeof runLoop>>;
+    try {
+      run = await runLoop({
+        threadId,
+        directiveId,
+        model,
+        system,
+        messages,
+        palette,
+        ...(outputs ? { outputs } : {}),
+        limits: limitsForLoop,
+        ...(pricing ? { pricing } : {}),
+        maxTokens,
+        contextWindow: Number(resolved.config.context_window ?? 200_000),
+        contextThreshold: Number(continuation.trigger_threshold ?? 0.9),
+        nativeTools: !textParsed,
+        streamMode,
+        dispatchSettings: streaming.dispatch,
+        ...(textParsed
+          ? {
+              textParser: () =>
+                new TextToolParser({
+                  toolParseBufferMax: streaming.toolParseBufferMax,
+                  textBufferMax: streaming.textBufferMax,
+                }),
+            }
+          : {}),
+        onData: (data, turn) => sinks.write({ threadId, turn, data, at: Date.now() }),
+        log,
+        hooks: hookRunner,
+        permission: {
+          check: (call, entry) => {
+            if (!entry) return undefined;
+            try {
+              const target = permissionTarget(call.input, {
+                name: entry.name,
+                _item_id: entry.itemId,
+                _primary: entry.primary,
+              });
+              const verdict = checkPermission(capabilities, target);
+              return verdict.allowed ? undefined : { ...verdict.denial };
+            } catch (error) {
+              return { error: `Permission check failed: ${(error as Error).message}` };
+            }
+          },
+        },
+        dispatch: host.dispatch,
+        guard: new ResultGuard(join(dir, 'artifacts')),
+        checkLimits: (cost) =>
+          checkPreTurnLimits(
+            limitsForLoop,
+            {
+              turns: cost.turns,
+              tokens: cost.input_tokens + cost.output_tokens,
+              spend: cost.spend,
+              elapsedSeconds: cost.elapsed_seconds,
+            },
+            store.ledger.getRemaining(threadId),
+          ),
+        classifyError: (info) => classifyProviderError(errorClasses, info),
+        retryDelay: (c, attempt, info) => retryDelaySeconds(c.retry_policy, attempt, info.retryAfterSeconds),
+        isCancelled: () => Boolean(request.signal?.aborted) || existsSync(cancelMarker),
+        ...(request.signal ? { signal: request.signal } : {}),
+        onSpend: (delta) => store.ledger.incrementActual(threadId, delta),
+        onCostSnapshot: (cost) => {
           try {
-            const target = permissionTarget(call.input, {
-              name: entry.name,
-              _item_id: entry.itemId,
-              _primary: entry.primary,
-            });
-            const verdict = checkPermission(capabilities, target);
-            return verdict.allowed ? undefined : { ...verdict.denial };
-          } catch (error) {
-            return { error: `Permission check failed: ${(error as Error).message}` };
+            store.registry.updateCostSnapshot(threadId, cost);
+          } catch {
+            // best effort (§2.1)
           }
         },
-      },
-      dispatch: host.dispatch,
-      guard: new ResultGuard(join(dir, 'artifacts')),
-      checkLimits: (cost) =>
-        checkPreTurnLimits(
-          limitsForLoop,
-          {
-            turns: cost.turns,
-            tokens: cost.input_tokens + cost.output_tokens,
-            spend: cost.spend,
-            elapsedSeconds: cost.elapsed_seconds,
-          },
-          store.ledger.getRemaining(threadId),
-        ),
-      classifyError: (info) => classifyProviderError(errorClasses, info),
-      retryDelay: (c, attempt, info) => retryDelaySeconds(c.retry_policy, attempt, info.retryAfterSeconds),
-      isCancelled: () => Boolean(request.signal?.aborted) || existsSync(cancelMarker),
-      ...(request.signal ? { signal: request.signal } : {}),
-      onSpend: (delta) => store.ledger.incrementActual(threadId, delta),
-      onCostSnapshot: (cost) => {
-        try {
-          store.registry.updateCostSnapshot(threadId, cost);
-        } catch {
-          // best effort (§2.1)
-        }
-      },
-      onCheckpoint: () => void renderTranscript(host, dir, baseRecord, signer),
-    });
+        onCheckpoint: () => void renderTranscript(host, dir, baseRecord, signer),
+      });
+    } finally {
+      await sinks.close();
+    }
 
     // 15. Finalize.
     return await finalize({

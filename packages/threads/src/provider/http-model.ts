@@ -22,6 +22,16 @@ function headersFor(config: HttpProviderConfig, wire: WireFormat): Record<string
   return { ...headers, ...config.headers };
 }
 
+/** Hands a payload to the request's sinks; a sink's failure is never the call's. */
+function tap(request: ModelRequest, data: string): void {
+  if (!request.onData) return;
+  try {
+    request.onData(data);
+  } catch {
+    // Optional sinks never fail a turn (spec threads §9).
+  }
+}
+
 async function* streamParts(
   config: HttpProviderConfig,
   wire: WireFormat,
@@ -82,6 +92,7 @@ async function* streamParts(
     const decoder = new SseDataDecoder();
     for await (const chunk of call.chunks(res)) {
       for (const data of decoder.push(chunk)) {
+        tap(request, data);
         for (const part of assembler.push(data)) yield part;
         if (assembler.done) return;
       }
@@ -99,6 +110,7 @@ async function* streamParts(
       }
     }
     for (const data of decoder.end()) {
+      tap(request, data);
       for (const part of assembler.push(data)) yield part;
       if (assembler.done) return;
     }

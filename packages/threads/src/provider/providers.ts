@@ -43,7 +43,14 @@ export interface ProviderYaml {
     auth?: { type?: string; key?: string; token?: string; header?: string };
     headers?: Record<string, string>;
     timeout?: number;
-    stream?: boolean | { enabled?: boolean; mode?: 'inline' | 'batch' };
+    /** `mode`: tools start inside the stream (inline, default) or after it (batch); `sinks`: optional raw-SSE sinks. */
+    stream?:
+      | boolean
+      | {
+          enabled?: boolean;
+          mode?: 'inline' | 'batch';
+          sinks?: Array<{ type: string; [key: string]: unknown }>;
+        };
     body?: Record<string, unknown>;
   };
   tool_use?: { mode?: 'native' | 'text_parsed'; [key: string]: unknown };

@@ -39,6 +39,11 @@ export interface ModelRequest {
   tools: readonly ToolDefinition[];
   maxTokens: number;
   signal?: AbortSignal;
+  /**
+   * Receives every raw SSE `data` payload as it arrives (the optional stream sinks: a file, a
+   * WebSocket). Called before the payload is assembled; must not throw or block.
+   */
+  onData?: (data: string) => void;
 }
 
 /**

@@ -5,20 +5,23 @@
  * outputs, answers without tools, or a limit, error or hook ends the thread.
  *
  * Everything the loop touches arrives in `LoopContext`, so it knows no file layout, database or
- * wire format. In this issue tools run after the stream; the streaming issue starts them inside.
+ * wire format. Each model call is a streaming turn (`stream-turn.ts`): tools start inside the
+ * stream as each call completes.
  */
-import type { PrimaryCall, PrimaryDispatch } from '../host.js';
-import type {
-  ChatMessage,
-  LanguageModel,
-  ModelResponse,
-  ProviderCallErrorInfo,
-  ToolCall,
-} from '../provider/types.js';
+import type { PrimaryDispatch } from '../host.js';
+import type { ChatMessage, LanguageModel, ProviderCallErrorInfo } from '../provider/types.js';
 import type { ThreadCost } from '../store/types.js';
-import type { Palette, PaletteEntry } from './palette.js';
-import { DIRECTIVE_RETURN_ID, READ_ARTIFACT_ID } from './palette.js';
+import type { TextToolParser } from '../streaming/text-parser.js';
+import type { OutputSpec, Permission } from './calls.js';
+import { textOfMessages } from './calls.js';
+import type { DispatchSettings } from './dispatcher.js';
+import { DEFAULT_DISPATCH } from './dispatcher.js';
+import type { Palette } from './palette.js';
 import type { ResultGuard } from './result-guard.js';
+import { type StreamMode, streamTurn, turnMessages } from './stream-turn.js';
+
+export type { OutputSpec, Permission } from './calls.js';
+export { cleanResult } from './calls.js';
 
 /** A transcript as the loop sees it. */
 export interface ThreadLog {
@@ -45,16 +48,6 @@ export interface LoopHooks {
   control(event: string, context: Record<string, unknown>): Promise<ControlResult | null>;
 }
 
-export interface Permission {
-  /** undefined: allowed; otherwise the denial that goes back to the model as the tool result. */
-  check(call: ToolCall, entry: PaletteEntry | undefined): Record<string, unknown> | undefined;
-}
-
-export interface OutputSpec {
-  name: string;
-  required: boolean;
-}
-
 export interface LoopContext {
   threadId: string;
   directiveId: string;
@@ -73,6 +66,14 @@ export interface LoopContext {
   contextThreshold: number;
   /** `tool_use.mode`: the nudge applies to native tool use only. */
   nativeTools: boolean;
+  /** Provider `stream.mode` (default inline: tools start inside the stream). */
+  streamMode?: StreamMode;
+  /** streaming.yaml batching (default 5 calls / 100 ms, 8 at once). */
+  dispatchSettings?: DispatchSettings;
+  /** For `tool_use.mode: text_parsed`: a fresh parser of calls written into the text. */
+  textParser?: () => TextToolParser;
+  /** Every raw SSE payload with its turn, for the optional stream sinks. */
+  onData?: (data: string, turn: number) => void;
   log: ThreadLog;
   hooks: LoopHooks;
   permission: Permission;
@@ -98,6 +99,8 @@ export interface LoopTiming {
   provider_ms: number;
   tools_ms: number;
   runner_ms: number;
+  /** Per call run: ms from its completion in the stream to its start (streaming, seed 002). */
+  tool_start_delays_ms: number[];
 }
 
 export interface LoopResult {
@@ -117,9 +120,6 @@ const NUDGE_RETURN =
   'You have not yet called directive_return. The directive requires structured outputs. Continue working: use tools to complete all steps, then call directive_return to return your results.';
 const MAX_NUDGES = 2;
 const MAX_CONSECUTIVE_FAILURES = 3;
-const DROPPED_KEYS = new Set(['chain', 'metadata', 'path', 'source', 'resolved_env_keys']);
-const SIGNATURE_LINE = /^.*rye:signed:.*(\r?\n|$)/gm;
-
 function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
@@ -132,63 +132,6 @@ function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-function isMap(value: unknown): value is Record<string, unknown> {
-  return Boolean(value) && typeof value === 'object' && !Array.isArray(value);
-}
-
-/** What a model reads of a tool's envelope: the data of `rye/` tools, without bookkeeping. */
-export function cleanResult(itemId: string, envelope: Record<string, unknown>): unknown {
-  let body: unknown = envelope;
-  if (envelope.status === 'success' && itemId.startsWith('rye/') && 'data' in envelope) body = envelope.data;
-  if (!isMap(body)) return typeof body === 'string' ? body.replace(SIGNATURE_LINE, '') : body;
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(body)) {
-    if (DROPPED_KEYS.has(key)) continue;
-    out[key] = key === 'content' && typeof value === 'string' ? value.replace(SIGNATURE_LINE, '') : value;
-  }
-  return out;
-}
-
-/** The id of the item a palette call runs: the inner item of `rye_execute`, else the entry's own. */
-function executedItem(call: ToolCall, entry: PaletteEntry | undefined): string | undefined {
-  if (!entry) return undefined;
-  if (entry.kind !== 'primary' || entry.primary !== 'execute') return entry.itemId;
-  const raw = call.input.item_id;
-  return typeof raw === 'string' ? raw.replace(/^tool:/, '') : undefined;
-}
-
-function isDirectiveReturn(call: ToolCall, entry: PaletteEntry | undefined): boolean {
-  if (entry?.kind === 'directive_return') return true;
-  return (
-    entry?.kind === 'primary' &&
-    entry.primary === 'execute' &&
-    executedItem(call, entry) === DIRECTIVE_RETURN_ID
-  );
-}
-
-/** A primary call for a palette entry; rye_execute's own arguments go through as they are. */
-function primaryCallOf(
-  call: ToolCall,
-  entry: PaletteEntry,
-  threadId: string,
-  signal?: AbortSignal,
-): PrimaryCall {
-  const base = { threadId, ...(signal ? { signal } : {}) };
-  if (entry.kind === 'tool') {
-    return { ...base, primary: 'execute', args: { item_id: `tool:${entry.itemId}`, parameters: call.input } };
-  }
-  return { ...base, primary: entry.primary, args: call.input };
-}
-
-function textOfMessages(messages: readonly ChatMessage[]): number {
-  let chars = 0;
-  for (const m of messages) {
-    chars += m.content.length;
-    if (m.role === 'assistant') for (const c of m.tool_calls ?? []) chars += JSON.stringify(c.input).length;
-  }
-  return chars;
-}
-
 function errorText(error: ProviderCallErrorInfo): string {
   return error.httpStatus ? `${error.message} (HTTP ${error.httpStatus})` : error.message;
 }
@@ -198,7 +141,7 @@ export async function runLoop(
   ctx: LoopContext,
 ): Promise<{ result: LoopResult; cost: ThreadCost; timing: LoopTiming }> {
   const started = performance.now();
-  const timing: LoopTiming = { provider_ms: 0, tools_ms: 0, runner_ms: 0 };
+  const timing: LoopTiming = { provider_ms: 0, tools_ms: 0, runner_ms: 0, tool_start_delays_ms: [] };
   const sleep = ctx.sleep ?? defaultSleep;
   const messages = ctx.messages;
   const cost: ThreadCost = { turns: 0, input_tokens: 0, output_tokens: 0, spend: 0, elapsed_seconds: 0 };
@@ -283,11 +226,33 @@ export async function runLoop(
     }
 
     const calledAt = performance.now();
-    const response = await callModel(ctx, messages);
-    timing.provider_ms += performance.now() - calledAt;
-    if ('error' in response) {
-      account(response.partial.usage);
-      const info = response.error;
+    const result = await streamTurn(ctx, {
+      model: ctx.model,
+      system: ctx.system,
+      tools: ctx.textParser
+        ? []
+        : ctx.palette.entries.map(({ name, description, schema }) => ({ name, description, schema })),
+      maxTokens: ctx.maxTokens,
+      messages,
+      turn,
+      mode: ctx.streamMode ?? 'inline',
+      dispatch: ctx.dispatchSettings ?? DEFAULT_DISPATCH,
+      log: ctx.log,
+      ...(ctx.textParser ? { textParser: ctx.textParser } : {}),
+      ...(ctx.onData ? { onData: (data: string) => ctx.onData?.(data, turn) } : {}),
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+    const turnMs = performance.now() - calledAt;
+    timing.tools_ms += result.toolsAfterStreamMs;
+    timing.provider_ms += turnMs - result.toolsAfterStreamMs;
+    timing.tool_start_delays_ms.push(...result.startDelaysMs.map((ms) => Math.round(ms * 1000) / 1000));
+    const reply = result.response;
+    if (result.error) {
+      account(reply.usage);
+      // Calls that completed before the break ran; they stay in the conversation so the retry
+      // continues after them instead of running them again.
+      if (result.calls.length > 0) messages.push(...turnMessages(result));
+      const info = result.error;
       consecutiveFailures += 1;
       const classification = ctx.classifyError(info);
       recentLlmErrors.push({
@@ -337,19 +302,10 @@ export async function runLoop(
     }
 
     consecutiveFailures = 0;
-    const reply = response.response;
     cost.turns += 1;
     account(reply.usage);
-    ctx.log.emit('cognition_out', {
-      text: reply.text,
-      model: ctx.model.modelId,
-      turn,
-      tool_count: reply.toolCalls.length,
-      is_partial: false,
-    });
-    if (reply.reasoning) ctx.log.emit('cognition_reasoning', { text: reply.reasoning, turn });
 
-    if (reply.toolCalls.length === 0) {
+    if (result.calls.length === 0) {
       const canNudge =
         ctx.nativeTools &&
         ctx.palette.entries.length > 0 &&
@@ -367,28 +323,8 @@ export async function runLoop(
       return finish({ success: true, result: reply.text });
     }
 
-    messages.push({ role: 'assistant', content: reply.text, tool_calls: reply.toolCalls });
-    let returned: Record<string, unknown> | undefined;
-    for (const call of reply.toolCalls) {
-      const entry = ctx.palette.byName.get(call.name);
-      ctx.log.emit('tool_call_start', { tool: call.name, call_id: call.id, input: call.input, turn });
-      const outcome = await runCall(ctx, call, entry, returned !== undefined, messages);
-      timing.tools_ms += outcome.dispatchMs;
-      if (outcome.returned) returned = outcome.returned;
-      ctx.log.emit('tool_call_result', {
-        call_id: call.id,
-        output: outcome.content,
-        ...(outcome.isError ? { error: outcome.content } : {}),
-        duration_ms: outcome.durationMs,
-        turn,
-      });
-      messages.push({
-        role: 'tool',
-        tool_call_id: call.id,
-        content: outcome.content,
-        ...(outcome.isError ? { is_error: true } : {}),
-      });
-    }
+    messages.push(...turnMessages(result));
+    const returned = result.returned;
     if (returned) {
       await ctx.hooks
         .control('directive_return', { outputs: returned, cost: { ...cost }, thread_id: ctx.threadId })
@@ -434,147 +370,4 @@ export async function runLoop(
 async function afterStep(ctx: LoopContext, cost: ThreadCost): Promise<void> {
   await ctx.hooks.control('after_step', { cost: { ...cost }, thread_id: ctx.threadId }).catch(() => null);
   ctx.onCostSnapshot({ ...cost });
-}
-
-async function callModel(
-  ctx: LoopContext,
-  messages: readonly ChatMessage[],
-): Promise<{ response: ModelResponse } | { error: ProviderCallErrorInfo; partial: ModelResponse }> {
-  const partial: ModelResponse = {
-    text: '',
-    reasoning: '',
-    toolCalls: [],
-    usage: { inputTokens: 0, outputTokens: 0 },
-    finishReason: '',
-  };
-  const tools = ctx.palette.entries.map(({ name, description, schema }) => ({ name, description, schema }));
-  for await (const part of ctx.model.stream({
-    model: ctx.model.modelId,
-    system: ctx.system,
-    messages,
-    tools,
-    maxTokens: ctx.maxTokens,
-    ...(ctx.signal ? { signal: ctx.signal } : {}),
-  })) {
-    switch (part.type) {
-      case 'text-delta':
-        partial.text += part.text;
-        break;
-      case 'reasoning-delta':
-        partial.reasoning += part.text;
-        break;
-      case 'tool-call':
-        partial.toolCalls.push(part.call);
-        break;
-      case 'usage':
-        if (part.usage.inputTokens !== undefined) partial.usage.inputTokens = part.usage.inputTokens;
-        if (part.usage.outputTokens !== undefined) partial.usage.outputTokens = part.usage.outputTokens;
-        break;
-      case 'finish':
-        partial.finishReason = part.reason;
-        return { response: partial };
-      case 'error':
-        return { error: part.error, partial };
-    }
-  }
-  return {
-    error: {
-      providerId: ctx.model.providerId,
-      message: 'The model stream ended without a finish',
-      httpStatus: 0,
-      errorClass: 'ConnectionError',
-      retryable: true,
-    },
-    partial,
-  };
-}
-
-interface CallOutcome {
-  content: string;
-  isError: boolean;
-  durationMs: number;
-  /** Time spent in the dispatched operation (the tool itself), not in the runner. */
-  dispatchMs: number;
-  returned?: Record<string, unknown>;
-}
-
-function missingOutputs(
-  outputs: readonly OutputSpec[] | undefined,
-  values: Record<string, unknown>,
-): string[] {
-  return (outputs ?? [])
-    .filter((o) => o.required)
-    .map((o) => o.name)
-    .filter((name) => {
-      const v = values[name];
-      return v === undefined || v === null || v === '' || v === false;
-    });
-}
-
-async function runCall(
-  ctx: LoopContext,
-  call: ToolCall,
-  entry: PaletteEntry | undefined,
-  alreadyReturned: boolean,
-  messages: ChatMessage[],
-): Promise<CallOutcome> {
-  const started = performance.now();
-  let dispatchMs = 0;
-  const done = (content: unknown, isError: boolean, returned?: Record<string, unknown>): CallOutcome => ({
-    content: typeof content === 'string' ? content : JSON.stringify(content),
-    isError,
-    durationMs: Math.round(performance.now() - started),
-    dispatchMs,
-    ...(returned ? { returned } : {}),
-  });
-  if (!entry) {
-    return done(
-      { error: `Unknown tool '${call.name}'. Use one of: ${[...ctx.palette.byName.keys()].join(', ')}` },
-      true,
-    );
-  }
-  if ('_raw' in call.input && Object.keys(call.input).length === 1) {
-    return done(
-      { error: `The arguments of ${call.name} were not valid JSON. Call it again with a JSON object.` },
-      true,
-    );
-  }
-  const denial = ctx.permission.check(call, entry);
-  if (denial) return done(denial, true);
-
-  if (isDirectiveReturn(call, entry)) {
-    if (alreadyReturned)
-      return done({ status: 'success', note: 'Outputs were already returned in this turn.' }, false);
-    const values =
-      entry.kind === 'primary' && isMap(call.input.parameters) ? call.input.parameters : call.input;
-    if (values.status === 'error') {
-      const returned = { ...values };
-      return done({ status: 'success', returned: true }, false, returned);
-    }
-    const missing = missingOutputs(ctx.outputs, values);
-    if (missing.length) {
-      return done(
-        {
-          error: `Missing required output fields: ${missing.join(', ')}. Call directive_return again with all required fields.`,
-        },
-        true,
-      );
-    }
-    return done({ status: 'success', returned: true }, false, { ...values });
-  }
-
-  if (entry.itemId === READ_ARTIFACT_ID) {
-    const ref = typeof call.input.artifact_ref === 'string' ? call.input.artifact_ref : '';
-    const read = ctx.guard.read(ref, Number(call.input.offset ?? 0), Number(call.input.length ?? 8000));
-    return done(read, read.status === 'error');
-  }
-
-  const dispatchedAt = performance.now();
-  const envelope = await ctx.dispatch(primaryCallOf(call, entry, ctx.threadId, ctx.signal));
-  dispatchMs = performance.now() - dispatchedAt;
-  const itemId = executedItem(call, entry) ?? entry.itemId;
-  const cleaned = cleanResult(itemId, envelope);
-  const ratio = textOfMessages(messages) / 4 / ctx.contextWindow;
-  const guarded = await ctx.guard.guard(call.id, cleaned, ratio);
-  return done(guarded.content, envelope.status === 'error');
 }

@@ -1,0 +1,237 @@
+/**
+ * One tool call of a model, from its arrival to the text the model reads back (spec threads
+ * §7.3 steps 8–9). Split in two so a streaming turn can decide at once what a call is — unknown,
+ * unreadable, denied, the directive's return, or work to run — and run only the work later,
+ * batched and grouped (§9). Nothing here throws for a bad call: it becomes the call's result.
+ */
+import type { PrimaryCall, PrimaryDispatch } from '../host.js';
+import type { ChatMessage, ToolCall } from '../provider/types.js';
+import type { Palette, PaletteEntry } from './palette.js';
+import { DIRECTIVE_RETURN_ID, READ_ARTIFACT_ID } from './palette.js';
+import type { ResultGuard } from './result-guard.js';
+
+export interface Permission {
+  /** undefined: allowed; otherwise the denial that goes back to the model as the tool result. */
+  check(call: ToolCall, entry: PaletteEntry | undefined): Record<string, unknown> | undefined;
+}
+
+export interface OutputSpec {
+  name: string;
+  required: boolean;
+}
+
+/** What a call's handling needs from its thread. */
+export interface CallContext {
+  threadId: string;
+  palette: Palette;
+  outputs?: OutputSpec[];
+  permission: Permission;
+  dispatch: PrimaryDispatch;
+  guard: ResultGuard;
+  contextWindow: number;
+  signal?: AbortSignal;
+}
+
+export interface CallOutcome {
+  content: string;
+  isError: boolean;
+  durationMs: number;
+  /** Time spent in the dispatched operation (the tool itself), not in the runner. */
+  dispatchMs: number;
+  /** The outputs of a valid `directive_return`. */
+  returned?: Record<string, unknown>;
+}
+
+/** What a call is, decided the moment it is complete. */
+export type CallPlan =
+  | { kind: 'settled'; outcome: CallOutcome }
+  | { kind: 'return'; entry: PaletteEntry }
+  | { kind: 'run'; entry: PaletteEntry; lane: string };
+
+const DROPPED_KEYS = new Set(['chain', 'metadata', 'path', 'source', 'resolved_env_keys']);
+const SIGNATURE_LINE = /^.*rye:signed:.*(\r?\n|$)/gm;
+
+function isMap(value: unknown): value is Record<string, unknown> {
+  return Boolean(value) && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** What a model reads of a tool's envelope: the data of `rye/` tools, without bookkeeping. */
+export function cleanResult(itemId: string, envelope: Record<string, unknown>): unknown {
+  let body: unknown = envelope;
+  if (envelope.status === 'success' && itemId.startsWith('rye/') && 'data' in envelope) body = envelope.data;
+  if (!isMap(body)) return typeof body === 'string' ? body.replace(SIGNATURE_LINE, '') : body;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (DROPPED_KEYS.has(key)) continue;
+    out[key] = key === 'content' && typeof value === 'string' ? value.replace(SIGNATURE_LINE, '') : value;
+  }
+  return out;
+}
+
+/** The id of the item a palette call runs: the inner item of `rye_execute`, else the entry's own. */
+function executedItem(call: ToolCall, entry: PaletteEntry): string | undefined {
+  if (entry.kind !== 'primary' || entry.primary !== 'execute') return entry.itemId;
+  const raw = call.input.item_id;
+  return typeof raw === 'string' ? raw.replace(/^tool:/, '') : undefined;
+}
+
+function isDirectiveReturn(call: ToolCall, entry: PaletteEntry): boolean {
+  if (entry.kind === 'directive_return') return true;
+  return (
+    entry.kind === 'primary' &&
+    entry.primary === 'execute' &&
+    executedItem(call, entry) === DIRECTIVE_RETURN_ID
+  );
+}
+
+/**
+ * Calls in one lane run one after another, in stream order; lanes run side by side (§9 "grouped
+ * by item_id"). The lane is the item a call acts on: two calls of one tool never overlap.
+ */
+function laneOf(call: ToolCall, entry: PaletteEntry): string {
+  if (entry.kind === 'primary') {
+    const target = call.input.item_id;
+    return `${entry.primary}:${typeof target === 'string' ? target.replace(/^[a-z]+:/, '') : ''}`;
+  }
+  return `execute:${entry.itemId}`;
+}
+
+/** A primary call for a palette entry; rye_execute's own arguments go through as they are. */
+function primaryCallOf(
+  call: ToolCall,
+  entry: PaletteEntry,
+  threadId: string,
+  signal?: AbortSignal,
+): PrimaryCall {
+  const base = { threadId, ...(signal ? { signal } : {}) };
+  if (entry.kind === 'tool') {
+    return { ...base, primary: 'execute', args: { item_id: `tool:${entry.itemId}`, parameters: call.input } };
+  }
+  return { ...base, primary: entry.primary, args: call.input };
+}
+
+/** Characters of the conversation, the stand-in for its token count (÷ 4). */
+export function textOfMessages(messages: readonly ChatMessage[]): number {
+  let chars = 0;
+  for (const m of messages) {
+    chars += m.content.length;
+    if (m.role === 'assistant') for (const c of m.tool_calls ?? []) chars += JSON.stringify(c.input).length;
+  }
+  return chars;
+}
+
+function outcome(
+  content: unknown,
+  isError: boolean,
+  startedAt: number,
+  extra: Partial<CallOutcome> = {},
+): CallOutcome {
+  return {
+    content: typeof content === 'string' ? content : JSON.stringify(content),
+    isError,
+    durationMs: Math.round(performance.now() - startedAt),
+    dispatchMs: 0,
+    ...extra,
+  };
+}
+
+/** Decides what a complete call is, without running anything. */
+export function planCall(ctx: CallContext, call: ToolCall): CallPlan {
+  const startedAt = performance.now();
+  const entry = ctx.palette.byName.get(call.name);
+  const settled = (content: unknown): CallPlan => ({
+    kind: 'settled',
+    outcome: outcome(content, true, startedAt),
+  });
+  if (!entry) {
+    return settled({
+      error: `Unknown tool '${call.name}'. Use one of: ${[...ctx.palette.byName.keys()].join(', ')}`,
+    });
+  }
+  if ('_raw' in call.input && Object.keys(call.input).length === 1) {
+    return settled({
+      error: `The arguments of ${call.name} were not valid JSON. Call it again with a JSON object.`,
+    });
+  }
+  const denial = ctx.permission.check(call, entry);
+  if (denial) return settled(denial);
+  if (isDirectiveReturn(call, entry)) return { kind: 'return', entry };
+  return { kind: 'run', entry, lane: laneOf(call, entry) };
+}
+
+function missingOutputs(
+  outputs: readonly OutputSpec[] | undefined,
+  values: Record<string, unknown>,
+): string[] {
+  return (outputs ?? [])
+    .filter((o) => o.required)
+    .map((o) => o.name)
+    .filter((name) => {
+      const v = values[name];
+      return v === undefined || v === null || v === '' || v === false;
+    });
+}
+
+/**
+ * A `directive_return` call, checked once every other call of its turn has settled: the outputs
+ * when they are complete (or the model reports `status: "error"`), else an error the model can fix.
+ */
+export function handleReturn(
+  ctx: CallContext,
+  call: ToolCall,
+  entry: PaletteEntry,
+  alreadyReturned: boolean,
+): CallOutcome {
+  const startedAt = performance.now();
+  if (alreadyReturned) {
+    return outcome(
+      { status: 'success', note: 'Outputs were already returned in this turn.' },
+      false,
+      startedAt,
+    );
+  }
+  const values =
+    entry.kind === 'primary' && isMap(call.input.parameters) ? call.input.parameters : call.input;
+  if (values.status !== 'error') {
+    const missing = missingOutputs(ctx.outputs, values);
+    if (missing.length) {
+      return outcome(
+        {
+          error: `Missing required output fields: ${missing.join(', ')}. Call directive_return again with all required fields.`,
+        },
+        true,
+        startedAt,
+      );
+    }
+  }
+  return outcome({ status: 'success', returned: true }, false, startedAt, { returned: { ...values } });
+}
+
+/** Runs a call planned as `run`: the artifact reader in-process, everything else through dispatch. */
+export async function runPlannedCall(
+  ctx: CallContext,
+  call: ToolCall,
+  entry: PaletteEntry,
+  messages: readonly ChatMessage[],
+): Promise<CallOutcome> {
+  const startedAt = performance.now();
+  if (entry.itemId === READ_ARTIFACT_ID) {
+    const ref = typeof call.input.artifact_ref === 'string' ? call.input.artifact_ref : '';
+    const read = ctx.guard.read(ref, Number(call.input.offset ?? 0), Number(call.input.length ?? 8000));
+    return outcome(read, read.status === 'error', startedAt);
+  }
+  let envelope: Record<string, unknown>;
+  const dispatchedAt = performance.now();
+  try {
+    envelope = await ctx.dispatch(primaryCallOf(call, entry, ctx.threadId, ctx.signal));
+  } catch (error) {
+    // dispatch promises never to throw; if it does, the model still gets an answer.
+    envelope = { status: 'error', error: `The call failed: ${(error as Error)?.message ?? String(error)}` };
+  }
+  const dispatchMs = performance.now() - dispatchedAt;
+  const itemId = executedItem(call, entry) ?? entry.itemId;
+  const cleaned = cleanResult(itemId, envelope);
+  const ratio = textOfMessages(messages) / 4 / ctx.contextWindow;
+  const guarded = await ctx.guard.guard(call.id, cleaned, ratio);
+  return outcome(guarded.content, envelope.status === 'error', startedAt, { dispatchMs });
+}

@@ -1,0 +1,287 @@
+/**
+ * One model call of a thread with streaming inline tool execution (seed 002, spec threads §9,
+ * DECISIONS 6): each tool call starts as soon as it is complete in the stream, while the model
+ * is still writing.
+ *
+ * Transcript order (seed 002's guarantees): `cognition_out_delta` (droppable, coalesced) as text
+ * arrives; `tool_call_start` for each call when it completes, in stream order; `tool_call_result`
+ * when a call finishes, possibly before the stream ends; `cognition_out` with the full text after
+ * the stream and every call have settled. A `directive_return` is held to the end of the turn.
+ *
+ * The conversation the runner keeps is made of exactly what the transcript records — the calls
+ * in `tool_call_start` order, each followed by its result — so `reconstructMessages` rebuilds it
+ * byte for byte. A stream that breaks keeps the calls that completed (they ran, and run only
+ * once), records the partial text, and reports the error; the retry continues from there.
+ *
+ * `stream.mode: batch` assembles the whole response first and then runs its calls the same way,
+ * for comparison.
+ */
+import type {
+  ChatMessage,
+  LanguageModel,
+  ModelResponse,
+  ProviderCallErrorInfo,
+  ToolCall,
+  ToolDefinition,
+} from '../provider/types.js';
+import type { TextToolParser } from '../streaming/text-parser.js';
+import type { CallContext, CallOutcome } from './calls.js';
+import { handleReturn, planCall, runPlannedCall } from './calls.js';
+import { CallDispatcher, type DispatchSettings } from './dispatcher.js';
+
+export type StreamMode = 'inline' | 'batch';
+
+/** A transcript as a turn writes it. */
+export interface TurnLog {
+  emit(eventType: string, payload: Record<string, unknown>): void;
+}
+
+export interface TurnRequest {
+  model: LanguageModel;
+  system: string;
+  tools: readonly ToolDefinition[];
+  /** Also the denominator of a broken stream's `completion_percentage`. */
+  maxTokens: number;
+  /** The conversation so far; the turn does not change it. */
+  messages: readonly ChatMessage[];
+  turn: number;
+  mode: StreamMode;
+  dispatch: DispatchSettings;
+  log: TurnLog;
+  /** For `tool_use.mode: text_parsed`: a fresh parser of calls written into the text. */
+  textParser?: () => TextToolParser;
+  /** Every raw SSE payload, for the optional sinks. */
+  onData?: (data: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface SettledCall {
+  call: ToolCall;
+  outcome: CallOutcome;
+}
+
+export interface TurnResult {
+  /** The assembled response (text, reasoning, calls in stream order, usage); partial on error. */
+  response: ModelResponse;
+  /** The calls that were recorded, in `tool_call_start` order, with their results. */
+  calls: SettledCall[];
+  /** The outputs of a valid directive_return of this turn. */
+  returned?: Record<string, unknown>;
+  /** Set when the stream failed (after recording what completed). */
+  error?: ProviderCallErrorInfo;
+  /** Milliseconds from a call's completion in the stream to its start, per call run. */
+  startDelaysMs: number[];
+  /** Milliseconds the turn waited for calls after the stream ended. */
+  toolsAfterStreamMs: number;
+}
+
+interface Recorded {
+  call: ToolCall;
+  result: Promise<CallOutcome>;
+}
+
+function emptyResponse(): ModelResponse {
+  return {
+    text: '',
+    reasoning: '',
+    toolCalls: [],
+    usage: { inputTokens: 0, outputTokens: 0 },
+    finishReason: '',
+  };
+}
+
+function cutShort(model: LanguageModel): ProviderCallErrorInfo {
+  return {
+    providerId: model.providerId,
+    message: 'The model stream ended without a finish',
+    httpStatus: 0,
+    errorClass: 'ConnectionError',
+    retryable: true,
+  };
+}
+
+const INTERRUPTED_RETURN = {
+  error: 'The response was interrupted before directive_return could be handled. Call it again.',
+};
+
+/** Runs one model call and the tool calls it makes; never throws. */
+export async function streamTurn(ctx: CallContext, request: TurnRequest): Promise<TurnResult> {
+  const { log, turn } = request;
+  const response = emptyResponse();
+  const recorded: Recorded[] = [];
+  const held: Array<{ call: ToolCall; entry: Parameters<typeof handleReturn>[2] }> = [];
+  const dispatcher = new CallDispatcher<CallOutcome>(request.dispatch, (error) => ({
+    content: JSON.stringify({ error: `The call failed: ${(error as Error)?.message ?? String(error)}` }),
+    isError: true,
+    durationMs: 0,
+    dispatchMs: 0,
+  }));
+  const parser = request.textParser?.();
+  const deferred: ToolCall[] = [];
+  let chunkIndex = 0;
+  let error: ProviderCallErrorInfo | undefined;
+
+  const recordResult = (call: ToolCall, outcome: CallOutcome) => {
+    log.emit('tool_call_result', {
+      call_id: call.id,
+      output: outcome.content,
+      ...(outcome.isError ? { error: outcome.content } : {}),
+      duration_ms: outcome.durationMs,
+      turn,
+    });
+    return outcome;
+  };
+
+  const startCall = (call: ToolCall) => {
+    const plan = planCall(ctx, call);
+    if (plan.kind === 'return') {
+      held.push({ call, entry: plan.entry });
+      return;
+    }
+    log.emit('tool_call_start', { tool: call.name, call_id: call.id, input: call.input, turn });
+    if (plan.kind === 'settled') {
+      recorded.push({ call, result: Promise.resolve(recordResult(call, plan.outcome)) });
+      return;
+    }
+    const result = dispatcher.submit(plan.lane, async () =>
+      recordResult(call, await runPlannedCall(ctx, call, plan.entry, request.messages)),
+    );
+    recorded.push({ call, result });
+  };
+
+  const onCall = (call: ToolCall) => {
+    response.toolCalls.push(call);
+    if (request.mode === 'inline') startCall(call);
+    else deferred.push(call);
+  };
+
+  const onText = (text: string) => {
+    if (text === '') return;
+    response.text += text;
+    log.emit('cognition_out_delta', { text, turn, chunk_index: chunkIndex++ });
+  };
+
+  const onTextParsed = (events: ReturnType<TextToolParser['feed']>) => {
+    for (const event of events) {
+      if (event.type === 'text') onText(event.text);
+      else if (event.type === 'tool_complete') onCall(event.call);
+      else log.emit('tool_parse_error', { message: event.message, turn });
+    }
+  };
+
+  try {
+    for await (const part of request.model.stream({
+      model: request.model.modelId,
+      system: request.system,
+      messages: request.messages,
+      tools: request.tools,
+      maxTokens: request.maxTokens,
+      ...(request.signal ? { signal: request.signal } : {}),
+      ...(request.onData ? { onData: request.onData } : {}),
+    })) {
+      if (part.type === 'text-delta') {
+        if (parser) onTextParsed(parser.feed(part.text));
+        else onText(part.text);
+      } else if (part.type === 'reasoning-delta') {
+        response.reasoning += part.text;
+        log.emit('cognition_reasoning', { text: part.text, turn });
+      } else if (part.type === 'tool-call') {
+        onCall(part.call);
+      } else if (part.type === 'usage') {
+        if (part.usage.inputTokens !== undefined) response.usage.inputTokens = part.usage.inputTokens;
+        if (part.usage.outputTokens !== undefined) response.usage.outputTokens = part.usage.outputTokens;
+      } else if (part.type === 'finish') {
+        response.finishReason = part.reason;
+        break;
+      } else {
+        error = part.error;
+        break;
+      }
+    }
+    if (!error && response.finishReason === '') error = cutShort(request.model);
+    if (parser && !error) onTextParsed(parser.end());
+  } catch (thrown) {
+    // The contract says a model never throws; a defect still ends the turn as a failed call.
+    error = { ...cutShort(request.model), message: `The model stream failed: ${(thrown as Error)?.message}` };
+  }
+
+  // Batch mode: the response is whole; its calls run now, with the same checks and lanes.
+  for (const call of deferred) startCall(call);
+  const streamEnded = performance.now();
+  await dispatcher.settle();
+  dispatcher.dispose();
+  const calls: SettledCall[] = [];
+  for (const entry of recorded) calls.push({ call: entry.call, outcome: await entry.result });
+  const toolsAfterStreamMs = performance.now() - streamEnded;
+
+  // The directive's return, after every other call of the turn has settled.
+  let returned: Record<string, unknown> | undefined;
+  for (const { call, entry } of held) {
+    log.emit('tool_call_start', { tool: call.name, call_id: call.id, input: call.input, turn });
+    const outcome: CallOutcome = error
+      ? { content: JSON.stringify(INTERRUPTED_RETURN), isError: true, durationMs: 0, dispatchMs: 0 }
+      : handleReturn(ctx, call, entry, returned !== undefined);
+    if (outcome.returned) returned = outcome.returned;
+    calls.push({ call, outcome: recordResult(call, outcome) });
+  }
+
+  if (error) {
+    if (response.reasoning) {
+      log.emit('cognition_reasoning', {
+        text: response.reasoning,
+        turn,
+        is_partial: true,
+        was_interrupted: true,
+      });
+    }
+    log.emit('cognition_out', {
+      text: response.text,
+      model: request.model.modelId,
+      turn,
+      tool_count: calls.length,
+      is_partial: true,
+      truncated: true,
+      error: error.message,
+      ...(request.maxTokens > 0 && response.usage.outputTokens > 0
+        ? {
+            completion_percentage: Math.min(
+              99,
+              Math.round((response.usage.outputTokens / request.maxTokens) * 100),
+            ),
+          }
+        : {}),
+    });
+  } else {
+    log.emit('cognition_out', {
+      text: response.text,
+      model: request.model.modelId,
+      turn,
+      tool_count: calls.length,
+      is_partial: false,
+    });
+  }
+  return {
+    response,
+    calls,
+    ...(returned ? { returned } : {}),
+    ...(error ? { error } : {}),
+    startDelaysMs: dispatcher.startDelaysMs,
+    toolsAfterStreamMs,
+  };
+}
+
+/** The messages a turn adds to the conversation: the answer with its calls, then their results. */
+export function turnMessages(result: TurnResult): ChatMessage[] {
+  const assistant: ChatMessage = { role: 'assistant', content: result.response.text };
+  if (result.calls.length) assistant.tool_calls = result.calls.map((c) => c.call);
+  const out: ChatMessage[] = [assistant];
+  for (const { call, outcome } of result.calls) {
+    out.push({
+      role: 'tool',
+      tool_call_id: call.id,
+      content: outcome.content,
+      ...(outcome.isError ? { is_error: true } : {}),
+    });
+  }
+  return out;
+}
