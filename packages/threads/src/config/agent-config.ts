@@ -1,7 +1,8 @@
 /**
  * `.ai/config/agent/<name>.yaml` across the three spaces (spec threads §5.2): system bundles,
- * then user, then project, merged by `mergeAgentConfig` (later wins). A signed file must verify
- * (tampered or untrusted aborts); an unsigned one is read with a warning.
+ * then user, then project, merged by `mergeAgentConfig` (later wins). Every file must verify:
+ * unsigned, tampered or untrusted aborts the thread with the `rye sign` command that fixes it
+ * (the spec's "unsigned => warn" would let a cloned repository's hooks run tools).
  */
 import type { Executor, Space } from '@ryeos/executor';
 import { findItem } from '@ryeos/executor';
@@ -36,10 +37,11 @@ async function readLayer(
 ): Promise<{ path: string; data: Record<string, unknown>; warnings: string[] } | undefined> {
   const where = { within: space, extensions: ['.yaml', '.yml'] };
   if (!(await findItem(executor, 'config', id, where))) return undefined;
-  const { item, text, verification } = await executor.verifyItemFile('config', id, {
-    ...where,
-    allowUnsigned: true,
-  });
+  // Agent config decides what a thread runs (hooks execute and sign items; risk, limits and
+  // retries are read from it), so unlike a tool's plain config it must be signed by a trusted
+  // key: an unsigned hooks.yaml in a cloned repository would otherwise run tools with the
+  // user's rights. RYE_DEV_MODE=1 downgrades this for project and user files, as for items.
+  const { item, text, verification } = await executor.verifyItemFile('config', id, where);
   let data: unknown;
   try {
     data = parseYaml(text) ?? {};
