@@ -6,7 +6,15 @@
 import { resolve } from 'node:path';
 import { ITEM_READERS } from '@ryeos/directives';
 import type { Envelope, RyeSettings, SpaceName } from '@ryeos/executor';
-import { canonicalRef, Executor, loadItem, parseRef, searchItems } from '@ryeos/executor';
+import {
+  canonicalRef,
+  Executor,
+  isSignableKind,
+  kindPrefix,
+  loadItem,
+  parseRef,
+  searchItems,
+} from '@ryeos/executor';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import type { LoadArgs, SearchArgs } from '@ryeos/mcp/tools';
 import type { PrimaryCall } from '@ryeos/threads';
@@ -103,10 +111,16 @@ export class Rye {
       case 'load':
         return this.load(args as LoadRequest);
       case 'sign': {
-        const id = typeof args.item_id === 'string' ? args.item_id : '';
-        const ref =
-          typeof args.item_type === 'string' && !/^[a-z]+:/.test(id) ? `${args.item_type}:${id}` : id;
-        return this.sign(ref, typeof args.source === 'string' ? { space: args.source } : {});
+        // A thread signs exactly the one item its permission check judged, in the project:
+        // never a path (a symlinked folder named like a ref could point anywhere), never a
+        // glob, never another space.
+        let ref: string;
+        try {
+          ref = threadSignRef(args);
+        } catch (error) {
+          return toErrorEnvelope(error, { item_id: typeof args.item_id === 'string' ? args.item_id : '' });
+        }
+        return this.sign(ref, { space: 'project' });
       }
       case 'execute':
         return this.execute(
@@ -182,6 +196,36 @@ export class Rye {
     const { listKeys } = await import('./keys.js');
     return listKeys(await this.executor());
   }
+}
+
+/** The canonical ref a thread's sign call names: `item_type` and `item_id` must agree. */
+function threadSignRef(args: Record<string, unknown>): string {
+  const id = typeof args.item_id === 'string' ? args.item_id.trim() : '';
+  const type = typeof args.item_type === 'string' ? args.item_type : undefined;
+  const prefix = kindPrefix(id);
+  const kind = prefix ?? type;
+  if (!kind || !isSignableKind(kind)) {
+    throw new RyeError(
+      'VALIDATION',
+      `Cannot sign '${id}': name the kind (item_type, or a ref such as knowledge:acme/notes)`,
+    );
+  }
+  if (prefix && type && prefix !== type) {
+    throw new RyeError('VALIDATION', `item_type '${type}' does not match the ref '${id}'`);
+  }
+  const bare = prefix ? id.slice(prefix.length + 1) : id;
+  if (/[*?[\]{}]/.test(bare)) {
+    throw new RyeError('VALIDATION', `A thread signs one item at a time: '${id}' is a pattern`, {
+      hint: 'Sign each item by its id.',
+    });
+  }
+  if (args.source !== undefined && args.source !== 'project') {
+    throw new RyeError(
+      'PERMISSION',
+      `A thread signs items in the project space only, not '${String(args.source)}'`,
+    );
+  }
+  return `${kind}:${parseRef(`${kind}:${bare}`).id}`;
 }
 
 export function createRye(options: RyeOptions = {}): Rye {

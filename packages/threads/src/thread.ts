@@ -379,6 +379,20 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
         isRyeError(error) ? error.hint : undefined,
       );
     }
+    // An unpriced model spends "$0" whatever it uses: a child could then spend past its
+    // parent's budget unseen. A child must run on a priced model; a root is warned.
+    const warnings: string[] = [];
+    if (!resolved.pricing) {
+      const unpriced = `Model '${resolved.modelId}' has no pricing in provider '${resolved.provider.toolId}', so its spend counts as $0 and the spend limit cannot stop it`;
+      if (parent) {
+        fail(
+          'CONFIG',
+          `${unpriced}; a child thread must run on a priced model so its parent's budget holds.`,
+          `Use a model listed in the provider's pricing, or add its prices to ${resolved.provider.path} and sign it.`,
+        );
+      }
+      warnings.push(`${unpriced}.`);
+    }
     const model = createModel(resolved, settings.env);
     const streamConfig = resolved.config.config?.stream;
     const streamMode = streamModeOf(streamConfig, resolved.provider.toolId);
@@ -415,6 +429,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       limits,
       inputs,
     };
+    for (const message of warnings) log.emit('thread_warning', { message });
     const built = await hookRunner.context('build_system_prompt', baseContext);
     const system = joinBlocks(
       built.before,
@@ -516,6 +531,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
         nativeTools: !textParsed,
         streamMode,
         dispatchSettings: streaming.dispatch,
+        maxCallsPerTurn: streaming.maxCallsPerTurn,
         ...(textParsed
           ? {
               textParser: () =>
@@ -576,7 +592,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
     }
 
     // 15. Finalize.
-    return await finalize({
+    const final = await finalize({
       host,
       reg,
       dir,
@@ -590,6 +606,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       cancelMarker,
       modelId: resolved.modelId,
     });
+    return warnings.length ? { ...final, warnings } : final;
   } catch (error) {
     releaseBudget('error');
     throw error;

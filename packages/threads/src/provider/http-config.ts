@@ -18,6 +18,8 @@ export interface HttpProviderConfig {
   stream: boolean;
   /** Extra body fields (`temperature`, `thinking`…); the adapter's own fields win over them. */
   extraBody?: Record<string, unknown>;
+  /** Bytes of SSE a streamed response may total (default 64 MiB); past it the call fails. */
+  maxResponseBytes?: number;
   /** OpenAI only; default `max_completion_tokens` for o-series models (`o1*`, `o3*`, `o4*`), else `max_tokens`. */
   maxTokensField?: 'max_tokens' | 'max_completion_tokens';
 }

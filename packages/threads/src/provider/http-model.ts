@@ -22,6 +22,12 @@ function headersFor(config: HttpProviderConfig, wire: WireFormat): Record<string
   return { ...headers, ...config.headers };
 }
 
+/**
+ * A response may not grow without end: past this many bytes of SSE the call fails (a model's
+ * answer is bounded by max_tokens; a server that keeps sending is broken or hostile).
+ */
+const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
 /** Hands a payload to the request's sinks; a sink's failure is never the call's. */
 function tap(request: ModelRequest, data: string): void {
   if (!request.onData) return;
@@ -66,8 +72,21 @@ async function* streamParts(
     const context: AssemblerContext = { providerId, requestId: call.requestId };
     const contentType = res.headers.get('content-type') ?? '';
     // A server may answer a stream request with plain JSON (some gateways do); read it whole then.
+    const maxBytes = config.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     if (!config.stream || !contentType.includes('text/event-stream')) {
-      const text = await call.text(res);
+      const text = await call.text(res, maxBytes + 1);
+      if (Buffer.byteLength(text) > maxBytes) {
+        yield {
+          type: 'error',
+          error: malformedResponseInfo(
+            providerId,
+            res.status,
+            `Provider ${providerId} sent a response larger than ${maxBytes} bytes`,
+            call.requestId,
+          ),
+        };
+        return;
+      }
       let json: unknown;
       try {
         json = JSON.parse(text);
@@ -90,7 +109,21 @@ async function* streamParts(
     }
     const assembler = wire.createAssembler(context);
     const decoder = new SseDataDecoder();
+    let received = 0;
     for await (const chunk of call.chunks(res)) {
+      received += chunk.length;
+      if (received > maxBytes) {
+        yield {
+          type: 'error',
+          error: malformedResponseInfo(
+            providerId,
+            res.status,
+            `Provider ${providerId} sent a response larger than ${maxBytes} bytes; it was cut off there`,
+            call.requestId,
+          ),
+        };
+        return;
+      }
       for (const data of decoder.push(chunk)) {
         tap(request, data);
         for (const part of assembler.push(data)) yield part;

@@ -72,6 +72,8 @@ export interface LoopContext {
   dispatchSettings?: DispatchSettings;
   /** For `tool_use.mode: text_parsed`: a fresh parser of calls written into the text. */
   textParser?: () => TextToolParser;
+  /** Calls one response may make (streaming.yaml `max_tool_calls_per_turn`, 64). */
+  maxCallsPerTurn?: number;
   /** Every raw SSE payload with its turn, for the optional stream sinks. */
   onData?: (data: string, turn: number) => void;
   log: ThreadLog;
@@ -241,6 +243,13 @@ export async function runLoop(
       ...(ctx.textParser ? { textParser: ctx.textParser } : {}),
       ...(ctx.onData ? { onData: (data: string) => ctx.onData?.(data, turn) } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(ctx.maxCallsPerTurn ? { maxCallsPerTurn: ctx.maxCallsPerTurn } : {}),
+      stopReason: () => {
+        if (ctx.isCancelled()) return 'the thread was cancelled';
+        if ((performance.now() - started) / 1000 >= ctx.limits.duration_seconds)
+          return `the thread reached its duration limit (${ctx.limits.duration_seconds} s)`;
+        return undefined;
+      },
     });
     const turnMs = performance.now() - calledAt;
     timing.tools_ms += result.toolsAfterStreamMs;

@@ -25,7 +25,7 @@ import type {
   ToolDefinition,
 } from '../provider/types.js';
 import type { TextToolParser } from '../streaming/text-parser.js';
-import type { CallContext, CallOutcome } from './calls.js';
+import type { CallContext, CallOutcome, CallPlan } from './calls.js';
 import { handleReturn, planCall, runPlannedCall } from './calls.js';
 import { CallDispatcher, type DispatchSettings } from './dispatcher.js';
 
@@ -52,6 +52,10 @@ export interface TurnRequest {
   textParser?: () => TextToolParser;
   /** Every raw SSE payload, for the optional sinks. */
   onData?: (data: string) => void;
+  /** Calls one response may make (streaming.yaml `max_tool_calls_per_turn`); the rest are refused. */
+  maxCallsPerTurn?: number;
+  /** Why no further call may start (cancelled, out of time), checked as each call is about to run. */
+  stopReason?: () => string | undefined;
   signal?: AbortSignal;
 }
 
@@ -100,6 +104,10 @@ function cutShort(model: LanguageModel): ProviderCallErrorInfo {
   };
 }
 
+function refused(message: string): CallOutcome {
+  return { content: JSON.stringify({ error: message }), isError: true, durationMs: 0, dispatchMs: 0 };
+}
+
 const INTERRUPTED_RETURN = {
   error: 'The response was interrupted before directive_return could be handled. Call it again.',
 };
@@ -132,8 +140,18 @@ export async function streamTurn(ctx: CallContext, request: TurnRequest): Promis
     return outcome;
   };
 
+  let seen = 0;
   const startCall = (call: ToolCall) => {
-    const plan = planCall(ctx, call);
+    seen += 1;
+    const over = request.maxCallsPerTurn !== undefined && seen > request.maxCallsPerTurn;
+    const plan: CallPlan = over
+      ? {
+          kind: 'settled',
+          outcome: refused(
+            `Too many tool calls in one response (at most ${request.maxCallsPerTurn}): this call was not run. Make fewer calls per response.`,
+          ),
+        }
+      : planCall(ctx, call);
     if (plan.kind === 'return') {
       held.push({ call, entry: plan.entry });
       return;
@@ -143,9 +161,13 @@ export async function streamTurn(ctx: CallContext, request: TurnRequest): Promis
       recorded.push({ call, result: Promise.resolve(recordResult(call, plan.outcome)) });
       return;
     }
-    const result = dispatcher.submit(plan.lane, async () =>
-      recordResult(call, await runPlannedCall(ctx, call, plan.entry, request.messages)),
-    );
+    const result = dispatcher.submit(plan.lane, async () => {
+      const stop = request.stopReason?.();
+      const outcome = stop
+        ? refused(`Not run: ${stop}.`)
+        : await runPlannedCall(ctx, call, plan.entry, request.messages);
+      return recordResult(call, outcome);
+    });
     recorded.push({ call, result });
   };
 

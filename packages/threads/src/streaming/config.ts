@@ -10,12 +10,14 @@ import type { StreamMode } from '../runner/stream-turn.js';
 
 export interface StreamingSettings {
   dispatch: DispatchSettings;
+  maxCallsPerTurn: number;
   toolParseBufferMax: number;
   textBufferMax: number;
 }
 
 export const DEFAULT_STREAMING: StreamingSettings = {
   dispatch: DEFAULT_DISPATCH,
+  maxCallsPerTurn: 64,
   toolParseBufferMax: 1_048_576,
   textBufferMax: 10_485_760,
 };
@@ -72,6 +74,11 @@ export function parseStreamingConfig(data: Record<string, unknown>, source: stri
         integer: true,
       }),
     },
+    maxCallsPerTurn: numberAt(section, 'max_tool_calls_per_turn', DEFAULT_STREAMING.maxCallsPerTurn, source, {
+      min: 1,
+      max: 10_000,
+      integer: true,
+    }),
     toolParseBufferMax: numberAt(
       section,
       'tool_parse_buffer_max',
