@@ -17,7 +17,7 @@ export type { ThreadReport, ThreadSummary } from './inspect.js';
 export { listThreads, showThread } from './inspect.js';
 export { canonicalJson } from './persistence/canonical-json.js';
 export { threadDir, threadsStateRoot } from './persistence/paths.js';
-export { reconstructMessages } from './persistence/reconstruct.js';
+export { reconstructMessages, resumeMessages } from './persistence/reconstruct.js';
 export type { Signer } from './persistence/signer.js';
 export { loadSigner } from './persistence/signer.js';
 export type { ThreadJson } from './persistence/thread-json.js';

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PrimaryCall } from '../src/host.js';
-import { reconstructMessages } from '../src/persistence/reconstruct.js';
+import { reconstructMessages, resumeMessages } from '../src/persistence/reconstruct.js';
 import { TranscriptWriter } from '../src/persistence/transcript.js';
 import { readTranscript } from '../src/persistence/transcript-read.js';
 import { createAnthropicModel, toAnthropicMessages } from '../src/provider/anthropic.js';
@@ -18,6 +18,7 @@ import { runLoop } from '../src/runner/loop.js';
 import type { Palette, PaletteEntry } from '../src/runner/palette.js';
 import { DIRECTIVE_RETURN_ID } from '../src/runner/palette.js';
 import { ResultGuard } from '../src/runner/result-guard.js';
+import { TextToolParser } from '../src/streaming/text-parser.js';
 import { type ReplayScript, type ReplayServer, startReplayServer } from '../src/testing.js';
 import { tempDirs, testKey } from './persist-helpers.js';
 
@@ -280,5 +281,65 @@ describe('streaming inline tool execution', () => {
     expect(runs.map((r) => r.tag)).toEqual(['a', 'b']);
     // a completes when b's first delta arrives, long before the final event.
     expect(runs[0]!.ended).toBeLessThan(s.requests[0]!.finalSentAt!);
+  }, 20_000);
+
+  it('text mode: calls written in the text run during the stream; a malformed one is reported, the rest run', async () => {
+    const text = [
+      'First <tool_use id="t1" name="acme_mark">{"tag": "a"}</tool_use> then ',
+      '<tool_use id="t2" name="acme_mark">{"tag": </tool_use> broken, then ',
+      '{"type": "tool_use", "id": "t3", "name": "acme_mark", "input": {"tag": "b"}} and done.',
+    ].join('');
+    const {
+      runs,
+      events,
+      result,
+      server: s,
+    } = await setUp(
+      {
+        turns: [
+          { text, chunk_size: 7, chunk_delay_ms: 5, hold_before_final_ms: 400 },
+          { text: '<tool_use name="rye_directive_return">{"answer": "ok"}</tool_use>' },
+        ],
+      },
+      { textParser: () => new TextToolParser() },
+    );
+    expect(result.result).toMatchObject({ success: true, outputs: { answer: 'ok' } });
+    expect(runs.map((r) => r.tag)).toEqual(['a', 'b']);
+    expect(runs[1]!.ended).toBeLessThan(s.requests[0]!.finalSentAt!);
+    // The model was not sent native tools, and reads the text without the call markup.
+    expect((s.requests[0]!.body as { tools?: unknown[] }).tools ?? []).toEqual([]);
+    const out = events.find((e) => e.event_type === 'cognition_out' && e.payload.turn === 1)!;
+    expect(out.payload.text).toBe('First  then  broken, then  and done.');
+    expect(events.some((e) => e.event_type === 'tool_parse_error')).toBe(true);
+    // The next request carries the calls as text and their results as a user message.
+    const next = s.requests[1]!.body as { messages: Array<{ role: string; content: unknown }> };
+    expect(next.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(String(next.messages[1]!.content)).toContain(
+      '<tool_use id="t3" name="acme_mark">{"tag":"b"}</tool_use>',
+    );
+    expect(String(next.messages[2]!.content)).toContain('<tool_result id="t1">');
+  }, 20_000);
+
+  it('resuming after a broken stream: the conversation so far, then a note of how far it got', async () => {
+    const { events } = await setUp({
+      turns: [
+        {
+          text: 'Working on it, step one of many.',
+          disconnect_after_events: 5,
+          usage: { output_tokens: 300 },
+        },
+        { tool_calls: [done] },
+      ],
+    });
+    const partial = events.find((e) => e.event_type === 'cognition_out' && e.payload.is_partial === true)!;
+    expect(partial.payload).toMatchObject({ truncated: true, turn: 1 });
+    // Only the part that arrived before the cut is recorded.
+    expect(String(partial.payload.text)).not.toBe('Working on it, step one of many.');
+    const cut = events.slice(0, events.indexOf(partial) + 1);
+    const resumed = resumeMessages(cut);
+    expect(resumed[0]).toEqual({ role: 'user', content: 'Go.' });
+    expect(resumed.at(-2)).toEqual({ role: 'assistant', content: partial.payload.text });
+    expect(resumed.at(-1)!.role).toBe('user');
+    expect(resumed.at(-1)!.content).toMatch(/^\[Previous response was interrupted at /);
   }, 20_000);
 });

@@ -139,3 +139,23 @@ export function reconstructMessages(events: readonly ReplayEvent[]): ChatMessage
   }
   return messages;
 }
+
+/**
+ * The conversation to resume an interrupted thread with (spec threads §9 "Replay", seed 002
+ * "Resume from Partial State"): the reconstructed messages and, when the thread's last answer
+ * was cut off mid-stream, a note saying how far it got. The note is a user message (the seed's
+ * system role is rejected mid-conversation by Anthropic).
+ */
+export function resumeMessages(events: readonly ReplayEvent[]): ChatMessage[] {
+  const messages = reconstructMessages(events);
+  let last: ReplayEvent | undefined;
+  for (const event of events) if (event.event_type === 'cognition_out') last = event;
+  if (last?.payload.is_partial !== true) return messages;
+  const percent = last.payload.completion_percentage;
+  const note = `[Previous response was interrupted at ${typeof percent === 'number' ? `${percent}%` : 'an unknown point'}]`;
+  const tail = messages.at(-1);
+  // A partial answer with no calls is the last message; one with calls ends in their results.
+  if (tail?.role === 'user') tail.content = `${tail.content}\n\n${note}`;
+  else messages.push({ role: 'user', content: note });
+  return messages;
+}

@@ -25,6 +25,7 @@ import type {
   ToolDefinition,
 } from '../provider/types.js';
 import type { TextToolParser } from '../streaming/text-parser.js';
+import { textModeMessages } from '../streaming/text-prompt.js';
 import type { CallContext, CallOutcome, CallPlan } from './calls.js';
 import { handleReturn, planCall, runPlannedCall } from './calls.js';
 import { CallDispatcher, type DispatchSettings } from './dispatcher.js';
@@ -195,7 +196,7 @@ export async function streamTurn(ctx: CallContext, request: TurnRequest): Promis
     for await (const part of request.model.stream({
       model: request.model.modelId,
       system: request.system,
-      messages: request.messages,
+      messages: parser ? textModeMessages(request.messages) : request.messages,
       tools: request.tools,
       maxTokens: request.maxTokens,
       ...(request.signal ? { signal: request.signal } : {}),
