@@ -1,3 +1,5 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -23,6 +25,20 @@ describe('thread paths', () => {
     );
     // Dots inside a name are fine; only whole '.'/'..' segments are not.
     expect(threadDir(ROOT, 'a.b/..c/c..-1')).toBe(join(ROOT, 'a.b', '..c', 'c..-1'));
+  });
+
+  it('threadDir only checks: it makes no folder (ensureThreadDir does)', async () => {
+    const { ensureThreadDir } = await import('../src/persistence/paths.js');
+    const project = mkdtempSync(join(tmpdir(), 'rye-paths-'));
+    try {
+      const root = threadsStateRoot(project);
+      const dir = threadDir(root, 'acme/build/build-1');
+      expect(existsSync(join(project, '.ai'))).toBe(false);
+      expect(ensureThreadDir(root, 'acme/build/build-1')).toBe(dir);
+      expect(existsSync(dir)).toBe(true);
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
   });
 
   const hostile: Array<[string, RegExp]> = [

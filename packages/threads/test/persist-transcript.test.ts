@@ -222,6 +222,120 @@ describe('TranscriptWriter', () => {
     });
   });
 
+  it('requireCheckpoint: no file, no checkpoint, or an empty file is invalid (a thread that ran)', async () => {
+    const dir = await dirs.make();
+    const { trust } = testKey();
+    const options = { requireCheckpoint: true };
+    expect(await verifyTranscript(join(dir, 'none.jsonl'), trust, 'strict', options)).toEqual({
+      valid: false,
+      error: expect.stringContaining('transcript.jsonl is missing'),
+      checkpoints: 0,
+    });
+    await writeFile(
+      join(dir, 't.jsonl'),
+      `{"timestamp":1,"thread_id":"${THREAD}","event_type":"cognition_out","payload":{"text":"forged","turn":1}}\n`,
+    );
+    expect(await verifyTranscript(join(dir, 't.jsonl'), trust, 'lenient', options)).toEqual({
+      valid: false,
+      error: expect.stringContaining('has no checkpoint'),
+      checkpoints: 0,
+    });
+    await writeFile(join(dir, 'e.jsonl'), '');
+    expect(await verifyTranscript(join(dir, 'e.jsonl'), trust, 'strict', options)).toMatchObject({
+      valid: false,
+    });
+  });
+
+  it('requireCheckpoint: a finished transcript still verifies', async () => {
+    const { path, w, trust } = await writer();
+    runThread(w);
+    w.finish([{ event_type: 'thread_completed', payload: { cost: { turns: 3 } } }]);
+    expect(
+      await verifyTranscript(path, trust, 'strict', { requireCheckpoint: true, threadId: THREAD }),
+    ).toEqual({
+      valid: true,
+      checkpoints: 3,
+    });
+  });
+
+  it('threadId: a signed transcript of another thread is invalid, naming the first foreign line', async () => {
+    const { path, w, trust } = await writer();
+    runThread(w);
+    w.finish();
+    expect(await verifyTranscript(path, trust)).toEqual({ valid: true, checkpoints: 3 });
+    expect(await verifyTranscript(path, trust, 'strict', { threadId: 'acme/other/other-1' })).toEqual({
+      valid: false,
+      error: `line 1 belongs to thread '${THREAD}', not 'acme/other/other-1': the transcript is not this thread's`,
+      checkpoints: 3,
+      line: 1,
+    });
+  });
+
+  it('threadId: a signed line of another thread is named by its line', async () => {
+    const dir = await dirs.make();
+    const path = join(dir, 'transcript.jsonl');
+    const { signer, trust } = testKey();
+    const w = new TranscriptWriter(path, THREAD, signer);
+    w.write('cognition_in', { text: 'one', role: 'user', turn: 1 });
+    appendFileSync(
+      path,
+      `${JSON.stringify({ timestamp: 1, thread_id: 'acme/other/other-1', event_type: 'note', payload: {} })}\n`,
+    );
+    appendFileSync(path, `${JSON.stringify({ timestamp: 1, event_type: 'note', payload: {} })}\n`);
+    w.finish();
+    expect(await verifyTranscript(path, trust)).toEqual({ valid: true, checkpoints: 1 });
+    expect(await verifyTranscript(path, trust, 'strict', { threadId: THREAD })).toMatchObject({
+      valid: false,
+      line: 2,
+      error: expect.stringContaining("line 2 belongs to thread 'acme/other/other-1'"),
+    });
+    const lines = readFileSync(path, 'utf8').split('\n');
+    lines.splice(1, 1);
+    const other = join(dir, 'other.jsonl');
+    writeFileSync(other, lines.join('\n'));
+    // Without line 2 the checkpoint no longer holds: a changed transcript reports as changed first.
+    expect(await verifyTranscript(other, trust, 'strict', { threadId: THREAD })).toMatchObject({
+      valid: false,
+      error: expect.stringContaining('records byte_offset'),
+    });
+  });
+
+  it('threadId: an event line without a thread_id is foreign; an unsigned transcript is checked too', async () => {
+    const dir = await dirs.make();
+    const { trust } = testKey();
+    await writeFile(
+      join(dir, 't.jsonl'),
+      `{"timestamp":1,"thread_id":"${THREAD}","event_type":"cognition_in","payload":{}}\n{"timestamp":1,"event_type":"cognition_in","payload":{}}\n`,
+    );
+    expect(await verifyTranscript(join(dir, 't.jsonl'), trust, 'strict', { threadId: THREAD })).toEqual({
+      valid: false,
+      error: `line 2 belongs to no thread (no string thread_id), not '${THREAD}': the transcript is not this thread's`,
+      checkpoints: 0,
+      line: 2,
+    });
+    expect(await verifyTranscript(join(dir, 't.jsonl'), trust)).toMatchObject({
+      valid: true,
+      unsigned: true,
+    });
+  });
+
+  it('threadId: a line cut by a crash (not JSON) names no thread, and a re-entered transcript still verifies', async () => {
+    const { path, w, signer, trust } = await writer();
+    w.write('cognition_in', { text: 'one', role: 'user', turn: 1 });
+    w.checkpoint(1);
+    w.close();
+    appendFileSync(path, `{"timestamp":1,"thread_id":"${THREAD}","event_ty`); // a crash mid-line
+    const again = new TranscriptWriter(path, THREAD, signer);
+    again.write('cognition_in', { text: 'two', role: 'user', turn: 2 });
+    again.finish([{ event_type: 'thread_completed', payload: {} }], 2);
+    expect(
+      await verifyTranscript(path, trust, 'strict', { threadId: THREAD, requireCheckpoint: true }),
+    ).toEqual({
+      valid: true,
+      checkpoints: 2,
+    });
+  });
+
   it('coalesces cognition_out_delta per window, and flushes droppables before a critical event', async () => {
     const { path, w } = await writer({ coalesceMs: 60_000 });
     w.write('cognition_in', { text: 'q', role: 'user', turn: 1 });

@@ -2,9 +2,11 @@
  * `capabilities.md` (spec threads §10.4): the tool palette a thread was given, written once before
  * turn 1 and signed like a knowledge item, so what a thread could do is on record beside what it did.
  */
+import { lstatSync, mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RyeError, writeFileAtomic } from '@ryeos/lillux';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './paths.js';
 import type { MarkdownVerification } from './signed-markdown.js';
 import { fenced, signMarkdown, verifyMarkdown } from './signed-markdown.js';
 import type { Signer, Trust } from './signer.js';
@@ -18,7 +20,10 @@ export function renderCapabilitiesMd(palette: unknown, tree?: string): string {
   return body;
 }
 
-/** Writes `<dir>/capabilities.md` signed and atomically; returns its path. */
+/**
+ * Writes `<dir>/capabilities.md` signed and atomically, mode 0600; returns its path. `dir` is the
+ * thread's folder (made 0700 when missing); it must be a real folder, not a symlink (INTEGRITY).
+ */
 export async function writeCapabilitiesMd(
   dir: string,
   palette: unknown,
@@ -27,9 +32,16 @@ export async function writeCapabilitiesMd(
   options: { now?: Date } = {},
 ): Promise<string> {
   const path = join(dir, CAPABILITIES_MD);
-  await writeFileAtomic(path, signMarkdown(renderCapabilitiesMd(palette, tree), signer, options.now), {
-    mkdirs: true,
-  });
+  const signed = signMarkdown(renderCapabilitiesMd(palette, tree), signer, options.now);
+  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  const stat = lstatSync(dir);
+  if (stat.isSymbolicLink() || !stat.isDirectory()) {
+    throw new RyeError('INTEGRITY', `Refusing to write ${path}: ${dir} is not a real folder (a symlink?)`, {
+      hint: 'A thread writes only inside its own folder: replace the symlink with a real folder, then run again.',
+      details: { path: dir },
+    });
+  }
+  await writeFileAtomic(path, signed, { mode: PRIVATE_FILE_MODE });
   return path;
 }
 

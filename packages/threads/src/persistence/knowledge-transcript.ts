@@ -7,7 +7,7 @@
 import { posix } from 'node:path';
 import { writeFileAtomic } from '@ryeos/lillux';
 import { Document } from 'yaml';
-import { knowledgeTranscriptPath } from './paths.js';
+import { ensureKnowledgeTranscriptDir, PRIVATE_FILE_MODE } from './paths.js';
 import { fenced, signMarkdown } from './signed-markdown.js';
 import type { Signer } from './signer.js';
 import type { ThreadJson } from './thread-json.js';
@@ -154,6 +154,11 @@ export function renderKnowledgeTranscript(
 /**
  * Signs and writes the knowledge transcript (atomically) under `<aiDir>/knowledge/agent/threads/`;
  * returns its path. `aiDir` is the project's `.ai` folder.
+ *
+ * The file copies tool results (a secret file the model read, say), so it is written 0600 in
+ * folders made 0700. Every folder from `.ai` down must be a real folder inside the project: a
+ * symlinked one (into the user's space, where the file would load as a user knowledge item
+ * signed with the user's key) is refused (INTEGRITY) before anything is written.
  */
 export async function writeKnowledgeTranscript(
   aiDir: string,
@@ -162,7 +167,9 @@ export async function writeKnowledgeTranscript(
   signer: Signer,
   options: { now?: Date } = {},
 ): Promise<string> {
-  const path = knowledgeTranscriptPath(aiDir, threadId);
-  await writeFileAtomic(path, signMarkdown(text, signer, options.now), { mkdirs: true });
+  const signed = signMarkdown(text, signer, options.now);
+  const path = ensureKnowledgeTranscriptDir(aiDir, threadId);
+  // A temp file in the checked folder, renamed over the transcript (a symlink there is replaced).
+  await writeFileAtomic(path, signed, { mode: PRIVATE_FILE_MODE });
   return path;
 }

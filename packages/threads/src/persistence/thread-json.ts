@@ -40,6 +40,9 @@ export interface ThreadJson {
   outputs?: Record<string, unknown>;
   parent_thread_id?: string;
   previous_thread_id?: string;
+  /** Set when the thread handed off or was resumed: the thread that carries on. */
+  continuation_thread_id?: string;
+  error?: string;
   /** `rye:signed:<ts>:<sha256 hex>:<ed25519 base64url>:<fp16>`. */
   _signature?: string;
 }
@@ -50,7 +53,14 @@ export interface ThreadJsonVerification {
   error?: string;
 }
 
-const OPTIONAL_KEYS = ['inputs', 'outputs', 'parent_thread_id', 'previous_thread_id'] as const;
+const OPTIONAL_KEYS = [
+  'inputs',
+  'outputs',
+  'parent_thread_id',
+  'previous_thread_id',
+  'continuation_thread_id',
+  'error',
+] as const;
 
 const SIGNATURE =
   /^rye:signed:(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z):([a-f0-9]{64}):([A-Za-z0-9_-]+={0,2}):([a-f0-9]{16})$/;
@@ -86,7 +96,11 @@ export async function writeThreadJson(
   const hash = sha256Hex(canonicalJson(content));
   const { sig, fp } = signer.sign(hash);
   const signed = { ...content, _signature: `rye:signed:${signedAt(options.now)}:${hash}:${sig}:${fp}` };
-  await writeFileAtomic(join(dir, THREAD_JSON), `${JSON.stringify(signed, null, 2)}\n`, { mkdirs: true });
+  await writeFileAtomic(join(dir, THREAD_JSON), `${JSON.stringify(signed, null, 2)}\n`, {
+    mkdirs: true,
+    mode: 0o600,
+    dirMode: 0o700,
+  });
   return signed as ThreadJson;
 }
 

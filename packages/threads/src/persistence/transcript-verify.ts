@@ -11,6 +11,22 @@ import type { TranscriptEvent } from './transcript.js';
 /** `coordination.yaml transcript_integrity`: trailing unsigned bytes fail (`strict`) or warn. */
 export type TranscriptIntegrityMode = 'strict' | 'lenient';
 
+/** What a caller that knows whose transcript it is can also require. */
+export interface TranscriptVerifyOptions {
+  /**
+   * The thread the transcript must belong to: every complete line that is a JSON event must have
+   * this `thread_id`, or the transcript is invalid (a signed transcript copied into another
+   * thread's folder still verifies by its signatures alone).
+   */
+  threadId?: string;
+  /**
+   * A missing file, or one without any checkpoint, is invalid rather than "valid, unsigned". For
+   * a finished thread (terminal status or turns > 0 in its thread.json): the runner always ends
+   * its transcript with a checkpoint, so an unsigned one was replaced or truncated.
+   */
+  requireCheckpoint?: boolean;
+}
+
 export type TranscriptVerification =
   | {
       valid: true;
@@ -85,26 +101,81 @@ function findCheckpoints(bytes: Buffer): FoundCheckpoint[] {
 }
 
 /**
+ * The first complete line that is an event of another thread than `threadId` (or of none: an
+ * event object without a string `thread_id`). A line that is not a JSON object is skipped: the
+ * writer leaves a line cut by a crash as a line of its own, which later checkpoints cover and
+ * `readTranscript` reports; it names no thread either way. An unterminated last fragment is
+ * skipped too: it is trailing bytes, which the checkpoint rules judge, or a line being written.
+ */
+function foreignLine(bytes: Buffer, threadId: string): { line: number; error: string } | undefined {
+  let start = 0;
+  let line = 1;
+  while (start < bytes.length) {
+    const newline = bytes.indexOf(0x0a, start);
+    if (newline === -1) return undefined;
+    let event: unknown;
+    try {
+      event = JSON.parse(bytes.toString('utf8', start, newline));
+    } catch {
+      event = undefined;
+    }
+    if (typeof event === 'object' && event !== null && !Array.isArray(event)) {
+      const owner = (event as Record<string, unknown>).thread_id;
+      if (owner !== threadId) {
+        const said = typeof owner === 'string' ? `thread '${owner}'` : 'no thread (no string thread_id)';
+        return {
+          line,
+          error: `line ${line} belongs to ${said}, not '${threadId}': the transcript is not this thread's`,
+        };
+      }
+    }
+    start = newline + 1;
+    line += 1;
+  }
+  return undefined;
+}
+
+/**
  * Verifies every checkpoint of a transcript (prefix hash, trusted key, signature, and that it
  * records its own offset) and what follows the last one: any byte after it is invalid in
- * `strict` mode and a warning in `lenient` mode. No file, or no checkpoint: valid, unsigned.
+ * `strict` mode and a warning in `lenient` mode. No file, or no checkpoint: valid, unsigned —
+ * unless `options.requireCheckpoint`. With `options.threadId`, every complete event line must be
+ * that thread's (checked once the signatures hold, so a forged line reports as forged).
  */
 export async function verifyTranscript(
   path: string,
   trust: Trust,
   mode: TranscriptIntegrityMode = 'strict',
+  options: TranscriptVerifyOptions = {},
 ): Promise<TranscriptVerification> {
   let bytes: Buffer;
   try {
     bytes = await readFile(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
-      return { valid: true, checkpoints: 0, unsigned: true };
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    if (options.requireCheckpoint)
+      return {
+        valid: false,
+        error:
+          'transcript.jsonl is missing, but the thread ran: a finished thread always has a signed transcript',
+        checkpoints: 0,
+      };
+    return { valid: true, checkpoints: 0, unsigned: true };
   }
   const found = findCheckpoints(bytes);
   const checkpoints = found.filter((c, i) => !c.damaged || i === found.length - 1);
-  if (checkpoints.length === 0) return { valid: true, checkpoints: 0, unsigned: true };
+  if (checkpoints.length === 0) {
+    if (options.requireCheckpoint)
+      return {
+        valid: false,
+        error:
+          'transcript.jsonl has no checkpoint, but the thread ran: a finished thread always ends its transcript with a signed checkpoint',
+        checkpoints: 0,
+      };
+    const foreign = options.threadId === undefined ? undefined : foreignLine(bytes, options.threadId);
+    if (foreign) return { valid: false, error: foreign.error, checkpoints: 0, line: foreign.line };
+    return { valid: true, checkpoints: 0, unsigned: true };
+  }
 
   const running = createHash('sha256');
   let hashed = 0;
@@ -138,6 +209,11 @@ export async function verifyTranscript(
     const check = checkSignature(hash, sig, fp, trust);
     if (!check.ok) return fail(`${where} is ${check.reason}`);
     verified += 1;
+  }
+
+  if (options.threadId !== undefined) {
+    const foreign = foreignLine(bytes, options.threadId);
+    if (foreign) return { valid: false, error: foreign.error, checkpoints: verified, line: foreign.line };
   }
 
   const last = checkpoints.at(-1)!;

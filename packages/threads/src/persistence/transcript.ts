@@ -121,8 +121,8 @@ export class TranscriptWriter {
     this.critical = options.critical ?? CRITICAL_EVENTS;
     let existing: Buffer;
     try {
-      mkdirSync(dirname(path), { recursive: true });
-      this.fd = openSync(path, 'a');
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      this.fd = openSync(path, 'a', 0o600);
       // Continuing an existing file (a re-entered async child): hash what is there once.
       existing = fstatSync(this.fd).size > 0 ? readFileSync(path) : Buffer.alloc(0);
     } catch (cause) {

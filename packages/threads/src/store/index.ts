@@ -2,8 +2,8 @@
  * The SQLite thread store: `<project>/.ai/state/threads/{registry,budget_ledger}.db`.
  * Importing this module loads no native code; `openThreadStore` loads better-sqlite3.
  */
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensureThreadsStateRoot } from '../persistence/paths.js';
 import { type BudgetWarning, SqliteBudgetLedger } from './ledger.js';
 import { SqliteThreadRegistry } from './registry.js';
 import type { ThreadStore } from './types.js';
@@ -33,9 +33,13 @@ export interface ThreadStoreOptions {
 /**
  * Opens (creating, mode 0700) `stateDir` and its two databases. One connection per file for the
  * store's lifetime; several stores, in one process or many, may share the files.
+ *
+ * `stateDir` is made one level at a time and refused (INTEGRITY) when a folder from the project's
+ * `.ai` down to it is a symlink, or `.ai` resolves outside the project; a database (or its
+ * `-wal`/`-shm`) that is a symlink is refused too: a repository cannot send them elsewhere.
  */
 export function openThreadStore(stateDir: string, options: ThreadStoreOptions = {}): ThreadStore {
-  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  ensureThreadsStateRoot(stateDir);
   const registry = new SqliteThreadRegistry(join(stateDir, REGISTRY_DB), options.busyTimeoutMs);
   let ledger: SqliteBudgetLedger;
   try {

@@ -8,8 +8,9 @@
  * gives every autocommit statement a fresh snapshot, every write statement takes the write lock
  * before it reads, and every multi-statement read-then-write runs in `BEGIN IMMEDIATE`.
  */
-import { chmodSync, existsSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { RyeError } from '@ryeos/lillux';
 import type BetterSqlite3 from 'better-sqlite3';
 
 export type Database = BetterSqlite3.Database;
@@ -26,6 +27,35 @@ function loadDriver(): typeof BetterSqlite3 {
   return driver;
 }
 
+/** The files SQLite opens for a database at `path`: the database and its companions. */
+export const DATABASE_COMPANIONS = ['', '-wal', '-shm', '-journal'] as const;
+
+/**
+ * Refuses a database file, or one of its `-wal`, `-shm`, `-journal` companions, that is a
+ * symlink, not a regular file, or hard-linked elsewhere: SQLite would read and write through it,
+ * wherever it points (a repository can ship `.ai/state/threads/registry.db` as a link).
+ */
+export function refuseLinkedDatabase(path: string): void {
+  for (const suffix of DATABASE_COMPANIONS) {
+    const file = path + suffix;
+    const stat = lstatSync(file, { throwIfNoEntry: false });
+    if (!stat) continue;
+    const why = stat.isSymbolicLink()
+      ? 'it is a symbolic link'
+      : !stat.isFile()
+        ? 'it is not a regular file'
+        : stat.nlink > 1
+          ? `it has ${stat.nlink} hard links`
+          : undefined;
+    if (why) {
+      throw new RyeError('INTEGRITY', `Refusing to open the thread database ${file}: ${why}`, {
+        hint: 'The thread databases live inside the project: remove the linked file (a symlink or a hard link; rye recreates the database), then run again.',
+        details: { path: file },
+      });
+    }
+  }
+}
+
 /**
  * Opens (creating if needed, mode 0600) a database in WAL mode with the busy timeout and foreign
  * keys on, then runs `init` (schema, migrations) in one `BEGIN IMMEDIATE` transaction so that
@@ -37,6 +67,7 @@ export function openDatabase(
   busyTimeoutMs: number = BUSY_TIMEOUT_MS,
 ): Database {
   const Driver = loadDriver();
+  refuseLinkedDatabase(path);
   const fresh = !existsSync(path);
   const db = new Driver(path, { timeout: busyTimeoutMs });
   try {
