@@ -49,7 +49,7 @@ describe('a hostile model', () => {
     expect(answers).toContain('in the project space only');
   }, 30_000);
 
-  it('gets at most max_tool_calls_per_turn calls run from one response; the rest are refused', async () => {
+  it('gets at most max_tool_calls_per_turn calls run from one response; the rest are refused, not kept', async () => {
     const fx = fixture();
     await addDirective(
       'many',
@@ -64,8 +64,11 @@ describe('a hostile model', () => {
     const result = await fx.rye.execute({ item_id: 'directive:acme/many', thread: 'fork' });
     expect(result.status, JSON.stringify(result)).toBe('success');
     const second = JSON.stringify(server.requests[1]!.body);
-    expect(second.split('Too many tool calls in one response').length - 1).toBe(6);
+    // One refusal answers the first call past the cap; the calls after it are not kept at all.
+    expect(second.split('Too many tool calls in one response').length - 1).toBe(1);
     expect(second.split('alpha').length - 1).toBe(64);
+    expect(second).toContain('toolu_64');
+    expect(second).not.toContain('toolu_65');
   }, 60_000);
 
   it("cannot run a child on an unpriced model, which would spend past the parent's budget unseen", async () => {

@@ -342,4 +342,43 @@ describe('streaming inline tool execution', () => {
     expect(resumed.at(-1)!.role).toBe('user');
     expect(resumed.at(-1)!.content).toMatch(/^\[Previous response was interrupted at /);
   }, 20_000);
+
+  it('a call id used twice (in one turn, or again later) is renamed: every result stays with its call', async () => {
+    const {
+      runs,
+      events,
+      messages,
+      server: s,
+    } = await setUp({
+      turns: [
+        { tool_calls: [mark('a'), { ...mark('b'), id: 'toolu_a' }, { ...mark('c'), id: '' }] },
+        { tool_calls: [{ ...mark('d'), id: 'toolu_a' }] },
+        { tool_calls: [done] },
+      ],
+    });
+    expect(runs.map((r) => r.tag)).toEqual(['a', 'b', 'c', 'd']);
+    const ids = messages.flatMap((m) =>
+      m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : [],
+    );
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(reconstructMessages(events)).toEqual(messages);
+    // Each result reached the model next to its own call.
+    const third = JSON.stringify(s.requests[2]!.body);
+    expect(third).toContain('"tag\\":\\"d\\"');
+  }, 20_000);
+
+  it('text mode: calls without ids in several turns keep their own results on replay', async () => {
+    const { runs, events, messages } = await setUp(
+      {
+        turns: [
+          { text: '<tool_use name="acme_mark">{"tag": "a"}</tool_use>' },
+          { text: '<tool_use name="acme_mark">{"tag": "b"}</tool_use>' },
+          { text: '<tool_use name="rye_directive_return">{"answer": "ok"}</tool_use>' },
+        ],
+      },
+      { textParser: () => new TextToolParser() },
+    );
+    expect(runs.map((r) => r.tag)).toEqual(['a', 'b']);
+    expect(reconstructMessages(events)).toEqual(messages);
+  }, 20_000);
 });

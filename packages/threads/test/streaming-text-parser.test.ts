@@ -373,3 +373,19 @@ describe('performance', () => {
     expect(elapsed).toBeLessThan(2_000);
   });
 });
+
+describe('prose after an open brace', () => {
+  it('is given back as text when it grows past the call buffer without looking like a call', () => {
+    const parser = new TextToolParser({ toolParseBufferMax: 1024 });
+    const prose = `Here: {"${'the answer goes on and on. '.repeat(200)}`;
+    const events = [...parser.feed(prose.slice(0, 3000)), ...parser.feed(prose.slice(3000)), ...parser.end()];
+    expect(parser.fullText()).toBe(prose);
+    expect(events.some((event) => event.type === 'error')).toBe(false);
+    // Something that does look like a call over the buffer is still discarded, with an error.
+    const call = new TextToolParser({ toolParseBufferMax: 1024 });
+    const big = `{"type": "tool_use", "name": "x", "input": {"v": "${'y'.repeat(3000)}"}}`;
+    const out = [...call.feed(big), ...call.end()];
+    expect(out.filter((event) => event.type === 'error')).toHaveLength(1);
+    expect(call.fullText()).toBe('');
+  });
+});

@@ -91,6 +91,11 @@ export interface LoopContext {
   /** Called after every model response with the spend it added (the ledger's `increment_actual`). */
   onSpend(delta: number): void;
   onCostSnapshot(cost: ThreadCost): void;
+  /**
+   * At the context threshold: registers the continuation thread, links it and records the
+   * handoff; answers its id, or undefined when it could not (the hooks decide then).
+   */
+  prepareHandoff?(turn: number): Promise<string | undefined>;
   /** Builds the rendering of the directive's knowledge transcript (best effort). */
   onCheckpoint?(turn: number): void;
   sleep?(ms: number, signal?: AbortSignal): Promise<void>;
@@ -186,193 +191,218 @@ export async function runLoop(
     };
   };
 
-  let firstTurn = true;
-  for (;;) {
-    elapsed();
-    const tokens = cost.input_tokens + cost.output_tokens;
-    const breach = ctx.checkLimits(cost);
-    if (breach) {
-      const context = {
-        ...breach,
-        error_context: errorContext(),
-        thread_id: ctx.threadId,
-        cost: { ...cost, tokens },
-      };
-      const control = await ctx.hooks.control('limit', context);
-      const message = `Limit exceeded: ${breach.limit_code} (${breach.current_value}/${breach.current_max})`;
-      // A hook may escalate or suspend; the error still says which limit stopped the thread.
-      const decided: Partial<LoopResult> =
-        control && control.action !== 'retry' ? (control as LoopResult) : {};
-      return finish({
-        ...decided,
-        success: false,
-        error: message,
-        ...(typeof decided.error === 'string' && decided.error && decided.error !== 'Escalation requested'
-          ? { hook_error: decided.error }
-          : {}),
-        limit_code: breach.limit_code,
-        error_context: errorContext(),
-      });
-    }
-    if (ctx.isCancelled()) return finish({ success: false, status: 'cancelled', error: 'Thread cancelled' });
-    if (cost.turns > 0 && attemptTurn !== cost.turns) {
-      ctx.log.checkpoint(cost.turns);
-      ctx.onCheckpoint?.(cost.turns);
-    }
-    attemptTurn = cost.turns;
-    const turn = cost.turns + 1;
-    if (firstTurn) {
-      const first = messages.at(-1);
-      if (first?.role === 'user') ctx.log.emit('cognition_in', { text: first.content, role: 'user', turn });
-      firstTurn = false;
-    }
+  // Ids already in the conversation (a continuation's carried calls) stay taken.
+  const usedIds = new Set<string>();
+  for (const m of messages) if (m.role === 'assistant') for (const c of m.tool_calls ?? []) usedIds.add(c.id);
 
-    const calledAt = performance.now();
-    const result = await streamTurn(ctx, {
-      model: ctx.model,
-      system: ctx.system,
-      tools: ctx.textParser
-        ? []
-        : ctx.palette.entries.map(({ name, description, schema }) => ({ name, description, schema })),
-      maxTokens: ctx.maxTokens,
-      messages,
-      turn,
-      mode: ctx.streamMode ?? 'inline',
-      dispatch: ctx.dispatchSettings ?? DEFAULT_DISPATCH,
-      log: ctx.log,
-      ...(ctx.textParser ? { textParser: ctx.textParser } : {}),
-      ...(ctx.onData ? { onData: (data: string) => ctx.onData?.(data, turn) } : {}),
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-      ...(ctx.maxCallsPerTurn ? { maxCallsPerTurn: ctx.maxCallsPerTurn } : {}),
-      stopReason: () => {
-        if (ctx.isCancelled()) return 'the thread was cancelled';
-        if ((performance.now() - started) / 1000 >= ctx.limits.duration_seconds)
-          return `the thread reached its duration limit (${ctx.limits.duration_seconds} s)`;
-        return undefined;
-      },
-    });
-    const turnMs = performance.now() - calledAt;
-    timing.tools_ms += result.toolsAfterStreamMs;
-    timing.provider_ms += turnMs - result.toolsAfterStreamMs;
-    timing.tool_start_delays_ms.push(...result.startDelaysMs.map((ms) => Math.round(ms * 1000) / 1000));
-    const reply = result.response;
-    if (result.error) {
-      account(reply.usage);
-      // Calls that completed before the break ran; they stay in the conversation so the retry
-      // continues after them instead of running them again.
-      if (result.calls.length > 0) messages.push(...turnMessages(result));
-      const info = result.error;
-      consecutiveFailures += 1;
-      const classification = ctx.classifyError(info);
-      recentLlmErrors.push({
-        attempt: consecutiveFailures,
-        error: info.message,
-        error_type: info.errorClass,
-        code: info.code ?? null,
-        http_status: info.httpStatus,
-      });
-      if (info.errorClass === 'CancelledError' || ctx.isCancelled()) {
-        return finish({ success: false, status: 'cancelled', error: 'Thread cancelled' });
-      }
-      if (consecutiveFailures >= MAX_CONSECUTIVE_FAILURES) {
+  let firstTurn = true;
+  try {
+    for (;;) {
+      elapsed();
+      const tokens = cost.input_tokens + cost.output_tokens;
+      const breach = ctx.checkLimits(cost);
+      if (breach) {
+        const context = {
+          ...breach,
+          error_context: errorContext(),
+          thread_id: ctx.threadId,
+          cost: { ...cost, tokens },
+        };
+        const control = await ctx.hooks.control('limit', context);
+        const message = `Limit exceeded: ${breach.limit_code} (${breach.current_value}/${breach.current_max})`;
+        // A hook may escalate or suspend; the error still says which limit stopped the thread.
+        const decided: Partial<LoopResult> =
+          control && control.action !== 'retry' ? (control as LoopResult) : {};
         return finish({
+          ...decided,
           success: false,
-          error: `LLM call failed ${MAX_CONSECUTIVE_FAILURES} consecutive times: ${errorText(info)}`,
-          recent_llm_errors: recentLlmErrors.slice(-3),
+          error: message,
+          ...(typeof decided.error === 'string' && decided.error && decided.error !== 'Escalation requested'
+            ? { hook_error: decided.error }
+            : {}),
+          limit_code: breach.limit_code,
+          error_context: errorContext(),
         });
       }
-      const control = await ctx.hooks.control('error', {
-        thread_id: ctx.threadId,
-        error: {
-          type: info.errorClass,
-          message: info.message,
+      if (ctx.isCancelled())
+        return finish({ success: false, status: 'cancelled', error: 'Thread cancelled' });
+      if (cost.turns > 0 && attemptTurn !== cost.turns) {
+        ctx.log.checkpoint(cost.turns);
+        ctx.onCheckpoint?.(cost.turns);
+      }
+      attemptTurn = cost.turns;
+      const turn = cost.turns + 1;
+      if (firstTurn) {
+        const first = messages.at(-1);
+        if (first?.role === 'user') ctx.log.emit('cognition_in', { text: first.content, role: 'user', turn });
+        firstTurn = false;
+      }
+
+      const calledAt = performance.now();
+      const result = await streamTurn(ctx, {
+        model: ctx.model,
+        system: ctx.system,
+        tools: ctx.textParser
+          ? []
+          : ctx.palette.entries.map(({ name, description, schema }) => ({ name, description, schema })),
+        maxTokens: ctx.maxTokens,
+        messages,
+        turn,
+        mode: ctx.streamMode ?? 'inline',
+        dispatch: ctx.dispatchSettings ?? DEFAULT_DISPATCH,
+        log: ctx.log,
+        ...(ctx.textParser ? { textParser: ctx.textParser } : {}),
+        ...(ctx.onData ? { onData: (data: string) => ctx.onData?.(data, turn) } : {}),
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+        ...(ctx.maxCallsPerTurn ? { maxCallsPerTurn: ctx.maxCallsPerTurn } : {}),
+        usedIds,
+        stopReason: () => {
+          if (ctx.isCancelled()) return 'the thread was cancelled';
+          if ((performance.now() - started) / 1000 >= ctx.limits.duration_seconds)
+            return `the thread reached its duration limit (${ctx.limits.duration_seconds} s)`;
+          return undefined;
+        },
+      });
+      const turnMs = performance.now() - calledAt;
+      timing.tools_ms += result.toolsAfterStreamMs;
+      timing.provider_ms += turnMs - result.toolsAfterStreamMs;
+      for (const ms of result.startDelaysMs) timing.tool_start_delays_ms.push(Math.round(ms * 1000) / 1000);
+      const reply = result.response;
+      if (result.error) {
+        account(reply.usage);
+        // Calls that completed before the break ran; they stay in the conversation so the retry
+        // continues after them instead of running them again.
+        if (result.calls.length > 0) for (const m of turnMessages(result)) messages.push(m);
+        const info = result.error;
+        consecutiveFailures += 1;
+        const classification = ctx.classifyError(info);
+        recentLlmErrors.push({
+          attempt: consecutiveFailures,
+          error: info.message,
+          error_type: info.errorClass,
           code: info.code ?? null,
           http_status: info.httpStatus,
-        },
-        classification,
-        cost: { ...cost },
-      });
-      if (control?.action === 'retry') {
-        const seconds = ctx.retryDelay(classification, consecutiveFailures - 1, info);
-        await sleep(seconds * 1000, ctx.signal);
-        continue;
-      }
-      const original = errorText(info);
-      if (control) {
-        const error = typeof control.error === 'string' && control.error.trim() ? control.error : original;
-        return finish({
-          ...(control as LoopResult),
-          success: false,
-          error,
-          recent_llm_errors: recentLlmErrors.slice(-3),
         });
+        if (info.errorClass === 'CancelledError' || ctx.isCancelled()) {
+          return finish({ success: false, status: 'cancelled', error: 'Thread cancelled' });
+        }
+        if (consecutiveFailures >= MAX_CONSECUTIVE_FAILURES) {
+          return finish({
+            success: false,
+            error: `LLM call failed ${MAX_CONSECUTIVE_FAILURES} consecutive times: ${errorText(info)}`,
+            recent_llm_errors: recentLlmErrors.slice(-3),
+          });
+        }
+        const control = await ctx.hooks.control('error', {
+          thread_id: ctx.threadId,
+          error: {
+            type: info.errorClass,
+            message: info.message,
+            code: info.code ?? null,
+            http_status: info.httpStatus,
+          },
+          classification,
+          cost: { ...cost },
+        });
+        if (control?.action === 'retry') {
+          const seconds = ctx.retryDelay(classification, consecutiveFailures - 1, info);
+          await sleep(seconds * 1000, ctx.signal);
+          continue;
+        }
+        const original = errorText(info);
+        if (control) {
+          const error = typeof control.error === 'string' && control.error.trim() ? control.error : original;
+          return finish({
+            ...(control as LoopResult),
+            success: false,
+            error,
+            recent_llm_errors: recentLlmErrors.slice(-3),
+          });
+        }
+        return finish({ success: false, error: original, recent_llm_errors: recentLlmErrors.slice(-3) });
       }
-      return finish({ success: false, error: original, recent_llm_errors: recentLlmErrors.slice(-3) });
-    }
 
-    consecutiveFailures = 0;
-    cost.turns += 1;
-    account(reply.usage);
+      consecutiveFailures = 0;
+      cost.turns += 1;
+      account(reply.usage);
 
-    if (result.calls.length === 0) {
-      const canNudge =
-        ctx.nativeTools &&
-        ctx.palette.entries.length > 0 &&
-        nudges < MAX_NUDGES &&
-        (turn === 1 || ctx.outputs);
-      if (canNudge) {
-        nudges += 1;
-        const nudge = ctx.outputs ? NUDGE_RETURN : NUDGE_TOOLS;
-        messages.push({ role: 'assistant', content: reply.text }, { role: 'user', content: nudge });
-        ctx.log.emit('cognition_in', { text: nudge, role: 'user', turn: turn + 1 });
+      if (result.calls.length === 0) {
+        const canNudge =
+          ctx.nativeTools &&
+          ctx.palette.entries.length > 0 &&
+          nudges < MAX_NUDGES &&
+          (turn === 1 || ctx.outputs);
+        if (canNudge) {
+          nudges += 1;
+          const nudge = ctx.outputs ? NUDGE_RETURN : NUDGE_TOOLS;
+          messages.push({ role: 'assistant', content: reply.text }, { role: 'user', content: nudge });
+          ctx.log.emit('cognition_in', { text: nudge, role: 'user', turn: turn + 1 });
+          await afterStep(ctx, cost);
+          continue;
+        }
         await afterStep(ctx, cost);
-        continue;
+        return finish({ success: true, result: reply.text });
+      }
+
+      for (const m of turnMessages(result)) messages.push(m);
+      const returned = result.returned;
+      if (returned) {
+        await ctx.hooks
+          .control('directive_return', { outputs: returned, cost: { ...cost }, thread_id: ctx.threadId })
+          .catch(() => null);
+        await afterStep(ctx, cost);
+        if (returned.status === 'error') {
+          const detail =
+            typeof returned.error_detail === 'string' && returned.error_detail
+              ? returned.error_detail
+              : 'no detail given';
+          return finish({
+            success: false,
+            result: reply.text,
+            outputs: returned,
+            error: `The directive reported an error: ${detail}`,
+          });
+        }
+        return finish({ success: true, result: reply.text, outputs: returned });
       }
       await afterStep(ctx, cost);
-      return finish({ success: true, result: reply.text });
-    }
 
-    messages.push(...turnMessages(result));
-    const returned = result.returned;
-    if (returned) {
-      await ctx.hooks
-        .control('directive_return', { outputs: returned, cost: { ...cost }, thread_id: ctx.threadId })
-        .catch(() => null);
-      await afterStep(ctx, cost);
-      if (returned.status === 'error') {
-        const detail =
-          typeof returned.error_detail === 'string' && returned.error_detail
-            ? returned.error_detail
-            : 'no detail given';
-        return finish({
-          success: false,
-          result: reply.text,
-          outputs: returned,
-          error: `The directive reported an error: ${detail}`,
+      const estimated = textOfMessages(messages) / 4;
+      const ratio = estimated / ctx.contextWindow;
+      if (ratio >= ctx.contextThreshold) {
+        ctx.log.emit('context_limit_reached', {
+          usage_ratio: Math.round(ratio * 1000) / 1000,
+          tokens_used: Math.round(estimated),
+          tokens_limit: ctx.contextWindow,
         });
+        // Hand off to a continuation thread (§10.6); the hooks decide only when that fails.
+        const next = await ctx.prepareHandoff?.(cost.turns);
+        if (next) {
+          return finish({
+            success: true,
+            status: 'continued',
+            result: reply.text,
+            continuation_thread_id: next,
+          });
+        }
+        const control = await ctx.hooks.control('context_limit_reached', {
+          usage_ratio: ratio,
+          tokens_used: Math.round(estimated),
+          tokens_limit: ctx.contextWindow,
+          thread_id: ctx.threadId,
+        });
+        if (control && control.action === 'continue')
+          return finish({ success: true, status: 'continued', result: reply.text });
+        if (control) return finish(control as LoopResult);
       }
-      return finish({ success: true, result: reply.text, outputs: returned });
     }
-    await afterStep(ctx, cost);
-
-    const estimated = textOfMessages(messages) / 4;
-    const ratio = estimated / ctx.contextWindow;
-    if (ratio >= ctx.contextThreshold) {
-      ctx.log.emit('context_limit_reached', {
-        usage_ratio: Math.round(ratio * 1000) / 1000,
-        tokens_used: Math.round(estimated),
-        tokens_limit: ctx.contextWindow,
-      });
-      const control = await ctx.hooks.control('context_limit_reached', {
-        usage_ratio: ratio,
-        tokens_used: Math.round(estimated),
-        tokens_limit: ctx.contextWindow,
-        thread_id: ctx.threadId,
-      });
-      if (control && control.action === 'continue')
-        return finish({ success: true, status: 'continued', result: reply.text });
-      if (control) return finish(control as LoopResult);
-    }
+  } catch (error) {
+    // The loop never throws (its callers finalize on what it returns): a defect, or a model
+    // answer no transcript can hold, ends the thread as an error, with its cost so far.
+    return finish({
+      success: false,
+      error: `The thread stopped on an internal error: ${(error as Error)?.message ?? String(error)}`,
+    });
   }
 }
 

@@ -57,6 +57,12 @@ export interface TurnRequest {
   maxCallsPerTurn?: number;
   /** Why no further call may start (cancelled, out of time), checked as each call is about to run. */
   stopReason?: () => string | undefined;
+  /**
+   * Call ids the thread has used so far (shared across turns, updated here). A call whose id is
+   * empty or already used gets a fresh one: results are matched to calls by id, in the provider's
+   * next request and in the transcript, so an id must name one call.
+   */
+  usedIds?: Set<string>;
   signal?: AbortSignal;
 }
 
@@ -105,6 +111,19 @@ function cutShort(model: LanguageModel): ProviderCallErrorInfo {
   };
 }
 
+/** `call` itself, or a copy with an id no earlier call of the thread had. */
+function withUniqueId(call: ToolCall, used: Set<string>): ToolCall {
+  let id = call.id;
+  if (id === '' || used.has(id)) {
+    const base = id === '' ? 'call' : id;
+    let n = 2;
+    while (used.has(`${base}_${n}`)) n += 1;
+    id = `${base}_${n}`;
+  }
+  used.add(id);
+  return id === call.id ? call : { ...call, id };
+}
+
 function refused(message: string): CallOutcome {
   return { content: JSON.stringify({ error: message }), isError: true, durationMs: 0, dispatchMs: 0 };
 }
@@ -141,15 +160,15 @@ export async function streamTurn(ctx: CallContext, request: TurnRequest): Promis
     return outcome;
   };
 
-  let seen = 0;
+  let started = 0;
   const startCall = (call: ToolCall) => {
-    seen += 1;
-    const over = request.maxCallsPerTurn !== undefined && seen > request.maxCallsPerTurn;
+    started += 1;
+    const over = request.maxCallsPerTurn !== undefined && started > request.maxCallsPerTurn;
     const plan: CallPlan = over
       ? {
           kind: 'settled',
           outcome: refused(
-            `Too many tool calls in one response (at most ${request.maxCallsPerTurn}): this call was not run. Make fewer calls per response.`,
+            `Too many tool calls in one response (at most ${request.maxCallsPerTurn}): this call and every later one of this response were not run. Make fewer calls per response.`,
           ),
         }
       : planCall(ctx, call);
@@ -172,7 +191,14 @@ export async function streamTurn(ctx: CallContext, request: TurnRequest): Promis
     recorded.push({ call, result });
   };
 
-  const onCall = (call: ToolCall) => {
+  const usedIds = request.usedIds ?? new Set<string>();
+  let received = 0;
+  const onCall = (raw: ToolCall) => {
+    received += 1;
+    // Past the cap, one call is answered with the refusal and the rest are not kept at all:
+    // a flood of calls must not become a flood of transcript lines and messages.
+    if (request.maxCallsPerTurn !== undefined && received > request.maxCallsPerTurn + 1) return;
+    const call = withUniqueId(raw, usedIds);
     response.toolCalls.push(call);
     if (request.mode === 'inline') startCall(call);
     else deferred.push(call);

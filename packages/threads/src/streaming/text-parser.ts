@@ -313,7 +313,19 @@ export class TextToolParser {
     this.out = [];
     this.consume(chunk);
     const holding = this.mode.kind === 'open' || this.mode.kind === 'body' || this.mode.kind === 'json';
-    if (holding && !this.discarding && this.heldLength > this.limits.toolParseBufferMax) this.overflow();
+    if (holding && !this.discarding && this.heldLength > this.limits.toolParseBufferMax) {
+      // Prose that merely opened a brace (`Here: {"` and a long answer) is text, not a call:
+      // give it back rather than drop it. Only what looks like a call is discarded.
+      const held = this.held.join('');
+      if (this.mode.kind === 'json' && !CALL_HINT.test(held)) {
+        this.held = [];
+        this.heldLength = 0;
+        this.mode = TEXT;
+        this.emitText(held);
+      } else {
+        this.overflow();
+      }
+    }
     return this.out;
   }
 

@@ -23,19 +23,30 @@ export function textModeToolsPrompt(tools: readonly ToolDefinition[]): string {
  * it wrote them in, and their results as a user message (a server without tool support rejects
  * `tool` roles and `tool_use` blocks). The runner's own message list keeps the native shape.
  */
+/** An attribute value that cannot end its quotes or open a tag. */
+function attribute(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** A result's text, unable to close its block or fake another (a tool's output is data). */
+function body(text: string): string {
+  return text.replace(/<(\/?)(tool_result|tool_use)/gi, '&lt;$1$2');
+}
+
 export function textModeMessages(messages: readonly ChatMessage[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const message of messages) {
     if (message.role === 'assistant') {
       const calls = (message.tool_calls ?? []).map(
-        (call) => `<tool_use id="${call.id}" name="${call.name}">${JSON.stringify(call.input)}</tool_use>`,
+        (call) =>
+          `<tool_use id="${attribute(call.id)}" name="${attribute(call.name)}">${JSON.stringify(call.input)}</tool_use>`,
       );
       out.push({ role: 'assistant', content: [message.content, ...calls].filter(Boolean).join('\n') });
       continue;
     }
     const text =
       message.role === 'tool'
-        ? `<tool_result id="${message.tool_call_id}"${message.is_error ? ' error="true"' : ''}>\n${message.content}\n</tool_result>`
+        ? `<tool_result id="${attribute(message.tool_call_id)}"${message.is_error ? ' error="true"' : ''}>\n${body(message.content)}\n</tool_result>`
         : message.content;
     const last = out.at(-1);
     if (last?.role === 'user') last.content = `${last.content}\n\n${text}`;
