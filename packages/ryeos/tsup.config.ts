@@ -33,6 +33,7 @@ export default [
     entry: {
       cli: 'src/cli.ts',
       'mcp-server': 'src/mcp-server.ts',
+      'thread-runner': 'src/thread-runner.ts',
       ...Object.fromEntries(Object.entries(LAZY).map(([name, path]) => [`rye-lazy-${name}`, path])),
     },
     splitting: true,

@@ -146,6 +146,8 @@ export function verbsApart(verbs) {
 export const LAZY = {
   route: join(PACKAGES, 'ryeos', 'src', 'execute', 'route.ts'),
   fork: join(PACKAGES, 'ryeos', 'src', 'execute', 'fork.ts'),
+  detach: join(PACKAGES, 'ryeos', 'src', 'execute', 'detach.ts'),
+  'threads-tail': join(PACKAGES, 'ryeos', 'src', 'commands', 'threads-tail.ts'),
   sign: join(PACKAGES, 'ryeos', 'src', 'sign.ts'),
   keys: join(PACKAGES, 'ryeos', 'src', 'keys.ts'),
   'execute-tool': join(PACKAGES, 'executor', 'src', 'execute-tool.ts'),

@@ -17,7 +17,7 @@ import {
 } from '@ryeos/executor';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import type { LoadArgs, SearchArgs } from '@ryeos/mcp/tools';
-import type { PrimaryCall } from '@ryeos/threads';
+import type { PrimaryCall, ResumeResult } from '@ryeos/threads';
 import { checkToolArguments } from './arguments.js';
 import { systemBundles } from './bundles.js';
 import type { ExecuteCaller, ExecuteRequest } from './execute/route.js';
@@ -130,6 +130,26 @@ export class Rye {
       default:
         return toErrorEnvelope(new RyeError('VALIDATION', `Unknown operation '${String(call.primary)}'`));
     }
+  }
+
+  /**
+   * Continues a finished thread (the last of its chain) with a new message, in a new thread that
+   * carries its inputs and the tail of its conversation (spec threads §10.6).
+   */
+  async resumeThread(
+    threadId: string,
+    message: string,
+    options: { model?: string; signal?: AbortSignal; handoff?: boolean } = {},
+  ): Promise<ResumeResult> {
+    // Through fork.js, loaded on first use: search and load never load the threads layer.
+    const { resumeForkedThread } = await import('./execute/fork.js');
+    const host = { settings: this.settings, projectPath: this.projectPath, executor: await this.executor() };
+    return resumeForkedThread(
+      { ...host, dispatch: (call) => this.dispatch(call) },
+      threadId,
+      message,
+      options,
+    );
   }
 
   /** Searches items (interfaces §2.1); returns an envelope, never throws. */

@@ -73,15 +73,10 @@ describe('execute: the allowed cells', () => {
 
   it.each([
     [
-      { item_id: 'directive:m/plan', thread: 'fork', async: true },
-      /Background runs \(async=true\) of a directive/,
-    ],
-    [
       { item_id: 'directive:m/plan', thread: 'fork', target: 'remote' },
       /Remote execution \(target="remote"\)/,
     ],
     [{ item_id: 'tool:m/echo', target: 'remote:gpu' }, /Remote execution \(target="remote:gpu"\)/],
-    [{ item_id: 'tool:m/echo', async: true }, /Background runs \(async=true\) of a tool/],
   ])('%o is valid but not available yet: a clear error, not a crash', async (request, message) => {
     const result = await rye.execute(request as ExecuteRequest);
     expect(result).toMatchObject({ status: 'error', error_type: 'unavailable' });

@@ -50,16 +50,13 @@ describe('no registry is advertised', () => {
 });
 
 describe('fork, async and remote are described as what they do today', () => {
-  it('the execute tool says fork runs and async and remote are refused as unavailable', () => {
+  it('the execute tool says fork and async run, and remote is refused as unavailable', () => {
     const execute = TOOL_DEFINITIONS.find((t) => t.name === 'execute')!;
     expect(execute.description).toMatch(/thread "fork" runs a directive in its own managed LLM thread/);
-    expect(execute.description).toMatch(/async and remote targets are refused as unavailable/);
-    for (const name of ['async', 'target']) {
-      expect(execute.inputSchema.properties[name]!.description, name).toMatch(
-        /unavailable|not available yet/,
-      );
-    }
-    for (const name of ['thread', 'model', 'limit_overrides']) {
+    expect(execute.description).toMatch(/async: true runs a forked directive \(or a tool\) detached/);
+    expect(execute.description).toMatch(/Remote targets are refused as unavailable/);
+    expect(execute.inputSchema.properties.target!.description).toMatch(/unavailable|not available yet/);
+    for (const name of ['thread', 'model', 'limit_overrides', 'async']) {
       expect(execute.inputSchema.properties[name]!.description, name).not.toMatch(
         /unavailable|not available/,
       );
@@ -67,9 +64,10 @@ describe('fork, async and remote are described as what they do today', () => {
     expect(SERVER_INSTRUCTIONS).not.toMatch(/\bfork|async|remote/);
   });
 
-  it('the CLI help says so, and lists only fork as working', () => {
+  it('the CLI help says so: fork and async work, remote does not yet', () => {
     expect(commandUsage('execute')).toMatch(/--thread fork/);
-    expect(commandUsage('execute')).toMatch(/Not available yet[\s\S]*--async[\s\S]*--target remote/);
+    expect(commandUsage('execute')).toMatch(/--async +run detached/);
+    expect(commandUsage('execute')).toMatch(/Not available yet[^\n]*--target remote/);
     expect(helpText()).not.toMatch(/--async|--target/);
   });
 
@@ -78,8 +76,6 @@ describe('fork, async and remote are described as what they do today', () => {
     const rye = createRye({ projectPath: t.project, userSpace: t.user, env: { USER_SPACE: t.user } });
     await initWorkspace(rye);
     const requests: ExecuteRequest[] = [
-      { item_id: 'directive:example/greet', thread: 'fork', async: true },
-      { item_id: 'tool:example/hello', async: true },
       { item_id: 'tool:example/hello', target: 'remote' },
       { item_id: 'directive:example/greet', target: 'remote:gpu', thread: 'fork' },
     ];
@@ -87,9 +83,12 @@ describe('fork, async and remote are described as what they do today', () => {
       const result = await rye.execute(request);
       expect(result, JSON.stringify(request)).toMatchObject({ status: 'error', error_type: 'unavailable' });
     }
-    const fork = await rye.execute({ item_id: 'directive:example/greet', thread: 'fork' });
-    expect(fork).toMatchObject({ status: 'error', error_type: 'config' });
-    expect(String(fork.hint)).toMatch(/ANTHROPIC_API_KEY|OPENAI_API_KEY/);
+    // Without a provider, a fork fails at setup, synchronously, async or not.
+    for (const async of [false, true]) {
+      const fork = await rye.execute({ item_id: 'directive:example/greet', thread: 'fork', async });
+      expect(fork).toMatchObject({ status: 'error', error_type: 'config' });
+      expect(String(fork.hint)).toMatch(/ANTHROPIC_API_KEY|OPENAI_API_KEY/);
+    }
   });
 });
 

@@ -15,8 +15,39 @@ export type { PrimaryCall, PrimaryDispatch, PrimaryName, PrimaryToolSpec, Thread
 export { PRIMARY_NAMES } from './host.js';
 export type { ThreadReport, ThreadSummary } from './inspect.js';
 export { listThreads, showThread } from './inspect.js';
+export type { CancelResult, KillResult } from './orchestration/control.js';
+export { CANCEL_MARKER, cancelThread, killThread } from './orchestration/control.js';
+export type {
+  ActiveThread,
+  AggregateResult,
+  ChainEntry,
+  ChainResult,
+  ChainSearchHit,
+  ChainSearchOptions,
+  ChainSearchResult,
+  ListActiveResult,
+  ReadTranscriptOptions,
+  ReadTranscriptResult,
+  SearchType,
+  StatusResult,
+  ThreadOutcome,
+} from './orchestration/query.js';
+export {
+  aggregateResults,
+  chainSearch,
+  getChain,
+  getStatus as getThreadStatus,
+  listActive as listActiveThreads,
+  readTranscript as readKnowledgeTranscript,
+} from './orchestration/query.js';
+export type { ResumeRequest, ResumeResult } from './orchestration/resume.js';
+export { resumeThread } from './orchestration/resume.js';
+export type { DetachedLaunch } from './orchestration/spawn.js';
+export { detachedEnv, spawnDetached } from './orchestration/spawn.js';
+export type { WaitThreadsOptions, WaitThreadsResult } from './orchestration/wait.js';
+export { waitThreads } from './orchestration/wait.js';
 export { canonicalJson } from './persistence/canonical-json.js';
-export { threadDir, threadsStateRoot } from './persistence/paths.js';
+export { ensureThreadDir, threadDir, threadsStateRoot } from './persistence/paths.js';
 export { reconstructMessages, resumeMessages } from './persistence/reconstruct.js';
 export type { Signer } from './persistence/signer.js';
 export { loadSigner } from './persistence/signer.js';

@@ -15,11 +15,20 @@ import { classifyProviderError, parseErrorClassification, retryDelaySeconds } fr
 import type { Hook } from './hooks/layers.js';
 import { buildHookList, buildResolveExtendsHooks } from './hooks/layers.js';
 import type { ThreadHost } from './host.js';
+import { verifyThreadRecords } from './inspect.js';
+import {
+  carriedConversation,
+  continuationPrompt,
+  DEFAULT_RESUME_CEILING_TOKENS,
+  linkContinuation,
+  withPrompt,
+} from './orchestration/continuation.js';
+import { CANCEL_MARKER } from './orchestration/control.js';
 import { writeCapabilitiesMd } from './persistence/capabilities-md.js';
 import { renderKnowledgeTranscript, writeKnowledgeTranscript } from './persistence/knowledge-transcript.js';
-import { threadDir, threadsStateRoot } from './persistence/paths.js';
+import { ensureThreadDir, threadDir, threadsStateRoot } from './persistence/paths.js';
 import { loadSigner, type Signer } from './persistence/signer.js';
-import { readThreadJson, type ThreadJson, writeThreadJson } from './persistence/thread-json.js';
+import { type ThreadJson, writeThreadJson } from './persistence/thread-json.js';
 import { TranscriptWriter } from './persistence/transcript.js';
 import { readTranscript } from './persistence/transcript-read.js';
 import {
@@ -57,6 +66,24 @@ export interface ForkRequest {
   /** The thread that asked for this one (its `thread.json` caps limits and capabilities). */
   parentThreadId?: string;
   signal?: AbortSignal;
+  /**
+   * Run detached (`async: true`, spec §11): setup runs here, through the signed `thread.json`;
+   * then `detach(threadId)` starts the process that runs the loop and answers its pid.
+   */
+  detach?: (threadId: string) => Promise<number>;
+  /**
+   * The detached process re-entering a thread its caller set up: registration, spawn count and
+   * budget are done; limits come from the thread's own signed `thread.json`.
+   */
+  preRegistered?: string;
+  /** A continuation (handoff or resume) of this finished thread: its conversation carries on. */
+  previousThreadId?: string;
+  /** The user message a continuation starts with (resume's `message`). */
+  continuationMessage?: string;
+  /** A continuation made by a handoff (the old thread filled its context window), not a resume. */
+  handoff?: boolean;
+  /** An id its caller registered for this thread (a handoff's continuation, named in the old record). */
+  registeredId?: string;
 }
 
 export interface ThreadResult {
@@ -127,12 +154,15 @@ async function readParent(host: ThreadHost, stateRoot: string, parentId: string)
       'Unset RYE_PARENT_THREAD_ID, or run inside a live thread.',
     );
   }
-  const { data, verification } = await readThreadJson(dir, host.executor.trust);
-  if (!verification.valid) {
+  // Its signed records, bound to its id (a copy of another thread's files is not this parent);
+  // a live parent's transcript has lines after its last checkpoint, hence lenient.
+  const records = await verifyThreadRecords(dir, parentId, host.executor.trust, { transcript: 'lenient' });
+  const data = records.data;
+  if (!records.valid || !data) {
     fail(
       'INTEGRITY',
-      `Parent thread '${parentId}' has a thread.json that does not verify: ${verification.error}`,
-      'A parent record edited after signing cannot grant limits or capabilities.',
+      `Parent thread '${parentId}' has records that do not verify: ${records.thread_json.error ?? records.transcript.error ?? 'unknown reason'}`,
+      'A parent record edited after signing, or copied from another thread, cannot grant limits or capabilities.',
     );
   }
   return {
@@ -140,6 +170,18 @@ async function readParent(host: ThreadHost, stateRoot: string, parentId: string)
     limits: asNumberMap(data.limits),
     capabilities: Array.isArray(data.capabilities) ? (data.capabilities as string[]) : [],
   };
+}
+
+/** A re-entered thread's own signed record: what its caller decided, not recomputed. */
+async function ownRecord(host: ThreadHost, dir: string, threadId: string): Promise<ThreadJson> {
+  const records = await verifyThreadRecords(dir, threadId, host.executor.trust, { transcript: 'lenient' });
+  if (!records.valid || !records.data) {
+    fail(
+      'INTEGRITY',
+      `Thread '${threadId}' has records that do not verify: ${records.thread_json.error ?? records.transcript.error ?? 'unknown reason'}`,
+    );
+  }
+  return records.data;
 }
 
 function registerThread(
@@ -184,12 +226,21 @@ export async function runThread(host: ThreadHost, request: ForkRequest): Promise
     } catch (error) {
       throw new SetupFailure(toRyeError(error));
     }
-    const parentId = request.parentThreadId ?? (settings.env.RYE_PARENT_THREAD_ID || undefined);
+    // A continuation keeps the old thread's parent, never the environment's (§10.6 [BUG]).
+    const parentId = request.previousThreadId
+      ? request.parentThreadId
+      : (request.parentThreadId ?? (settings.env.RYE_PARENT_THREAD_ID || undefined));
     const parent = parentId ? await readParent(host, stateRoot, parentId) : undefined;
 
     const opened = openThreadStore(stateRoot);
     store = opened;
-    const id = registerThread(opened, directiveId, parentId, stateRoot);
+    const id =
+      request.preRegistered ??
+      request.registeredId ??
+      registerThread(opened, directiveId, parentId, stateRoot);
+    if (request.preRegistered && !opened.registry.exists(id)) {
+      fail('NOT_FOUND', `Thread '${id}' was not set up by its caller (no registry row)`);
+    }
     threadId = id;
     return await runRegistered(host, request, {
       store: opened,
@@ -237,12 +288,30 @@ interface Registered {
 async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Registered): Promise<ThreadResult> {
   const { executor, settings } = host;
   const { store, threadId, signer, parent, directiveId } = reg;
-  const dir = threadDir(reg.stateRoot, threadId);
+  const dir = ensureThreadDir(reg.stateRoot, threadId);
   const createdAt = nowIso();
 
   // 3. The directive, its inputs validated and interpolated.
+  // 6 (early). A continuation carries the old thread's inputs and the tail of its conversation.
+  const coordinationEarly = await loadAgentConfig(executor, 'coordination');
+  const carried = request.previousThreadId
+    ? await carriedConversation(
+        threadDir(reg.stateRoot, request.previousThreadId),
+        request.previousThreadId,
+        executor.trust,
+        Number(
+          asNumberMap(asNumberMap(coordinationEarly.data.coordination).continuation).resume_ceiling_tokens ??
+            DEFAULT_RESUME_CEILING_TOKENS,
+        ),
+      )
+    : undefined;
+
   const loaded = await loadDirective(executor, directiveId);
-  const { directive, inputs } = prepareDirective(loaded.parsed, request.inputs ?? {}, settings.env);
+  const { directive, inputs } = prepareDirective(
+    loaded.parsed,
+    carried ? asNumberMap(carried.record.inputs) : (request.inputs ?? {}),
+    settings.env,
+  );
 
   // Agent config: the YAML data every later step reads.
   const [
@@ -293,14 +362,17 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
 
   // 7–9. Limits, depth, spawn count.
   const defaults = asNumberMap(asNumberMap(resilience.data.limits).defaults);
-  const limits: Limits = resolveLimits({
-    defaults,
-    directiveLimits: directive.limits ?? {},
-    overrides: request.limitOverrides ?? {},
-    ...(parent ? { parentLimits: parent.limits } : {}),
-  });
+  const own = request.preRegistered ? await ownRecord(host, dir, threadId) : undefined;
+  const limits: Limits = own
+    ? (own.limits as Limits)
+    : resolveLimits({
+        defaults,
+        directiveLimits: directive.limits ?? {},
+        overrides: request.limitOverrides ?? {},
+        ...(parent ? { parentLimits: parent.limits } : {}),
+      });
   checkDepth(limits);
-  if (parent) {
+  if (parent && !own && !carried) {
     const max = Number(parent.limits.spawns ?? defaults.spawns ?? 50);
     if (!store.registry.tryIncrementSpawn(parent.threadId, max)) {
       const count = store.registry.getThread(parent.threadId)?.spawn_count ?? max;
@@ -342,7 +414,19 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
   palette.entries.push(READ_ARTIFACT_ENTRY);
   palette.byName.set(READ_ARTIFACT_ENTRY.name, READ_ARTIFACT_ENTRY);
 
-  // 11. Budget.
+  // 11. Budget. A child that names a spend reserves it (capped by its parent's limit) and fails
+  // when its parent cannot afford it. One that names none reserves at most a share of what its
+  // parent has left (resilience.yaml `limits.child_spend_share`, 0.5): the parent keeps budget for
+  // its own turns and for more children.
+  if (parent && !own && !carried) {
+    const explicit = directive.limits?.spend !== undefined || request.limitOverrides?.spend !== undefined;
+    if (!explicit) {
+      const share = Number(asNumberMap(resilience.data.limits).child_spend_share ?? 0.5);
+      const available =
+        Math.max(0, store.ledger.getRemaining(parent.threadId)) * (share > 0 && share <= 1 ? share : 0.5);
+      if (available < Number(limits.spend)) limits.spend = available;
+    }
+  }
   const spendLimit = Number(limits.spend);
   if (parent) {
     try {
@@ -404,7 +488,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       thread_id: threadId,
       directive: directiveId,
       status: 'running',
-      created_at: createdAt,
+      created_at: own?.created_at ?? createdAt,
       updated_at: createdAt,
       model: resolved.modelId,
       limits: limits as ThreadJson['limits'],
@@ -412,8 +496,30 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       inputs,
       cost: { ...ZERO_COST },
       ...(parent ? { parent_thread_id: parent.threadId } : {}),
+      ...(request.previousThreadId ? { previous_thread_id: request.previousThreadId } : {}),
     };
     await writeThreadJson(dir, baseRecord, signer);
+
+    // 13. Detached: the process started here runs the loop and settles the budget from now on.
+    if (request.detach) {
+      let pid: number;
+      try {
+        pid = await request.detach(threadId);
+      } catch (error) {
+        fail('SPAWN', toRyeError(error).message);
+      }
+      store.registry.updatePid(threadId, pid);
+      released = true;
+      return {
+        success: true,
+        status: 'running',
+        thread_id: threadId,
+        directive: directiveId,
+        cost: { ...ZERO_COST },
+        pid,
+        async: true,
+      };
+    }
 
     // 14. The run.
     const writer = new TranscriptWriter(join(dir, 'transcript.jsonl'), threadId, signer);
@@ -438,15 +544,20 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       textParsed ? textModeToolsPrompt(palette.entries) : '',
     );
     log.emit('system_prompt', { text: system, layers: built.blocks.map((b) => b.id) });
-    const started = await hookRunner.context('thread_started', {
-      ...baseContext,
-      project_path: host.projectPath,
-      depth: limits.depth,
-      parent_thread_id: parent?.threadId ?? 'none',
-      spend_limit: limits.spend,
-      max_turns: limits.turns,
-      capabilities_summary: capabilities.join(', '),
-    });
+    const started = carried
+      ? await hookRunner.context('thread_continued', {
+          ...baseContext,
+          previous_thread_id: request.previousThreadId,
+        })
+      : await hookRunner.context('thread_started', {
+          ...baseContext,
+          project_path: host.projectPath,
+          depth: limits.depth,
+          parent_thread_id: parent?.threadId ?? 'none',
+          spend_limit: limits.spend,
+          max_turns: limits.turns,
+          capabilities_summary: capabilities.join(', '),
+        });
     for (const [position, text, blocks] of [
       [
         'before',
@@ -472,7 +583,44 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       context.after,
       started.after,
     );
-    const messages: ChatMessage[] = [{ role: 'user', content: firstMessage }];
+    const messages: ChatMessage[] = carried
+      ? withPrompt(
+          carried.messages,
+          joinBlocks(
+            started.before,
+            continuationPrompt({
+              previousThreadId: request.previousThreadId!,
+              directiveId,
+              directivePrompt: joinBlocks(context.before, directivePrompt(directive), context.after),
+              ...(request.continuationMessage ? { message: request.continuationMessage } : {}),
+              handoff: request.handoff === true,
+            }),
+            started.after,
+          ),
+        )
+      : [{ role: 'user', content: firstMessage }];
+    if (carried) {
+      // Linked before the new thread runs (§10.6); a resume also notes it in the old transcript.
+      await linkContinuation({
+        store,
+        stateDir: (id) => threadDir(reg.stateRoot, id),
+        previous: carried.record,
+        nextThreadId: threadId,
+        signer,
+        ...(request.handoff
+          ? {}
+          : {
+              event: {
+                type: 'thread_resumed',
+                payload: {
+                  new_thread_id: threadId,
+                  directive: directiveId,
+                  message_preview: (request.continuationMessage ?? '').slice(0, 200),
+                },
+              },
+            }),
+      });
+    }
     await writeCapabilitiesMd(
       dir,
       palette.entries.map(({ name, description, schema, itemId, primary }) => ({
@@ -486,7 +634,17 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       signer,
     );
 
-    const cancelMarker = join(dir, '.cancel_requested');
+    // Cancellation reaches a thread in-process (the caller's signal) or from another process (a
+    // marker in its folder, looked for every 200 ms): either aborts the model call in flight.
+    const cancelMarker = join(dir, CANCEL_MARKER);
+    const stop = new AbortController();
+    const onCallerAbort = () => stop.abort();
+    if (request.signal?.aborted) stop.abort();
+    request.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const markerWatch = setInterval(() => {
+      if (existsSync(cancelMarker)) stop.abort();
+    }, 200);
+    markerWatch.unref();
     const limitsForLoop = {
       turns: Number(limits.turns),
       tokens: Number(limits.tokens),
@@ -514,6 +672,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
     );
     const continuation = asNumberMap(asNumberMap(coordination.data.coordination).continuation);
     let run: Awaited<ReturnType<typeof runLoop>>;
+    let handoffTo: string | undefined;
     try {
       run = await runLoop({
         threadId,
@@ -575,8 +734,8 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
           ),
         classifyError: (info) => classifyProviderError(errorClasses, info),
         retryDelay: (c, attempt, info) => retryDelaySeconds(c.retry_policy, attempt, info.retryAfterSeconds),
-        isCancelled: () => Boolean(request.signal?.aborted) || existsSync(cancelMarker),
-        ...(request.signal ? { signal: request.signal } : {}),
+        isCancelled: () => stop.signal.aborted || existsSync(cancelMarker),
+        signal: stop.signal,
         onSpend: (delta) => store.ledger.incrementActual(threadId, delta),
         onCostSnapshot: (cost) => {
           try {
@@ -586,8 +745,21 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
           }
         },
         onCheckpoint: () => void renderTranscript(host, dir, baseRecord, signer),
+        prepareHandoff: async (turn) => {
+          try {
+            log.checkpoint(turn);
+            const next = registerThread(store, directiveId, parent?.threadId, reg.stateRoot);
+            log.emit('thread_handoff', { new_thread_id: next, directive: directiveId });
+            handoffTo = next;
+            return next;
+          } catch {
+            return undefined;
+          }
+        },
       });
     } finally {
+      clearInterval(markerWatch);
+      request.signal?.removeEventListener('abort', onCallerAbort);
       await sinks.close();
     }
 
@@ -606,7 +778,24 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       cancelMarker,
       modelId: resolved.modelId,
     });
-    return warnings.length ? { ...final, warnings } : final;
+    const ended = warnings.length ? { ...final, warnings } : final;
+    if (final.status !== 'continued' || !handoffTo) return ended;
+    // The handoff: the continuation runs now, carrying the inputs and the conversation's tail.
+    const next = await runThread(host, {
+      directiveId,
+      ...(request.model ? { model: request.model } : {}),
+      ...(request.limitOverrides ? { limitOverrides: request.limitOverrides } : {}),
+      ...(parent ? { parentThreadId: parent.threadId } : {}),
+      ...(request.signal ? { signal: request.signal } : {}),
+      previousThreadId: threadId,
+      registeredId: handoffTo,
+      handoff: true,
+    });
+    return {
+      ...ended,
+      continuation_thread_id: handoffTo,
+      handoff: { new_thread_id: handoffTo, new_thread_result: next },
+    };
   } catch (error) {
     releaseBudget('error');
     throw error;
@@ -652,7 +841,6 @@ async function finalize(input: FinalizeInput): Promise<ThreadResult> {
     resultText = `${resultText.slice(0, RESULT_MAX)}\n\n[... truncated]`;
     truncated = true;
   }
-  store.registry.updateStatus(threadId, status);
   store.registry.updateCostSnapshot(threadId, cost);
   store.registry.setResult(threadId, {
     cost,
@@ -660,6 +848,8 @@ async function finalize(input: FinalizeInput): Promise<ThreadResult> {
     ...(error ? { error } : {}),
     ...(resultText ? { result: resultText } : {}),
   });
+  // The status last: a waiter that sees it final finds the result already there.
+  store.registry.updateStatus(threadId, status);
   await writeThreadJson(
     input.dir,
     {
@@ -669,6 +859,9 @@ async function finalize(input: FinalizeInput): Promise<ThreadResult> {
       cost,
       ...(run.outputs ? { outputs: run.outputs } : {}),
       ...(error ? { error } : {}),
+      ...(typeof run.continuation_thread_id === 'string'
+        ? { continuation_thread_id: run.continuation_thread_id }
+        : {}),
     },
     reg.signer,
   );

@@ -263,3 +263,14 @@ describe('limitErrorContext', () => {
     });
   });
 });
+
+describe('limit overrides', () => {
+  it('only lower: never above the directive, or the default where the directive is silent', () => {
+    const limits = resolveLimits({
+      defaults: { turns: 25, spend: 1.0 },
+      directiveLimits: { turns: 2, spend: 0.01 },
+      overrides: { turns: 100_000, spend: 5000, tokens: 10_000_000, duration_seconds: 60 },
+    });
+    expect(limits).toMatchObject({ turns: 2, spend: 0.01, tokens: 200_000, duration_seconds: 60 });
+  });
+});

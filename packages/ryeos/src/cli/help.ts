@@ -30,6 +30,7 @@ Commands:
   keys list          List trusted keys
   threads list       The project's managed threads [--status S] [--limit N]
   threads show <id>  One thread: status, cost, outputs, and whether its record and transcript verify
+  threads wait|tail|cancel|kill|resume|chain <id>   Follow and steer threads (rye help threads)
   replay <script>    Serve scripted LLM replies on 127.0.0.1 in the Anthropic and OpenAI wire formats
                      [--port N]; point ANTHROPIC_BASE_URL / OPENAI_BASE_URL at it to test offline
   demo               A first session in a throw-away project: init, search, tools (file system,
@@ -51,7 +52,10 @@ const NOT_YET = `Managed threads:
   --limit-overrides JSON   e.g. '{"turns": 5, "spend": 0.5}' (turns, tokens, spend, spawns,
                     duration_seconds, depth; never above the directive's parent)
 
-Not available yet (each returns an "unavailable" error): --async, --target remote | remote:<name>.`;
+  --async           run detached (a forked directive, or a tool): the reply comes at once with
+                    its thread_id; rye threads wait|tail|cancel|kill <id> follow it
+
+Not available yet (each returns an "unavailable" error): --target remote | remote:<name>.`;
 
 const PROJECT = '  --project DIR     project root (default: the current directory); also --project-path, -p';
 
@@ -141,12 +145,27 @@ ${PROJECT}
 `,
   threads: `Usage: rye threads list [--status S] [--limit N]
        rye threads show <thread_id>
+       rye threads wait <thread_id…> [--timeout S]
+       rye threads tail <thread_id> [--follow] [--json]
+       rye threads cancel <thread_id>
+       rye threads kill <thread_id>
+       rye threads resume <thread_id> --message M
+       rye threads chain <thread_id>
 
   list              the project's managed threads, newest first: id, directive, status, model,
                     cost (--status created|running|completed|error|cancelled|continued)
   show ID           one thread: status, cost, outputs and result, and whether its signed
                     thread.json and transcript.jsonl verify (a change after signing is an
                     "integrity" error, exit code 1)
+  wait ID…          until every thread has ended (a handed-off one: the end of its chain), or
+                    --timeout seconds (default 600); prints each one's status, outputs, cost, error
+  tail ID           the transcript as a person reads it (--json: the raw events); --follow keeps
+                    printing as the thread writes, text as it streams, until it ends
+  cancel ID         asks the thread and its descendants to stop (they stop their model call)
+  kill ID           a detached thread that does not answer: SIGTERM to its process group, then
+                    SIGKILL after 3 s; recorded as cancelled
+  resume ID         continues a finished thread with --message M, in a new thread of its chain
+  chain ID          the thread's chain of continuations, first to last
 ${PROJECT}
 `,
   replay: `Usage: rye replay <script.yaml> [--port N]

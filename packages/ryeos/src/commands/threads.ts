@@ -1,8 +1,12 @@
 /**
+ * `rye threads wait <id…> [--timeout S] | cancel <id> | kill <id> | tail <id> [--follow] [--json]
+ * | resume <id> --message M | chain <id>` (orchestration, spec threads §10.5), and
  * `rye threads list [--status S] [--limit N] [--project DIR]` and `rye threads show <thread_id>
  * [--project DIR]`: the project's managed threads from the registry, and one thread's record,
  * cost and outputs with whether its signed thread.json and transcript still verify (a thread
- * that does not is an `integrity` error, exit code 1, with everything else still shown).
+ * that does not is an `integrity` error, exit code 1, with everything else still shown). What
+ * `show` reports comes from the signed records; registry.db values sit under `registry`,
+ * unverified, and contradicting a finished thread's record is an integrity error too.
  */
 import type { RyeSettings } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
@@ -17,6 +21,10 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
   const { values, positionals } = parse(args, {
     status: { type: 'string' },
     limit: { type: 'string' },
+    timeout: { type: 'string' },
+    message: { type: 'string', short: 'm' },
+    follow: { type: 'boolean', short: 'f' },
+    json: { type: 'boolean' },
     project: { type: 'string' },
     'project-path': { type: 'string', short: 'p' },
   });
@@ -50,12 +58,15 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
       const problems = [
         report.integrity.thread_json.valid ? undefined : `thread.json: ${report.integrity.thread_json.error}`,
         report.integrity.transcript.valid ? undefined : `transcript: ${report.integrity.transcript.error}`,
+        report.integrity.registry?.valid === false
+          ? `registry: ${report.integrity.registry.error}`
+          : undefined,
       ].filter(Boolean);
       printJson(io, {
         status: 'error',
         error: `Thread ${threadId} does not verify (${problems.join('; ')})`,
         error_type: 'integrity',
-        hint: 'The files were changed after the thread signed them; do not trust what they say.',
+        hint: "The thread's files were changed, replaced or copied from another thread after it signed them; do not trust what they say.",
         thread_status: threadStatus,
         ...rest,
       });
@@ -64,7 +75,87 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
     printJson(io, { status: 'success', thread_status: threadStatus, ...rest });
     return 0;
   }
+  const needId = (what: string): string => {
+    if (!threadId) {
+      throw new RyeError('VALIDATION', `rye threads ${what} needs a thread id`, {
+        hint: `rye threads list prints them, e.g. rye threads ${what} acme/plan/plan-1739820456123`,
+      });
+    }
+    return threadId;
+  };
+  const reply = (result: { success: boolean; error?: string }) => {
+    const { success, ...rest } = result;
+    printJson(io, { status: success ? 'success' : 'error', ...rest });
+    return success ? 0 : 1;
+  };
+  if (action === 'wait') {
+    const ids = positionals.slice(1);
+    if (ids.length === 0) needId('wait');
+    const rawTimeout = str(values, 'timeout');
+    const timeout = rawTimeout === undefined ? undefined : Number(rawTimeout);
+    if (timeout !== undefined && !(timeout > 0)) {
+      throw new RyeError('VALIDATION', `--timeout must be a positive number of seconds, got '${rawTimeout}'`);
+    }
+    const { waitThreads } = await import('@ryeos/threads');
+    const stop = new AbortController();
+    process.once('SIGINT', () => stop.abort());
+    return reply(
+      await waitThreads(rye.projectPath, ids, {
+        ...(timeout ? { timeoutSeconds: timeout } : {}),
+        signal: stop.signal,
+      }),
+    );
+  }
+  if (action === 'cancel') {
+    const { cancelThread } = await import('@ryeos/threads');
+    return reply(cancelThread(rye.projectPath, needId('cancel')));
+  }
+  if (action === 'kill') {
+    const { killThread } = await import('@ryeos/threads');
+    return reply(await killThread(rye.projectPath, needId('kill')));
+  }
+  if (action === 'chain') {
+    const { getChain } = await import('@ryeos/threads');
+    return reply(getChain(rye.projectPath, needId('chain')));
+  }
+  if (action === 'resume') {
+    const message = str(values, 'message');
+    if (!message) {
+      throw new RyeError('VALIDATION', 'rye threads resume needs --message', {
+        hint: 'rye threads resume <thread_id> --message "Now also do X"',
+      });
+    }
+    return reply(await rye.resumeThread(needId('resume'), message));
+  }
+  if (action === 'tail') {
+    const id = needId('tail');
+    const { openThreadStore, threadDir, threadsStateRoot } = await import('@ryeos/threads');
+    const { isTerminal, tailTranscript } = await import('./threads-tail.js');
+    const stateRoot = threadsStateRoot(rye.projectPath);
+    const statusOf = () => {
+      const store = openThreadStore(stateRoot);
+      try {
+        return store.registry.getThread(id)?.status;
+      } finally {
+        store.close();
+      }
+    };
+    if (statusOf() === undefined) {
+      throw new RyeError('NOT_FOUND', `Thread '${id}' not found`, {
+        hint: 'rye threads list prints the ids.',
+      });
+    }
+    const stop = new AbortController();
+    process.once('SIGINT', () => stop.abort());
+    await tailTranscript(io, threadDir(stateRoot, id), {
+      follow: values.follow === true,
+      json: values.json === true,
+      ended: () => isTerminal(statusOf()),
+      signal: stop.signal,
+    });
+    return 0;
+  }
   throw new RyeError('VALIDATION', `Unknown threads action '${action ?? ''}'`, {
-    hint: 'Use rye threads list [--status S] | show <thread_id>',
+    hint: 'Use rye threads list | show <id> | wait <id…> [--timeout S] | cancel <id> | kill <id> | tail <id> [--follow] [--json] | resume <id> --message M | chain <id>',
   });
 }

@@ -4,11 +4,11 @@
  * search, a load or a tool call). The thread's tool calls come back through `dispatch`, the
  * same four operations every other caller uses.
  */
-import type { Envelope, RyeSettings } from '@ryeos/executor';
+import type { Envelope, Executor, RyeSettings } from '@ryeos/executor';
 import { canonicalRef, elapsed } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
 import { TOOL_DEFINITIONS, withoutProjectPath } from '@ryeos/mcp/tools';
-import type { PrimaryDispatch, PrimaryToolSpec } from '@ryeos/threads';
+import type { PrimaryDispatch, PrimaryToolSpec, ResumeResult, ThreadHost } from '@ryeos/threads';
 import type { ExecuteHost } from './route.js';
 
 export interface ForkHost extends ExecuteHost {
@@ -23,6 +23,10 @@ export interface ForkOptions {
   limitOverrides?: Record<string, unknown>;
   parentThreadId?: string;
   signal?: AbortSignal;
+  /** Run detached (`async: true`): set up here, then a process of its own runs the loop. */
+  async?: boolean;
+  /** The detached runner re-entering a thread set up by `async`. */
+  preRegistered?: string;
 }
 
 /** The four primaries as the palette offers them: the MCP descriptions, without project_path. */
@@ -34,11 +38,40 @@ function primaries(): PrimaryToolSpec[] {
   }));
 }
 
+/** What the threads layer needs of the facade: the executor, settings, project and the four operations. */
+export function forkHost(
+  settings: RyeSettings,
+  projectPath: string,
+  dispatch: PrimaryDispatch,
+  executor: Executor,
+): ThreadHost {
+  return { executor, settings, projectPath, dispatch, primaries: primaries() };
+}
+
 export async function forkDirective(host: ForkHost, options: ForkOptions, start: number): Promise<Envelope> {
   const itemId = canonicalRef('directive', options.directiveId);
   try {
-    const { runThread } = await import('@ryeos/threads');
+    const { ensureThreadDir, runThread, threadsStateRoot } = await import('@ryeos/threads');
     const executor = await host.executor();
+    const detach = options.async
+      ? async (threadId: string) => {
+          const { launchDetached } = await import('./detach.js');
+          return launchDetached(
+            host.settings,
+            {
+              kind: 'directive',
+              project_path: host.projectPath,
+              thread_id: threadId,
+              directive_id: options.directiveId,
+              inputs: options.inputs,
+              ...(options.model ? { model: options.model } : {}),
+              ...(options.limitOverrides ? { limit_overrides: options.limitOverrides } : {}),
+              ...(options.parentThreadId ? { parent_thread_id: options.parentThreadId } : {}),
+            },
+            ensureThreadDir(threadsStateRoot(host.projectPath), threadId),
+          );
+        }
+      : undefined;
     const result = await runThread(
       {
         executor,
@@ -54,8 +87,24 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
         ...(options.limitOverrides ? { limitOverrides: options.limitOverrides } : {}),
         ...(options.parentThreadId ? { parentThreadId: options.parentThreadId } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
+        ...(detach ? { detach } : {}),
+        ...(options.preRegistered ? { preRegistered: options.preRegistered } : {}),
       },
     );
+    if (result.async === true && result.success) {
+      return {
+        status: 'success',
+        async: true,
+        type: 'directive',
+        item_id: itemId,
+        thread_id: result.thread_id,
+        directive: result.directive,
+        execution_mode: 'fork',
+        state: 'running',
+        pid: result.pid,
+        metadata: elapsed(start),
+      } as Envelope;
+    }
     const {
       success,
       status,
@@ -103,4 +152,21 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
   } catch (error) {
     return toErrorEnvelope(error, { type: 'directive', item_id: itemId, metadata: elapsed(start) });
   }
+}
+
+/** `resume_thread`: the last thread of the chain carries on with `message` (spec threads §10.6). */
+export async function resumeForkedThread(
+  host: Omit<ThreadHost, 'primaries'>,
+  threadId: string,
+  message: string,
+  options: { model?: string; signal?: AbortSignal; handoff?: boolean } = {},
+): Promise<ResumeResult> {
+  const { resumeThread } = await import('@ryeos/threads');
+  return resumeThread(forkHost(host.settings, host.projectPath, host.dispatch, host.executor), {
+    threadId,
+    message,
+    ...(options.model ? { model: options.model } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.handoff ? { handoff: true } : {}),
+  });
 }

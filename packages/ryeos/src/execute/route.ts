@@ -72,7 +72,19 @@ export async function routeExecute(
     const kind = (await kindOf(host.executor, ref.kind, args.item_type, ref.id)) as Kind;
     itemId = canonicalRef(kind, ref.id);
     checkMatrix(kind, mode);
-    if (mode.target.remote || mode.async) return unavailable(kind, mode, itemId, start);
+    if (mode.target.remote) return unavailable(kind, mode, itemId, start);
+    if (mode.async && kind === 'tool') {
+      if (!host.threads) return unavailable(kind, mode, itemId, start);
+      const { launchAsyncTool } = await import('./detach.js');
+      return await launchAsyncTool(
+        host.settings,
+        host.threads.projectPath,
+        ref.id,
+        parameters,
+        caller.threadId,
+        start,
+      );
+    }
     if (mode.thread === 'fork' && !mode.dryRun) {
       const { forkDirective } = await import('./fork.js');
       const { model, limit_overrides: limitOverrides, ...inputs } = parameters;
@@ -91,7 +103,9 @@ export async function routeExecute(
           ...(forkModel ? { model: forkModel } : {}),
           ...(overrides ? { limitOverrides: overrides } : {}),
           ...(caller.threadId ? { parentThreadId: caller.threadId } : {}),
-          ...(signal ? { signal } : {}),
+          // A detached run outlives this call: the caller's cancellation is not its own.
+          ...(signal && !mode.async ? { signal } : {}),
+          ...(mode.async ? { async: true } : {}),
         },
         start,
       );
@@ -115,7 +129,10 @@ export async function routeExecute(
   }
 }
 
-/** Remote targets and async runs arrive with their own layers; until then they say so. */
+/**
+ * Remote targets arrive with their own layer; until then they say so (as do background runs on a
+ * host that cannot run threads: an executor without the facade).
+ */
 function unavailable(kind: Kind, mode: ExecuteMode, itemId: string, start: number): ErrorEnvelope {
   const what = mode.target.remote
     ? `Remote execution (target="${mode.target.name ? `remote:${mode.target.name}` : 'remote'}")`
@@ -125,10 +142,11 @@ function unavailable(kind: Kind, mode: ExecuteMode, itemId: string, start: numbe
       'UNAVAILABLE',
       `${what} ${mode.target.remote ? 'is' : 'are'} not available yet in this version of ryeos.`,
       {
-        hint:
-          kind === 'directive'
-            ? 'Run it locally and synchronously: drop target and async (thread="fork" runs it in a managed thread).'
-            : 'Run it locally and synchronously (drop target/async).',
+        hint: mode.target.remote
+          ? kind === 'directive'
+            ? 'Run it locally: drop target (thread="fork" runs it in a managed thread, async=true detached).'
+            : 'Run it locally: drop target.'
+          : 'Run it through the ryeos facade (createRye), which runs background work, or drop async.',
       },
     ),
     { item_id: itemId, metadata: elapsed(start) },

@@ -103,7 +103,8 @@ function overlay(
 }
 
 /**
- * `{...defaults, ...directive <limits>, ...limit_overrides}`, then capped by the parent: `turns,
+ * `{...defaults, ...directive <limits>, ...limit_overrides}` where an override only lowers (never
+ * above the directive's value, or the default's where it is silent), then capped by the parent: `turns,
  * tokens, spend, spawns, duration_seconds` take `min(child, parent)`, and `depth` becomes
  * `min(depth, parent.depth − 1)` (a root keeps its depth). Every directive or override key must be
  * a key of the defaults (so `max_turns` is an error, not a silently ignored limit).
@@ -116,7 +117,14 @@ export function resolveLimits(input: ResolveLimitsInput): Limits {
   }
   const validKeys = Object.keys(resolved);
   overlay(resolved, input.directiveLimits, 'directive <limits>', validKeys);
+  // A caller's overrides only lower: the signed directive (or the defaults where it is silent)
+  // says how far its thread may go, and a caller cannot buy it more turns or spend.
+  const allowed = { ...resolved };
   overlay(resolved, input.overrides, 'limit overrides', validKeys);
+  for (const [key, value] of Object.entries(resolved)) {
+    const ceiling = allowed[key];
+    if (typeof value === 'number' && typeof ceiling === 'number') resolved[key] = Math.min(value, ceiling);
+  }
 
   const parent = input.parentLimits;
   if (parent) {

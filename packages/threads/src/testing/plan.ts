@@ -44,6 +44,43 @@ function parsedObject(json: string): Record<string, unknown> | undefined {
   }
 }
 
+/** The tool results a request carries, as text (Anthropic `tool_result` blocks, OpenAI `tool` messages). */
+function toolResultTexts(body: unknown): string[] {
+  const messages = (body as { messages?: unknown } | null)?.messages;
+  if (!Array.isArray(messages)) return [];
+  const out: string[] = [];
+  for (const message of messages as Array<Record<string, unknown>>) {
+    if (message['role'] === 'tool' && typeof message['content'] === 'string') out.push(message['content']);
+    if (!Array.isArray(message['content'])) continue;
+    for (const block of message['content'] as Array<Record<string, unknown>>) {
+      if (block['type'] === 'tool_result' && typeof block['content'] === 'string') out.push(block['content']);
+    }
+  }
+  return out;
+}
+
+/** Every string value of `field` anywhere in the JSON tool results, in order, without repeats. */
+function resultValues(body: unknown, field: string): string[] {
+  const found: string[] = [];
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) for (const item of value) visit(item);
+    else if (value && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) {
+        if (key === field && typeof inner === 'string' && !found.includes(inner)) found.push(inner);
+        else visit(inner);
+      }
+    }
+  };
+  for (const text of toolResultTexts(body)) {
+    try {
+      visit(JSON.parse(text));
+    } catch {
+      // Not JSON: nothing to take from it.
+    }
+  }
+  return found;
+}
+
 /** `(characters / 4)` rounded up: a stand-in for a tokenizer, stable across runs. */
 function estimateTokens(chars: number): number {
   return Math.ceil(chars / 4);
@@ -59,12 +96,18 @@ export function planTurn(
   const defaults = script.defaults ?? {};
   const number = index + 1;
   const calls = (turn.tool_calls ?? []).map((call, i) => {
-    const json = call.raw_input ?? JSON.stringify(call.input ?? {});
+    const given = call.input_from_results
+      ? {
+          ...(call.input ?? {}),
+          [call.input_from_results.key]: resultValues(requestBody, call.input_from_results.field),
+        }
+      : call.input;
+    const json = call.raw_input ?? JSON.stringify(given ?? {});
     return {
       id: call.id ?? `${idPrefix}_replay_${number}_${i + 1}`,
       name: call.name,
       json,
-      input: call.raw_input === undefined ? (call.input ?? {}) : parsedObject(call.raw_input),
+      input: call.raw_input === undefined ? (given ?? {}) : parsedObject(call.raw_input),
       textBefore: call.text_before ?? '',
     };
   });

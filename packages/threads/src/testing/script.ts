@@ -31,6 +31,12 @@ export interface ReplayToolCall {
    * content deltas in the OpenAI one): spreads calls through a stream, as real models do.
    */
   text_before?: string;
+  /**
+   * Fills `input[key]` with every value of the JSON field `field` found in the tool results the
+   * request carries, in order (e.g. the `thread_id`s of async children, to wait for them): a
+   * scripted model can use ids it could not know in advance.
+   */
+  input_from_results?: { key: string; field: string };
 }
 
 export interface ReplayHttpError {
@@ -146,13 +152,20 @@ function checkTiming(value: Record<string, unknown>, where: string): void {
 function checkToolCall(call: unknown, where: string): void {
   if (!isRecord(call))
     throw new ScriptProblem(`${where} must be an object {name, input}, got ${describe(call)}`);
-  checkKeys(call, ['id', 'name', 'input', 'raw_input', 'text_before'], where);
+  checkKeys(call, ['id', 'name', 'input', 'raw_input', 'text_before', 'input_from_results'], where);
   if (typeof call['name'] !== 'string' || call['name'] === '') {
     throw new ScriptProblem(`${where}.name must be a non-empty string (the tool's API name)`);
   }
   optString(call, 'id', where);
   optString(call, 'raw_input', where);
   optString(call, 'text_before', where);
+  const from = call['input_from_results'];
+  if (
+    from !== undefined &&
+    !(isRecord(from) && typeof from['key'] === 'string' && typeof from['field'] === 'string')
+  ) {
+    throw new ScriptProblem(`${where}.input_from_results must be {key: <input key>, field: <result field>}`);
+  }
   if (call['input'] !== undefined && !isRecord(call['input'])) {
     throw new ScriptProblem(`${where}.input must be an object of arguments, got ${describe(call['input'])}`);
   }

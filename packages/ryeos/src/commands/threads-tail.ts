@@ -1,0 +1,129 @@
+/**
+ * `rye threads tail <id> [--follow] [--json]`: a thread's transcript as a person reads it — who
+ * said what, which tool ran with what and what came back — or the raw JSON lines with `--json`.
+ * `--follow` keeps printing events as they are written (text as it streams) until the thread
+ * ends.
+ */
+import { closeSync, existsSync, openSync, readSync, statSync, watch } from 'node:fs';
+import { join } from 'node:path';
+import type { CliIo } from '../cli/io.js';
+
+interface Event {
+  event_type: string;
+  payload: Record<string, unknown>;
+}
+
+const TERMINAL = new Set(['completed', 'error', 'cancelled', 'continued']);
+
+function short(value: unknown, max = 240): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  const flat = (text ?? '').replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+/** One event as a line (or a piece of one, for streamed text); undefined to skip it. */
+export function describeEvent(event: Event, follow: boolean): string | undefined {
+  const p = event.payload ?? {};
+  const turn = typeof p.turn === 'number' ? `[turn ${p.turn}] ` : '';
+  switch (event.event_type) {
+    case 'cognition_in':
+      return `${turn}${String(p.role ?? 'user')}: ${short(p.text)}\n`;
+    case 'cognition_out_delta':
+      return follow ? String(p.text ?? '') : undefined;
+    case 'cognition_out':
+      if (follow) return p.is_partial ? `\n${turn}(answer cut off: ${short(p.error)})\n` : '\n';
+      return `${turn}assistant: ${short(p.text)}${p.is_partial ? ` (cut off: ${short(p.error)})` : ''}\n`;
+    case 'cognition_reasoning':
+      return follow ? undefined : `${turn}thinking: ${short(p.text)}\n`;
+    case 'tool_call_start':
+      return `${follow ? '\n' : ''}${turn}→ ${String(p.tool)} ${short(p.input, 160)}\n`;
+    case 'tool_call_result': {
+      const took = typeof p.duration_ms === 'number' ? ` (${p.duration_ms} ms)` : '';
+      return p.error
+        ? `${turn}✗ ${String(p.call_id)}${took}: ${short(p.error, 200)}\n`
+        : `${turn}← ${String(p.call_id)}${took}: ${short(p.output, 200)}\n`;
+    }
+    case 'thread_handoff':
+      return `== handed off to ${String(p.new_thread_id)}\n`;
+    case 'thread_resumed':
+      return `== resumed as ${String(p.new_thread_id)}\n`;
+    case 'context_limit_reached':
+      return `== context window ${Math.round(Number(p.usage_ratio) * 100)}% full\n`;
+    case 'thread_completed':
+    case 'thread_error':
+    case 'thread_cancelled':
+    case 'thread_continued': {
+      const cost = (p.cost ?? {}) as Record<string, unknown>;
+      const status = event.event_type.slice('thread_'.length);
+      return `== ${status}: ${cost.turns ?? 0} turns, ${(Number(cost.input_tokens ?? 0) + Number(cost.output_tokens ?? 0)).toLocaleString('en')} tokens, $${Number(cost.spend ?? 0).toFixed(4)}${p.error ? ` — ${short(p.error, 200)}` : ''}\n`;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Prints the transcript, then (follow) what is appended until `ended()` says the thread ended. */
+export async function tailTranscript(
+  io: CliIo,
+  dir: string,
+  options: { follow: boolean; json: boolean; ended: () => boolean; signal?: AbortSignal },
+): Promise<void> {
+  const path = join(dir, 'transcript.jsonl');
+  let offset = 0;
+  let rest = '';
+  const drain = () => {
+    if (!existsSync(path)) return;
+    const size = statSync(path).size;
+    if (size <= offset) return;
+    const fd = openSync(path, 'r');
+    try {
+      const buffer = Buffer.alloc(size - offset);
+      readSync(fd, buffer, 0, buffer.length, offset);
+      offset = size;
+      const lines = (rest + buffer.toString('utf8')).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) {
+        if (!line.trim()) continue;
+        if (options.json) {
+          io.stdout(`${line}\n`);
+          continue;
+        }
+        let event: Event;
+        try {
+          event = JSON.parse(line) as Event;
+        } catch {
+          continue;
+        }
+        const text = describeEvent(event, options.follow);
+        if (text) io.stdout(text);
+      }
+    } finally {
+      closeSync(fd);
+    }
+  };
+  drain();
+  if (!options.follow) return;
+  await new Promise<void>((resolve) => {
+    let watcher: ReturnType<typeof watch> | undefined;
+    try {
+      watcher = watch(dir, () => drain());
+    } catch {
+      watcher = undefined;
+    }
+    const timer = setInterval(() => {
+      drain();
+      if (options.ended() || options.signal?.aborted) finish();
+    }, 250);
+    function finish() {
+      clearInterval(timer);
+      watcher?.close();
+      drain();
+      resolve();
+    }
+    options.signal?.addEventListener('abort', finish, { once: true });
+  });
+}
+
+export function isTerminal(status: string | undefined): boolean {
+  return status !== undefined && TERMINAL.has(status);
+}

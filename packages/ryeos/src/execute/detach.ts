@@ -1,0 +1,114 @@
+/**
+ * `async: true` (spec threads §11, DECISIONS 26): the run goes on in a detached process of its
+ * own, started from the typed settings with §11's environment only, and the caller gets
+ * `{status: "success", async: true, …, state: "running", pid}` at once.
+ *
+ * - A forked directive is set up here (registered, limits, spawn count, budget, signed
+ *   `thread.json`: a setup error is the caller's, synchronously); the detached process runs its
+ *   loop and finalizes it. Its id is directive-named.
+ * - A tool gets a UUID thread id and a registry row; the detached process runs it through the
+ *   same `execute` and stores its result in the registry (and its output in `spawn.log`).
+ */
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Envelope, RyeSettings } from '@ryeos/executor';
+import { canonicalRef, elapsed } from '@ryeos/executor';
+import { toErrorEnvelope } from '@ryeos/lillux';
+import { packageRoot } from '../package-root.js';
+
+/** The script a detached run starts: `dist/thread-runner.js` of this package. */
+export function threadRunnerPath(settings?: RyeSettings): string {
+  return settings?.env.RYE_THREAD_RUNNER || join(packageRoot(), 'dist', 'thread-runner.js');
+}
+
+/** What the detached runner reads on stdin. */
+export type DetachedRequest =
+  | {
+      kind: 'directive';
+      project_path: string;
+      thread_id: string;
+      directive_id: string;
+      inputs: Record<string, unknown>;
+      model?: string;
+      limit_overrides?: Record<string, unknown>;
+      parent_thread_id?: string;
+    }
+  | {
+      kind: 'tool';
+      project_path: string;
+      thread_id: string;
+      item_id: string;
+      parameters: Record<string, unknown>;
+    }
+  /** The orchestrator's resume_thread / handoff_thread: a continuation run to its end. */
+  | { kind: 'resume' | 'handoff'; project_path: string; thread_id: string; message?: string };
+
+/** Starts the detached runner for `request`; resolves with its pid. */
+export async function launchDetached(
+  settings: RyeSettings,
+  request: DetachedRequest,
+  threadDirectory: string,
+): Promise<number> {
+  const { detachedEnv, spawnDetached } = await import('@ryeos/threads');
+  writeFileSync(join(threadDirectory, 'spawn_params.json'), `${JSON.stringify(request, null, 2)}\n`, {
+    mode: 0o600,
+  });
+  const node = settings.kernelNode ?? process.execPath;
+  return spawnDetached({
+    node,
+    args: [threadRunnerPath(settings)],
+    input: JSON.stringify(request),
+    env: detachedEnv(settings.env, { RYE_KERNEL_NODE: node, USER_SPACE: settings.userSpace }),
+    logPath: join(threadDirectory, 'spawn.log'),
+    cwd: request.project_path,
+  });
+}
+
+/** `execute(tool, async: true)`: a UUID thread that runs the tool detached. */
+export async function launchAsyncTool(
+  settings: RyeSettings,
+  projectPath: string,
+  toolId: string,
+  parameters: Record<string, unknown>,
+  parentThreadId: string | undefined,
+  start: number,
+): Promise<Envelope> {
+  const itemId = canonicalRef('tool', toolId);
+  const { ensureThreadDir, openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
+  const stateRoot = threadsStateRoot(projectPath);
+  const threadId = randomUUID();
+  let store: ReturnType<typeof openThreadStore> | undefined;
+  try {
+    store = openThreadStore(stateRoot);
+    store.registry.register(threadId, `tool/${toolId}`, parentThreadId ?? null);
+    store.registry.updateStatus(threadId, 'running');
+    const pid = await launchDetached(
+      settings,
+      { kind: 'tool', project_path: projectPath, thread_id: threadId, item_id: itemId, parameters },
+      ensureThreadDir(stateRoot, threadId),
+    );
+    store.registry.updatePid(threadId, pid);
+    return {
+      status: 'success',
+      async: true,
+      type: 'tool',
+      item_id: itemId,
+      thread_id: threadId,
+      execution_mode: 'inline',
+      state: 'running',
+      pid,
+      metadata: elapsed(start),
+    } as Envelope;
+  } catch (error) {
+    try {
+      store?.registry.updateStatus(threadId, 'error');
+      store?.registry.setResult(threadId, { error: (error as Error).message });
+    } catch {
+      // The caller still gets the error.
+    }
+    return toErrorEnvelope(error, { type: 'tool', item_id: itemId, metadata: elapsed(start) });
+  } finally {
+    store?.close();
+  }
+}

@@ -1,0 +1,449 @@
+/**
+ * Orchestration (issue 15) end to end: threads that spawn threads, detached runs that outlive
+ * their caller, budgets and limits that hold across processes, cancel and kill, handoff at the
+ * context threshold, resume. Parents talk Anthropic to one replay server; children are told
+ * (`<model provider="openai">`) to talk OpenAI to another, so each side's script is its own.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ReplayServer } from '@ryeos/threads/testing';
+import { startReplayServer } from '@ryeos/threads/testing';
+import { describe, expect, it } from 'vitest';
+import { CLI, rye as ryeCli } from './helpers.js';
+import { directive, useThreadFixture } from './threads-helpers.js';
+
+const OUTPUTS = '<output name="answer" required="true">The answer</output>';
+const READ = '<execute><tool>rye.file-system.read</tool></execute>';
+const ORCHESTRATE =
+  '<execute><tool>rye.agent.threads.orchestrator</tool><directive>acme.child</directive></execute>';
+const ANTHROPIC = '<model tier="fast" provider="anthropic"/>';
+const returnCall = (answer: string) => ({ name: 'rye_directive_return', input: { answer } });
+
+const fixture = useThreadFixture(async (fx) => {
+  await fx.write('notes.txt', 'alpha\n');
+});
+
+async function addDirective(name: string, metadata: string, extra: Parameters<typeof directive>[1] = {}) {
+  const fx = fixture();
+  await fx.write(`.ai/directives/acme/${name}.md`, directive(name, { metadata, outputs: OUTPUTS, ...extra }));
+  await fx.sign(`directive:acme/${name}`);
+}
+
+/** A child directive that talks to the OpenAI-format server. */
+async function addChild(limits = '') {
+  await addDirective(
+    'child',
+    `<model tier="fast" provider="openai"/>${limits}<permissions>${READ}</permissions>`,
+  );
+}
+
+/** Starts the children's server and points OPENAI_BASE_URL at it (the fixture's server is the parents'). */
+async function serveChildren(turns: Parameters<typeof startReplayServer>[0]['turns']): Promise<ReplayServer> {
+  const server = await startReplayServer({ turns });
+  const fx = fixture();
+  fx.env.OPENAI_BASE_URL = `${server.url}/v1`;
+  fx.env.OPENAI_API_KEY = 'test-key';
+  fx.refresh();
+  return server;
+}
+
+async function registry() {
+  const { openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
+  return openThreadStore(threadsStateRoot(fixture().project));
+}
+
+async function until(check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('children', () => {
+  it('a parent spawns three async children and waits for them with the orchestrator', async () => {
+    await addChild();
+    await addDirective('parent', `${ANTHROPIC}<permissions>${ORCHESTRATE}</permissions>`);
+    const children = await serveChildren([
+      { tool_calls: [returnCall('one')] },
+      { tool_calls: [returnCall('two')] },
+      { tool_calls: [returnCall('three')] },
+    ]);
+    const fork = {
+      name: 'rye_execute',
+      input: { item_id: 'directive:acme/child', thread: 'fork', async: true },
+    };
+    const parents = await fixture().serve({
+      turns: [
+        { tool_calls: [fork, fork, fork] },
+        {
+          tool_calls: [
+            {
+              name: 'rye_agent_threads_orchestrator',
+              input: { operation: 'wait_threads', timeout: 60 },
+              input_from_results: { key: 'thread_ids', field: 'thread_id' },
+            },
+          ],
+        },
+        { tool_calls: [returnCall('all three done')] },
+      ],
+    });
+    // Children are set up in this process, so OPENAI_* must be in the parent's environment too.
+    const result = await fixture().rye.execute({ item_id: 'directive:acme/parent', thread: 'fork' });
+    expect(result, JSON.stringify(result)).toMatchObject({
+      status: 'success',
+      outputs: { answer: 'all three done' },
+    });
+    expect(children.requests).toHaveLength(3);
+    const waited = JSON.stringify(parents.requests[2]!.body);
+    expect(waited.split('\\"status\\":\\"completed\\"').length - 1).toBeGreaterThanOrEqual(3);
+    const store = await registry();
+    try {
+      const kids = store.registry.listChildren(String(result.thread_id));
+      expect(kids).toHaveLength(3);
+      expect(kids.map((k) => k.status)).toEqual(['completed', 'completed', 'completed']);
+      expect(kids.map((k) => k.pid).every((pid) => typeof pid === 'number' && pid !== process.pid)).toBe(
+        true,
+      );
+      expect(store.registry.getThread(String(result.thread_id))?.spawn_count).toBe(3);
+    } finally {
+      store.close();
+    }
+    await children.close();
+  }, 90_000);
+
+  it('depth exhausted: a parent with depth 0 cannot spawn', async () => {
+    await addChild();
+    await addDirective('parent', `${ANTHROPIC}<limits depth="0"/><permissions>${ORCHESTRATE}</permissions>`);
+    const parents = await fixture().serve({
+      turns: [
+        { tool_calls: [{ name: 'rye_execute', input: { item_id: 'directive:acme/child', thread: 'fork' } }] },
+        { tool_calls: [returnCall('could not')] },
+      ],
+    });
+    const result = await fixture().rye.execute({ item_id: 'directive:acme/parent', thread: 'fork' });
+    expect(result.status, JSON.stringify(result)).toBe('success');
+    expect(JSON.stringify(parents.requests[1]!.body)).toContain('Depth limit exhausted');
+  }, 60_000);
+
+  it('a child that asks for more than its parent has left cannot reserve it', async () => {
+    await addChild('<limits spend="0.01"/>');
+    await addDirective(
+      'parent',
+      `${ANTHROPIC}<limits spend="0.01"/><permissions>${READ}${ORCHESTRATE}</permissions>`,
+    );
+    const children = await serveChildren([{ tool_calls: [returnCall('never')] }]);
+    const parents = await fixture().serve({
+      turns: [
+        {
+          // 5,000 input tokens of haiku: $0.005 of the parent's $0.01.
+          usage: { input_tokens: 5000, output_tokens: 0 },
+          tool_calls: [{ name: 'rye_file_system_read', input: { path: 'notes.txt' } }],
+        },
+        {
+          usage: { input_tokens: 1, output_tokens: 0 },
+          tool_calls: [{ name: 'rye_execute', input: { item_id: 'directive:acme/child', thread: 'fork' } }],
+        },
+        { tool_calls: [returnCall('no budget')] },
+      ],
+    });
+    const result = await fixture().rye.execute({ item_id: 'directive:acme/parent', thread: 'fork' });
+    expect(result.status, JSON.stringify(result)).toBe('success');
+    expect(JSON.stringify(parents.requests[2]!.body)).toContain('Budget reservation failed');
+    expect(children.requests).toHaveLength(0);
+    await children.close();
+  }, 60_000);
+
+  it("a three-level tree's spend adds up exactly at the root, and every reservation is released", async () => {
+    // root (Anthropic) → middle (OpenAI) → leaf (OpenAI); each spends a known amount.
+    await addDirective('leaf', `<model tier="fast" provider="openai"/><permissions>${READ}</permissions>`);
+    await addDirective(
+      'middle',
+      `<model tier="fast" provider="openai"/><permissions><execute><directive>acme.leaf</directive></execute></permissions>`,
+    );
+    // Capabilities only narrow: the root must hold what it lets the middle pass on.
+    await addDirective(
+      'root',
+      `${ANTHROPIC}<permissions><execute><directive>acme.*</directive></execute></permissions>`,
+    );
+    const openai = await serveChildren([
+      {
+        usage: { input_tokens: 10_000, output_tokens: 1_000 },
+        tool_calls: [{ name: 'rye_execute', input: { item_id: 'directive:acme/leaf', thread: 'fork' } }],
+      },
+      { usage: { input_tokens: 20_000, output_tokens: 2_000 }, tool_calls: [returnCall('leaf')] },
+      { usage: { input_tokens: 30_000, output_tokens: 3_000 }, tool_calls: [returnCall('middle')] },
+    ]);
+    await fixture().serve({
+      turns: [
+        {
+          usage: { input_tokens: 1_000, output_tokens: 100 },
+          tool_calls: [{ name: 'rye_execute', input: { item_id: 'directive:acme/middle', thread: 'fork' } }],
+        },
+        { usage: { input_tokens: 2_000, output_tokens: 200 }, tool_calls: [returnCall('root')] },
+      ],
+    });
+    const result = await fixture().rye.execute({ item_id: 'directive:acme/root', thread: 'fork' });
+    expect(result.status, JSON.stringify(result)).toBe('success');
+    // haiku-4-5 $1/$5 per Mtok (root); gpt-4o-mini $0.15/$0.60 (middle and leaf).
+    const rootOwn = (3_000 * 1 + 300 * 5) / 1e6;
+    const middleOwn = (40_000 * 0.15 + 4_000 * 0.6) / 1e6;
+    const leafOwn = (20_000 * 0.15 + 2_000 * 0.6) / 1e6;
+    const store = await registry();
+    try {
+      const rootId = String(result.thread_id);
+      const [middle] = store.registry.listChildren(rootId);
+      const [leaf] = store.registry.listChildren(middle!.thread_id);
+      expect(store.ledger.get(leaf!.thread_id)!.actual_spend).toBeCloseTo(leafOwn, 12);
+      expect(store.ledger.get(middle!.thread_id)!.actual_spend).toBeCloseTo(middleOwn + leafOwn, 12);
+      expect(store.ledger.get(rootId)!.actual_spend).toBeCloseTo(rootOwn + middleOwn + leafOwn, 12);
+      for (const id of [rootId, middle!.thread_id, leaf!.thread_id]) {
+        const row = store.ledger.get(id)!;
+        expect(row.status).toBe('completed');
+        expect(row.reserved_spend).toBeCloseTo(row.actual_spend, 12);
+      }
+    } finally {
+      store.close();
+    }
+    await openai.close();
+  }, 60_000);
+});
+
+describe('detached runs', () => {
+  it('an async fork answers at once and runs on in its own process; cancel stops it mid-stream', async () => {
+    await addChild();
+    const children = await serveChildren([
+      {
+        text: 'thinking slowly',
+        chunk_delay_ms: 300,
+        hold_before_final_ms: 5000,
+        tool_calls: [returnCall('never')],
+      },
+      { tool_calls: [returnCall('never either')] },
+    ]);
+    const started = Date.now();
+    const reply = await fixture().rye.execute({
+      item_id: 'directive:acme/child',
+      thread: 'fork',
+      async: true,
+    });
+    expect(reply, JSON.stringify(reply)).toMatchObject({
+      status: 'success',
+      async: true,
+      type: 'directive',
+      item_id: 'directive:acme/child',
+      directive: 'acme/child',
+      execution_mode: 'fork',
+      state: 'running',
+    });
+    expect(Date.now() - started).toBeLessThan(5000);
+    const id = String(reply.thread_id);
+    expect(id).toMatch(/^acme\/child\/child-\d{13}$/);
+    expect(reply.pid).not.toBe(process.pid);
+    await until(() => children.requests.length === 1);
+    const { cancelThread, waitThreads } = await import('@ryeos/threads');
+    expect(cancelThread(fixture().project, id)).toMatchObject({ success: true, cancelled: [id] });
+    const waited = await waitThreads(fixture().project, [id], { timeoutSeconds: 20 });
+    expect(waited.results[id]).toMatchObject({ status: 'cancelled' });
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(children.requests).toHaveLength(1);
+    await children.close();
+  }, 60_000);
+
+  it('kill ends a detached thread that does not answer: its process group is gone, the thread cancelled', async () => {
+    await addChild();
+    const children = await serveChildren([{ text: 'stuck', delay_ms: 30_000 }]);
+    const reply = await fixture().rye.execute({
+      item_id: 'directive:acme/child',
+      thread: 'fork',
+      async: true,
+    });
+    const id = String(reply.thread_id);
+    const pid = Number(reply.pid);
+    await until(() => children.requests.length === 1);
+    const { killThread } = await import('@ryeos/threads');
+    const killed = await killThread(fixture().project, id);
+    expect(killed).toMatchObject({ success: true, killed: true, pid });
+    expect(() => process.kill(pid, 0)).toThrow();
+    const store = await registry();
+    try {
+      expect(store.registry.getThread(id)).toMatchObject({ status: 'cancelled', result: { killed: true } });
+      expect(store.ledger.get(id)?.status).toBe('cancelled');
+    } finally {
+      store.close();
+    }
+    await children.close();
+  }, 60_000);
+
+  it('async: true on a tool runs it detached under a UUID; its result lands in the registry', async () => {
+    const reply = await fixture().rye.execute({
+      item_id: 'tool:rye/file-system/read',
+      parameters: { path: 'notes.txt' },
+      async: true,
+    });
+    expect(reply, JSON.stringify(reply)).toMatchObject({
+      status: 'success',
+      async: true,
+      type: 'tool',
+      state: 'running',
+    });
+    const id = String(reply.thread_id);
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const { waitThreads } = await import('@ryeos/threads');
+    const waited = await waitThreads(fixture().project, [id], { timeoutSeconds: 30 });
+    expect(waited.results[id]).toMatchObject({ status: 'completed' });
+    expect(JSON.stringify(waited.results[id])).toContain('alpha');
+  }, 60_000);
+
+  it('tool:rye/agent/threads/orchestrator and rye threads wait|tail|chain follow a detached thread', async () => {
+    await addChild();
+    const children = await serveChildren([
+      { text: 'Reading.', tool_calls: [{ name: 'rye_file_system_read', input: { path: 'notes.txt' } }] },
+      { tool_calls: [returnCall('read it')] },
+    ]);
+    const reply = await fixture().rye.execute({
+      item_id: 'directive:acme/child',
+      thread: 'fork',
+      async: true,
+    });
+    const id = String(reply.thread_id);
+    const cli = (...args: string[]) =>
+      ryeCli([...args, '--project', fixture().project], { env: fixture().env });
+    const waited = await cli('threads', 'wait', id, '--timeout', '30');
+    expect(waited.json, waited.stdout + waited.stderr).toMatchObject({
+      status: 'success',
+      results: { [id]: { status: 'completed', outputs: { answer: 'read it' } } },
+    });
+    const status = await fixture().rye.execute({
+      item_id: 'tool:rye/agent/threads/orchestrator',
+      parameters: { operation: 'get_status', thread_id: id },
+    });
+    expect(status, JSON.stringify(status)).toMatchObject({
+      status: 'success',
+      data: { status: 'completed' },
+    });
+    const tail = await cli('threads', 'tail', id);
+    expect(tail.code, tail.stderr).toBe(0);
+    expect(tail.stdout).toContain('[turn 1] assistant: Reading.');
+    expect(tail.stdout).toMatch(/→ rye_file_system_read \{"path":"notes.txt"\}/);
+    expect(tail.stdout).toMatch(/== completed: 2 turns/);
+    const chain = await cli('threads', 'chain', id);
+    expect(chain.json).toMatchObject({ status: 'success', chain_length: 1, chain: [{ thread_id: id }] });
+    await children.close();
+  }, 60_000);
+
+  it('the spawn limit holds when children are forked by separate processes', async () => {
+    await addChild();
+    await addDirective('parent', `${ANTHROPIC}<limits spawns="2"/><permissions>${ORCHESTRATE}</permissions>`);
+    await fixture().serve({ turns: [{ tool_calls: [returnCall('parent')] }] });
+    const parent = await fixture().rye.execute({ item_id: 'directive:acme/parent', thread: 'fork' });
+    expect(parent.status).toBe('success');
+    const children = await serveChildren([
+      { tool_calls: [returnCall('a')] },
+      { tool_calls: [returnCall('b')] },
+      { tool_calls: [returnCall('c')] },
+    ]);
+    const runs = await Promise.all(
+      [1, 2, 3].map(
+        () =>
+          new Promise<{ code: number; out: string }>((resolve) => {
+            const child = spawn(
+              process.execPath,
+              [CLI, 'execute', 'directive:acme/child', '--thread', 'fork', '--project', fixture().project],
+              { env: { ...fixture().env, RYE_PARENT_THREAD_ID: String(parent.thread_id) } },
+            );
+            let out = '';
+            child.stdout.on('data', (chunk) => {
+              out += chunk;
+            });
+            child.on('close', (code) => resolve({ code: code ?? -1, out }));
+          }),
+      ),
+    );
+    const outcomes = runs.map((r) => JSON.parse(r.out) as { status: string; error?: string });
+    expect(outcomes.filter((o) => o.status === 'success')).toHaveLength(2);
+    const refused = outcomes.filter((o) => o.status === 'error');
+    expect(refused).toHaveLength(1);
+    expect(refused[0]!.error).toContain('Spawn limit exceeded');
+    expect(children.requests).toHaveLength(2);
+    await children.close();
+  }, 90_000);
+});
+
+describe('continuation', () => {
+  it('hands off at the context threshold: the continuation carries the required inputs and finishes', async () => {
+    const fx = fixture();
+    await fx.write(
+      '.ai/config/agent/coordination.yaml',
+      'coordination:\n  continuation:\n    trigger_threshold: 0.0001\n',
+    );
+    await fx.sign('config:agent/coordination');
+    await addDirective('topical', `<permissions>${READ}</permissions>`, {
+      inputs: '<input name="topic" type="string" required="true">What to write about</input>',
+      body: 'Write about {input:topic}.',
+    });
+    const server = await fx.serve({
+      turns: [
+        { tool_calls: [{ name: 'rye_file_system_read', input: { path: 'notes.txt' } }] },
+        { tool_calls: [returnCall('done after handoff')] },
+      ],
+    });
+    const result = await fx.rye.execute({
+      item_id: 'directive:acme/topical',
+      thread: 'fork',
+      parameters: { topic: 'zebras' },
+    });
+    expect(result, JSON.stringify(result)).toMatchObject({ thread_status: 'continued' });
+    const next = String(result.continuation_thread_id);
+    expect((result.handoff as { new_thread_result: unknown }).new_thread_result).toMatchObject({
+      success: true,
+      status: 'completed',
+      outputs: { answer: 'done after handoff' },
+    });
+    const second = JSON.stringify(server.requests[1]!.body);
+    expect(second).toContain('<continuation previous_thread_id');
+    expect(second).toContain('Write about zebras.');
+    const { showThread } = await import('@ryeos/threads');
+    const old = await showThread(await fx.rye.executor(), fx.project, String(result.thread_id));
+    expect(old).toMatchObject({ status: 'continued', integrity: { valid: true } });
+    const fresh = await showThread(await fx.rye.executor(), fx.project, next);
+    expect(fresh).toMatchObject({ status: 'completed', integrity: { valid: true } });
+    const record = JSON.parse(
+      readFileSync(join(fx.project, '.ai', 'state', 'threads', next, 'thread.json'), 'utf8'),
+    ) as { inputs: unknown; previous_thread_id: string };
+    expect(record).toMatchObject({ inputs: { topic: 'zebras' }, previous_thread_id: result.thread_id });
+    const store = await registry();
+    try {
+      expect(store.registry.getChain(next).map((r) => r.thread_id)).toEqual([result.thread_id, next]);
+      // A root's continuation stays a root.
+      expect(store.registry.getThread(next)?.parent_id).toBeNull();
+    } finally {
+      store.close();
+    }
+  }, 60_000);
+
+  it('resume continues a finished thread with a new message; both records verify', async () => {
+    const fx = fixture();
+    await addDirective('talk', `<permissions>${READ}</permissions>`);
+    const server = await fx.serve({
+      turns: [{ tool_calls: [returnCall('first answer')] }, { tool_calls: [returnCall('second answer')] }],
+    });
+    const first = await fx.rye.execute({ item_id: 'directive:acme/talk', thread: 'fork' });
+    expect(first.status).toBe('success');
+    const resumed = await fx.rye.resumeThread(String(first.thread_id), 'Now answer again, differently.');
+    expect(resumed).toMatchObject({
+      success: true,
+      resumed: true,
+      old_thread_id: first.thread_id,
+      new_thread_result: { outputs: { answer: 'second answer' } },
+    });
+    const second = JSON.stringify(server.requests[1]!.body);
+    expect(second).toContain('Now answer again, differently.');
+    expect(second).toContain('first answer');
+    const { showThread } = await import('@ryeos/threads');
+    for (const id of [String(first.thread_id), String(resumed.new_thread_id)]) {
+      expect((await showThread(await fx.rye.executor(), fx.project, id)).integrity.valid).toBe(true);
+    }
+  }, 60_000);
+});

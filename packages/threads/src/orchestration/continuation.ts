@@ -1,0 +1,132 @@
+/**
+ * Continuations (spec threads §10.6): a thread that filled its context window hands off to a new
+ * thread, and a finished thread can be resumed with a new message. Either way the new thread
+ * carries the original inputs (from the old thread's signed `thread.json`) and a bounded tail of
+ * the old conversation, rebuilt from its verified transcript, and the chain is linked before the
+ * new thread runs.
+ */
+import { join } from 'node:path';
+import { RyeError } from '@ryeos/lillux';
+import { verifyThreadRecords } from '../inspect.js';
+import { resumeMessages } from '../persistence/reconstruct.js';
+import type { Signer, Trust } from '../persistence/signer.js';
+import { type ThreadJson, writeThreadJson } from '../persistence/thread-json.js';
+import { TranscriptWriter } from '../persistence/transcript.js';
+import { readTranscript } from '../persistence/transcript-read.js';
+import type { ChatMessage } from '../provider/types.js';
+import type { ThreadStore } from '../store/types.js';
+
+export const DEFAULT_CONTINUATION_MESSAGE =
+  "Pick up where the previous thread left off. Continue executing the directive's instructions.";
+/** coordination.yaml `resume_ceiling_tokens`. */
+export const DEFAULT_RESUME_CEILING_TOKENS = 16_000;
+
+/** The old thread's verified record and the tail of its conversation. */
+export async function carriedConversation(
+  dir: string,
+  threadId: string,
+  trust: Trust,
+  ceilingTokens: number,
+): Promise<{ record: ThreadJson; messages: ChatMessage[] }> {
+  const records = await verifyThreadRecords(dir, threadId, trust, { transcript: 'lenient' });
+  if (!records.valid || !records.data) {
+    throw new RyeError(
+      'INTEGRITY',
+      `Cannot continue thread '${threadId}': its records do not verify: ${records.thread_json.error ?? records.transcript.error ?? 'unknown reason'}`,
+      { hint: 'A continuation carries only a verified conversation.' },
+    );
+  }
+  const events = await readTranscript(join(dir, 'transcript.jsonl'));
+  return { record: records.data, messages: tailWithin(resumeMessages(events), ceilingTokens) };
+}
+
+/**
+ * The longest suffix whose characters / 4 fit the ceiling (at least the last message), starting
+ * at a user message: a conversation may not open with an answer or a tool result.
+ */
+export function tailWithin(messages: readonly ChatMessage[], ceilingTokens: number): ChatMessage[] {
+  let start = messages.length;
+  let tokens = 0;
+  while (start > 0) {
+    const m = messages[start - 1]!;
+    const size =
+      (m.content.length + (m.role === 'assistant' ? JSON.stringify(m.tool_calls ?? []).length : 0)) / 4;
+    if (start < messages.length && tokens + size > ceilingTokens) break;
+    tokens += size;
+    start -= 1;
+  }
+  let tail = messages.slice(start);
+  const firstUser = tail.findIndex((m) => m.role === 'user');
+  tail = firstUser === -1 ? [] : tail.slice(firstUser);
+  return tail.map((m) => ({ ...m }));
+}
+
+/** The user message a continuation starts with: what to carry on with, and the directive itself. */
+export function continuationPrompt(options: {
+  previousThreadId: string;
+  directiveId: string;
+  directivePrompt: string;
+  message?: string;
+  handoff: boolean;
+}): string {
+  const why = options.handoff
+    ? 'The previous thread filled its context window; the conversation above is its most recent part.'
+    : 'The previous thread finished; the conversation above is its most recent part.';
+  return [
+    `<continuation previous_thread_id="${options.previousThreadId}" directive="${options.directiveId}">`,
+    why,
+    'The directive you are working on:',
+    options.directivePrompt,
+    '</continuation>',
+    '',
+    options.message?.trim() || DEFAULT_CONTINUATION_MESSAGE,
+  ].join('\n');
+}
+
+/** Appends the continuation prompt: to the last user message when the tail ends with one. */
+export function withPrompt(messages: ChatMessage[], prompt: string): ChatMessage[] {
+  const last = messages.at(-1);
+  if (last?.role === 'user') last.content = `${last.content}\n\n${prompt}`;
+  else messages.push({ role: 'user', content: prompt });
+  return messages;
+}
+
+/**
+ * Links `previous` → `next` in the registry and in the old thread's signed record (status
+ * `continued`, `continuation_thread_id`), so `threads show` and the registry agree. `event`
+ * (resume only: a handoff's old thread writes its own) is appended to the old transcript, then a
+ * checkpoint, so the old transcript still ends in a signature.
+ */
+export async function linkContinuation(options: {
+  store: ThreadStore;
+  stateDir: (threadId: string) => string;
+  previous: ThreadJson;
+  nextThreadId: string;
+  signer: Signer;
+  event?: { type: string; payload: Record<string, unknown> };
+}): Promise<void> {
+  const { store, previous, nextThreadId } = options;
+  const previousId = previous.thread_id;
+  const root = store.registry.getThread(previousId)?.chain_root_id ?? previousId;
+  store.registry.setChainInfo(nextThreadId, root, previousId);
+  store.registry.setContinuation(previousId, nextThreadId);
+  const dir = options.stateDir(previousId);
+  await writeThreadJson(
+    dir,
+    {
+      ...previous,
+      status: 'continued',
+      continuation_thread_id: nextThreadId,
+      updated_at: new Date().toISOString().replace(/\.\d{3}Z$/, '+00:00'),
+    },
+    options.signer,
+  );
+  if (options.event) {
+    const writer = new TranscriptWriter(join(dir, 'transcript.jsonl'), previousId, options.signer);
+    try {
+      writer.write(options.event.type, options.event.payload);
+    } finally {
+      writer.close();
+    }
+  }
+}

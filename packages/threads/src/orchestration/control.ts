@@ -1,0 +1,192 @@
+/**
+ * Stopping threads from outside (spec threads §10.5 `cancel_thread`, `kill_thread`).
+ *
+ * Cancel is cooperative and works across processes: a `.cancel_requested` marker in the thread's
+ * folder, which the running thread watches (it aborts its model call and starts no further tool
+ * call). Cancelling a thread cancels its descendants too. Kill is for a detached run that does not
+ * answer: SIGTERM to its process group, a grace period, then SIGKILL; the registry and the
+ * budget are settled for it, since it cannot.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensureThreadDir, threadsStateRoot } from '../persistence/paths.js';
+import { openThreadStore } from '../store/index.js';
+import { TERMINAL_STATUSES, type ThreadStore } from '../store/types.js';
+
+export const CANCEL_MARKER = '.cancel_requested';
+const KILL_GRACE_MS = 3000;
+
+function isTerminal(status: string): boolean {
+  return (TERMINAL_STATUSES as readonly string[]).includes(status);
+}
+
+/** The thread and every descendant still running, parents first. */
+function subtree(store: ThreadStore, threadId: string): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const queue = [threadId];
+  while (queue.length) {
+    const id = queue.shift()!;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push(id);
+    for (const child of store.registry.listChildren(id)) queue.push(child.thread_id);
+  }
+  return out;
+}
+
+export interface CancelResult {
+  success: boolean;
+  thread_id: string;
+  /** Threads asked to stop: this one and its running descendants. */
+  cancelled: string[];
+  error?: string;
+}
+
+/** Asks a thread, and its descendants, to stop. */
+export function cancelThread(projectPath: string, threadId: string): CancelResult {
+  const stateRoot = threadsStateRoot(projectPath);
+  const store = openThreadStore(stateRoot);
+  try {
+    const row = store.registry.getThread(threadId);
+    if (!row)
+      return { success: false, thread_id: threadId, cancelled: [], error: `Thread '${threadId}' not found` };
+    const cancelled: string[] = [];
+    for (const id of subtree(store, threadId)) {
+      const status = store.registry.getThread(id)?.status;
+      if (!status || isTerminal(status)) continue;
+      writeFileSync(join(ensureThreadDir(stateRoot, id), CANCEL_MARKER), `${new Date().toISOString()}\n`, {
+        mode: 0o600,
+      });
+      cancelled.push(id);
+    }
+    if (cancelled.length === 0) {
+      return {
+        success: false,
+        thread_id: threadId,
+        cancelled,
+        error: `Thread '${threadId}' is not running (status ${row.status})`,
+      };
+    }
+    return { success: true, thread_id: threadId, cancelled };
+  } finally {
+    store.close();
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The process group of `pid` (Linux: field 5 of /proc/<pid>/stat); undefined when unknown. */
+function processGroup(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[2]);
+  } catch {
+    return undefined;
+  }
+}
+
+export interface KillResult {
+  success: boolean;
+  thread_id: string;
+  killed: boolean;
+  pid?: number;
+  /** SIGKILL was needed after the grace period. */
+  forced?: boolean;
+  error?: string;
+}
+
+/**
+ * Kills a detached thread's process group. Only a detached run can be killed: a thread running
+ * inside its caller (the MCP server, the CLI) shares the caller's process, so it is cancelled.
+ */
+export async function killThread(
+  projectPath: string,
+  threadId: string,
+  options: { graceMs?: number } = {},
+): Promise<KillResult> {
+  const stateRoot = threadsStateRoot(projectPath);
+  const store = openThreadStore(stateRoot);
+  try {
+    const row = store.registry.getThread(threadId);
+    if (!row)
+      return { success: false, thread_id: threadId, killed: false, error: `Thread '${threadId}' not found` };
+    const pid = row.pid ?? undefined;
+    if (isTerminal(row.status)) {
+      return {
+        success: false,
+        thread_id: threadId,
+        killed: false,
+        error: `Thread '${threadId}' already ended (${row.status})`,
+      };
+    }
+    if (pid === undefined || !alive(pid)) {
+      return {
+        success: false,
+        thread_id: threadId,
+        killed: false,
+        error: `Thread '${threadId}' has no live process`,
+      };
+    }
+    const group = processGroup(pid);
+    if (pid === process.pid || (group !== undefined && group !== pid)) {
+      return {
+        success: false,
+        thread_id: threadId,
+        killed: false,
+        pid,
+        error: `Thread '${threadId}' runs inside another process (pid ${pid}), not detached: cancel it instead`,
+      };
+    }
+    const signal = (name: NodeJS.Signals) => {
+      try {
+        process.kill(-pid, name);
+      } catch {
+        // Already gone.
+      }
+    };
+    signal('SIGTERM');
+    const deadline = Date.now() + (options.graceMs ?? KILL_GRACE_MS);
+    while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    const forced = alive(pid);
+    if (forced) signal('SIGKILL');
+    // A run that caught SIGTERM finalized itself (cancelled); either way the record says killed.
+    const current = store.registry.getThread(threadId);
+    if (current && isTerminal(current.status)) {
+      store.registry.setResult(threadId, { ...(current.result ?? {}), killed: true });
+    }
+    // One that could not finalize is recorded for it (six states: a kill is `cancelled`).
+    if (current && !isTerminal(current.status)) {
+      store.registry.setResult(threadId, {
+        ...(current.result ?? {}),
+        killed: true,
+        error: 'Thread killed',
+        cost: {
+          turns: current.turns,
+          input_tokens: current.input_tokens,
+          output_tokens: current.output_tokens,
+          spend: current.spend,
+          elapsed_seconds: 0,
+        },
+      });
+      store.registry.updateStatus(threadId, 'cancelled');
+      const budget = store.ledger.get(threadId);
+      if (budget?.status === 'active') {
+        store.ledger.reportActual(threadId, current.spend);
+        if (budget.parent_thread_id) store.ledger.cascadeSpend(threadId, budget.parent_thread_id);
+        store.ledger.release(threadId, 'cancelled');
+      }
+    }
+    return { success: true, thread_id: threadId, killed: true, pid, forced };
+  } finally {
+    store.close();
+  }
+}

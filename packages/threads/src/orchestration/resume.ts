@@ -1,0 +1,91 @@
+/**
+ * `resume_thread` (spec threads §10.5, §10.6): a finished thread carries on with a new message,
+ * in a new thread that continues its chain. The chain is followed to its last thread first, and a
+ * thread still running (or only created) is refused.
+ */
+import type { ThreadHost } from '../host.js';
+import { threadsStateRoot } from '../persistence/paths.js';
+import { openThreadStore } from '../store/index.js';
+import { runThread, type ThreadResult } from '../thread.js';
+
+export interface ResumeRequest {
+  threadId: string;
+  message: string;
+  model?: string;
+  signal?: AbortSignal;
+  /** `handoff_thread`: a continuation that says the old thread's context was full; no message needed. */
+  handoff?: boolean;
+  /** Run the new thread detached (see `ForkRequest.detach`). */
+  detach?: (threadId: string) => Promise<number>;
+}
+
+export interface ResumeResult {
+  success: boolean;
+  resumed: boolean;
+  old_thread_id: string;
+  /** The thread of the chain that was resumed (the last one), when it differs from the one asked. */
+  resolved_thread_id?: string;
+  new_thread_id?: string;
+  directive?: string;
+  new_thread_result?: ThreadResult;
+  error?: string;
+}
+
+export async function resumeThread(host: ThreadHost, request: ResumeRequest): Promise<ResumeResult> {
+  const store = openThreadStore(threadsStateRoot(host.projectPath));
+  let terminal:
+    | { thread_id: string; directive: string; status: string; parent_id: string | null }
+    | undefined;
+  try {
+    const row = store.registry.getThread(request.threadId);
+    if (!row)
+      return {
+        success: false,
+        resumed: false,
+        old_thread_id: request.threadId,
+        error: `Thread '${request.threadId}' not found`,
+      };
+    terminal = store.registry.getChain(request.threadId).at(-1) ?? row;
+  } finally {
+    store.close();
+  }
+  const base = {
+    old_thread_id: request.threadId,
+    ...(terminal.thread_id !== request.threadId ? { resolved_thread_id: terminal.thread_id } : {}),
+    directive: terminal.directive,
+  };
+  if (terminal.status === 'running' || terminal.status === 'created') {
+    return {
+      success: false,
+      resumed: false,
+      ...base,
+      error: `Thread '${terminal.thread_id}' is still ${terminal.status}: wait for it, or cancel it, before resuming`,
+    };
+  }
+  if (!request.handoff && !request.message.trim()) {
+    return {
+      success: false,
+      resumed: false,
+      ...base,
+      error: 'A resume needs a message: what should the thread do next?',
+    };
+  }
+  const result = await runThread(host, {
+    directiveId: terminal.directive,
+    previousThreadId: terminal.thread_id,
+    ...(request.message.trim() ? { continuationMessage: request.message } : {}),
+    ...(request.handoff ? { handoff: true } : {}),
+    ...(terminal.parent_id ? { parentThreadId: terminal.parent_id } : {}),
+    ...(request.model ? { model: request.model } : {}),
+    ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.detach ? { detach: request.detach } : {}),
+  });
+  return {
+    success: result.success,
+    resumed: result.thread_id !== undefined && result.status !== 'error',
+    ...base,
+    ...(result.thread_id ? { new_thread_id: result.thread_id } : {}),
+    new_thread_result: result,
+    ...(result.success ? {} : { error: result.error ?? 'The resumed thread failed' }),
+  };
+}

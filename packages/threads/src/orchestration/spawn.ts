@@ -1,0 +1,89 @@
+/**
+ * Detached runs (spec threads §11): a thread or an async tool run started in a process of its own
+ * that outlives the caller — the MCP server or the CLI that asked for it. The child gets a new
+ * session (so it is the leader of its own process group, which `kill` signals as a whole), its
+ * request on stdin, its output in a log file, and only the environment §11 lists.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { RyeError } from '@ryeos/lillux';
+
+/** Variables a detached run keeps: its own settings, provider credentials, and the basics. */
+const KEPT_PREFIXES = [
+  'RYE_',
+  'USER_SPACE',
+  'ZEN_',
+  'ANTHROPIC_',
+  'OPENAI_',
+  'GOOGLE_',
+  'CONTEXT7_',
+  'THREAD_UI_',
+];
+const KEPT_NAMES = new Set(['HOME', 'PATH', 'LANG', 'LC_ALL', 'TERM', 'TMPDIR', 'SYSTEMROOT', 'NODE_PATH']);
+
+/** The environment of a detached run: §11's list from `env`, plus explicit extras. */
+export function detachedEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  extras: Record<string, string> = {},
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    if (KEPT_NAMES.has(name) || KEPT_PREFIXES.some((prefix) => name.startsWith(prefix))) out[name] = value;
+  }
+  return { ...out, ...extras };
+}
+
+export interface DetachedLaunch {
+  /** The node binary (`RYE_KERNEL_NODE`). */
+  node: string;
+  /** The runner script and its arguments. */
+  args: readonly string[];
+  /** Written to the child's stdin, then closed. */
+  input: string;
+  env: Record<string, string>;
+  /** The child's stdout and stderr (truncated first). */
+  logPath: string;
+  cwd: string;
+}
+
+/** Starts a detached child; resolves with its pid once it is running. Throws `RyeError('SPAWN')`. */
+export async function spawnDetached(launch: DetachedLaunch): Promise<number> {
+  let log: number;
+  try {
+    log = openSync(launch.logPath, 'w', 0o600);
+  } catch (cause) {
+    throw new RyeError(
+      'SPAWN',
+      `Failed to spawn async thread: cannot open ${launch.logPath}: ${(cause as Error).message}`,
+      {
+        cause,
+      },
+    );
+  }
+  try {
+    const child = spawn(launch.node, [...launch.args], {
+      detached: true,
+      stdio: ['pipe', log, log],
+      env: launch.env,
+      cwd: launch.cwd,
+      windowsHide: true,
+    });
+    const pid = await new Promise<number>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('spawn', () => resolve(child.pid!));
+    });
+    // A child that exits before reading its request must not crash us with EPIPE.
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(launch.input);
+    child.unref();
+    return pid;
+  } catch (cause) {
+    throw new RyeError('SPAWN', `Failed to spawn async thread: ${(cause as Error).message}`, {
+      cause,
+      hint: `Check that ${launch.node} can run ${launch.args[0] ?? 'the runner'}.`,
+    });
+  } finally {
+    closeSync(log);
+  }
+}
