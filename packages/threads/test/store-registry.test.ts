@@ -365,3 +365,42 @@ describe('registry operations', () => {
     expect(store.stateDir).toBe(stateDir);
   });
 });
+
+describe('opening the store', () => {
+  it('marks running threads whose process is gone as error, and releases their budget', async () => {
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { spawnSync } = await import('node:child_process');
+    const { openThreadStore } = await import('../src/store/index.js');
+    const root = await mkdtemp(join(tmpdir(), 'rye-stale-'));
+    try {
+      const dir = join(root, '.ai', 'state', 'threads');
+      const store = openThreadStore(dir);
+      // A pid that existed and is gone: a process that has already exited.
+      const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+        encoding: 'utf8',
+      });
+      store.registry.register('s/dead', 'acme/s');
+      store.registry.updatePid('s/dead', Number(gone.stdout));
+      store.registry.updateStatus('s/dead', 'running');
+      store.ledger.register('s/dead', 1);
+      store.registry.register('s/alive', 'acme/s');
+      store.registry.updateStatus('s/alive', 'running');
+      store.close();
+      const reopened = openThreadStore(dir);
+      try {
+        expect(reopened.registry.getThread('s/dead')).toMatchObject({
+          status: 'error',
+          result: { stale: true },
+        });
+        expect(reopened.ledger.get('s/dead')?.status).toBe('error');
+        expect(reopened.registry.getThread('s/alive')?.status).toBe('running');
+      } finally {
+        reopened.close();
+      }
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});

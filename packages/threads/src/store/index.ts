@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { ensureThreadsStateRoot } from '../persistence/paths.js';
 import { type BudgetWarning, SqliteBudgetLedger } from './ledger.js';
-import { SqliteThreadRegistry } from './registry.js';
+import { isProcessAlive, SqliteThreadRegistry } from './registry.js';
 import type { ThreadStore } from './types.js';
 
 export {
@@ -28,6 +28,11 @@ export interface ThreadStoreOptions {
   onBudgetWarning?: BudgetWarning;
   /** How long a write waits for another process's lock before failing (default 5000 ms, spec §2). */
   busyTimeoutMs?: number;
+  /**
+   * Running threads whose process is gone are marked `error`, their reservation released
+   * (issue 15: "on the next registry open"). Default true.
+   */
+  markStale?: boolean;
 }
 
 /**
@@ -51,6 +56,15 @@ export function openThreadStore(stateDir: string, options: ThreadStoreOptions = 
   } catch (error) {
     registry.close();
     throw error;
+  }
+  if (options.markStale !== false) {
+    try {
+      for (const id of registry.markStale(isProcessAlive)) {
+        if (ledger.get(id)?.status === 'active') ledger.release(id, 'error');
+      }
+    } catch {
+      // Another process holds the lock: it can mark them as well as we can.
+    }
   }
   let open = true;
   return {
