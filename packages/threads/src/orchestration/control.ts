@@ -7,7 +7,7 @@
  * answer: SIGTERM to its process group, a grace period, then SIGKILL; the registry and the
  * budget are settled for it, since it cannot.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureThreadDir, threadsStateRoot } from '../persistence/paths.js';
 import { openThreadStore } from '../store/index.js';
@@ -94,6 +94,27 @@ function processGroup(pid: number): number | undefined {
   }
 }
 
+/**
+ * Whether `pid` is a detached thread runner started for this project: its command line runs
+ * `thread-runner.js` and its working directory is the project (the runner is started there). The
+ * registry is only bookkeeping: a planted row must not get another of your processes killed.
+ * Where /proc is missing (not Linux) this cannot be checked and is assumed.
+ */
+function isRunnerOf(pid: number, projectPath: string): boolean {
+  let cmdline: string;
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return !existsSync('/proc/self');
+  }
+  if (!/thread-runner\.js/.test(cmdline)) return false;
+  try {
+    return realpathSync(`/proc/${pid}/cwd`) === realpathSync(projectPath);
+  } catch {
+    return false;
+  }
+}
+
 export interface KillResult {
   success: boolean;
   thread_id: string;
@@ -137,6 +158,15 @@ export async function killThread(
       };
     }
     const group = processGroup(pid);
+    if (!isRunnerOf(pid, projectPath)) {
+      return {
+        success: false,
+        thread_id: threadId,
+        killed: false,
+        pid,
+        error: `Process ${pid} is not a ryeos thread runner of this project: not killed (the registry may be stale or edited)`,
+      };
+    }
     if (pid === process.pid || (group !== undefined && group !== pid)) {
       return {
         success: false,
