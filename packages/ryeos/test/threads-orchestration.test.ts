@@ -446,4 +446,33 @@ describe('continuation', () => {
       expect((await showThread(await fx.rye.executor(), fx.project, id)).integrity.valid).toBe(true);
     }
   }, 60_000);
+
+  it('an interrupted thread resumes: the new thread hears how far the broken answer got', async () => {
+    const fx = fixture();
+    await fx.write(
+      '.ai/config/agent/error_classification.yaml',
+      'patterns:\n  - id: cut\n    category: transient\n    retryable: true\n    match: {path: status_code, op: eq, value: 0}\n    retry_policy: {type: fixed, delay: 0.01}\n',
+    );
+    await fx.sign('config:agent/error_classification');
+    await addDirective('long', `<permissions>${READ}</permissions>`);
+    const cut = {
+      text: 'A long answer that the network cuts off.',
+      usage: { output_tokens: 800 },
+      disconnect_after_events: 6,
+    };
+    const server = await fx.serve({
+      turns: [cut, cut, cut, { tool_calls: [returnCall('finished after resume')] }],
+    });
+    const broken = await fx.rye.execute({ item_id: 'directive:acme/long', thread: 'fork' });
+    expect(broken, JSON.stringify(broken)).toMatchObject({ status: 'error' });
+    expect(String(broken.error)).toMatch(/3 consecutive times/);
+    const resumed = await fx.rye.resumeThread(String(broken.thread_id), 'Carry on.');
+    expect(resumed).toMatchObject({
+      success: true,
+      new_thread_result: { outputs: { answer: 'finished after resume' } },
+    });
+    const request = JSON.stringify(server.requests[3]!.body);
+    expect(request).toContain('[Previous response was interrupted at');
+    expect(request).toContain('Carry on.');
+  }, 60_000);
 });
