@@ -825,8 +825,12 @@ async function finalize(input: FinalizeInput): Promise<ThreadResult> {
 
   // Spend: own, then the subtree up to the parent, then the unused reservation back.
   store.ledger.reportActual(threadId, cost.spend);
-  const subtree = store.ledger.get(threadId)?.actual_spend ?? cost.spend;
-  if (parent) store.ledger.cascadeSpend(threadId, parent.threadId, subtree);
+  const own = store.ledger.get(threadId);
+  const subtree = own?.actual_spend ?? cost.spend;
+  // To the budget parent of record: the thread's parent, or the ancestor that adopted it when
+  // its parent ended first (an async child outliving its parent).
+  const budgetParent = own?.parent_thread_id ?? parent?.threadId;
+  if (budgetParent) store.ledger.cascadeSpend(threadId, budgetParent, subtree);
   input.releaseBudget(
     status === 'completed' || status === 'continued'
       ? 'completed'

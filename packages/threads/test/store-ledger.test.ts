@@ -292,8 +292,33 @@ describe('spend, cascade and release', () => {
     ledger.reserve('p/b', 0.25, 'p');
     ledger.incrementActual('p/a', 0.125);
     ledger.incrementActual('p/b', 0.0625);
+    ledger.release('p/a', 'completed');
+    ledger.release('p/b', 'completed');
     ledger.reportActual('p', 0.5);
     expect(ledger.get('p')!.actual_spend).toBe(0.6875);
+  });
+
+  it('a thread that ends before its async child hands the child to its own parent: the tree stays within budget', () => {
+    const { ledger } = store;
+    ledger.register('r', 1);
+    ledger.reserve('r/m', 0.5, 'r');
+    ledger.reserve('r/m/c', 0.25, 'r/m');
+    ledger.incrementActual('r/m', 0.125);
+    ledger.incrementActual('r/m/c', 0.0625);
+    // m ends while c runs: m's own spend goes up, c's reservation still counts against r.
+    ledger.reportActual('r/m', 0.125);
+    expect(ledger.get('r/m')!.actual_spend).toBe(0.125);
+    ledger.cascadeSpend('r/m', 'r', 0.125);
+    ledger.release('r/m', 'completed');
+    expect(ledger.get('r/m/c')!.parent_thread_id).toBe('r');
+    expect(ledger.getRemaining('r')).toBe(1 - 0.125 - 0.25);
+    // c ends later: its spend reaches r once, exactly.
+    ledger.incrementActual('r/m/c', 0.0625);
+    ledger.reportActual('r/m/c', 0.125);
+    ledger.cascadeSpend('r/m/c', 'r');
+    ledger.release('r/m/c', 'completed');
+    expect(ledger.get('r')!.actual_spend).toBe(0.25);
+    expect(ledger.getRemaining('r')).toBe(0.75);
   });
 
   it("cascades a child's whole subtree into its parent, and the unused reservation returns", () => {

@@ -57,11 +57,13 @@ export class SqliteBudgetLedger implements BudgetLedger {
     | 'cascade'
     | 'cascadeRecorded'
     | 'release'
+    | 'adopt'
     | 'tree',
     Statement
   >;
   readonly #reserve: (threadId: string, amount: number, parentId: string, childMax: number) => void;
   readonly #registerRoot: (threadId: string, maxSpend: number) => void;
+  readonly #release: (threadId: string, status: string) => void;
 
   constructor(path: string, warn: BudgetWarning = () => {}, busyTimeoutMs?: number) {
     this.db = openDatabase(path, (db) => db.exec(SCHEMA), busyTimeoutMs);
@@ -98,8 +100,11 @@ export class SqliteBudgetLedger implements BudgetLedger {
       increment:
         p(`UPDATE budget_ledger SET actual_spend = actual_spend + ?, updated_at = ? WHERE thread_id = ?
                     RETURNING actual_spend, reserved_spend`),
+      // Children still running are left out: they are about to be adopted by this thread's
+      // parent (release) and cascade their whole spend there when they end.
       report: p(`UPDATE budget_ledger SET actual_spend = ? + COALESCE((
-                   SELECT SUM(c.actual_spend) FROM budget_ledger c WHERE c.parent_thread_id = ?), 0),
+                   SELECT SUM(c.actual_spend) FROM budget_ledger c
+                   WHERE c.parent_thread_id = ? AND c.status != 'active'), 0),
                    updated_at = ?
                  WHERE thread_id = ? RETURNING actual_spend, reserved_spend`),
       cascade: p(`UPDATE budget_ledger SET actual_spend = actual_spend + ?, updated_at = ?
@@ -110,6 +115,8 @@ export class SqliteBudgetLedger implements BudgetLedger {
       release: p(
         'UPDATE budget_ledger SET reserved_spend = actual_spend, status = ?, updated_at = ? WHERE thread_id = ?',
       ),
+      adopt: p(`UPDATE budget_ledger SET parent_thread_id = ?, updated_at = ?
+                WHERE parent_thread_id = ? AND status = 'active'`),
       // UNION (not UNION ALL) drops rows already seen, so a cycle cannot recurse forever.
       tree: p(`WITH RECURSIVE subtree(id) AS (
                  SELECT ? UNION SELECT b.thread_id FROM budget_ledger b JOIN subtree s ON b.parent_thread_id = s.id
@@ -124,6 +131,15 @@ export class SqliteBudgetLedger implements BudgetLedger {
       (threadId: string, amount: number, parentId: string, childMax: number) =>
         this.#reserveLocked(threadId, amount, parentId, childMax),
     ).immediate;
+    // A thread that ends while children still run (async ones) hands them to its own parent:
+    // their reservations keep counting against an active ancestor's budget, and their spend
+    // cascades there (otherwise the finished thread's release would free budget they still hold).
+    this.#release = this.db.transaction((threadId: string, status: string) => {
+      const now = nowIso();
+      const row = this.#sql.get.get(threadId) as BudgetRow | undefined;
+      if (row?.parent_thread_id) this.#sql.adopt.run(row.parent_thread_id, now, threadId);
+      this.#sql.release.run(status, now, threadId);
+    }).immediate;
     this.#registerRoot = this.db.transaction((threadId: string, maxSpend: number) => {
       if (this.#sql.get.get(threadId) !== undefined) return;
       for (const id of this.#sql.purgeable.all() as string[]) this.#sql.delete.run(id);
@@ -208,7 +224,7 @@ export class SqliteBudgetLedger implements BudgetLedger {
         `Budget release needs a final status (completed, error, cancelled), not '${status}'`,
       );
     }
-    this.#locked('release', () => this.#sql.release.run(status, nowIso(), threadId));
+    this.#locked('release', () => this.#release(threadId, status));
   }
 
   getRemaining(threadId: string): number {
