@@ -119,7 +119,8 @@ describe('listActive', () => {
     thread('d/done-2', 'completed', { cost: COST });
     thread('d/child-3', 'created', undefined, 'd/root-1');
     thread('d/failed-4', 'error', { cost: COST, error: 'boom' });
-    store.registry.updatePid('d/child-3', 4242);
+    // A live process (a dead pid would be marked stale when the registry is opened).
+    store.registry.updatePid('d/child-3', process.ppid);
     const listed = listActive(project);
     expect(listed.count).toBe(2);
     expect(listed.active_threads.map((t) => t.thread_id)).toEqual(['d/child-3', 'd/root-1']);
@@ -127,7 +128,7 @@ describe('listActive', () => {
       thread_id: 'd/child-3',
       directive: 'd',
       status: 'created',
-      pid: 4242,
+      pid: process.ppid,
       created_at: expect.any(String),
       parent_id: 'd/root-1',
     });
