@@ -24,6 +24,7 @@ import {
   withPrompt,
 } from './orchestration/continuation.js';
 import { CANCEL_MARKER } from './orchestration/control.js';
+import { orchestrateFor } from './orchestration/scoped.js';
 import { writeCapabilitiesMd } from './persistence/capabilities-md.js';
 import { renderKnowledgeTranscript, writeKnowledgeTranscript } from './persistence/knowledge-transcript.js';
 import { ensureThreadDir, threadDir, threadsStateRoot } from './persistence/paths.js';
@@ -371,8 +372,16 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
         overrides: request.limitOverrides ?? {},
         ...(parent ? { parentLimits: parent.limits } : {}),
       });
+  // A continuation never gets more room than the thread it continues had.
+  if (carried) {
+    for (const key of ['turns', 'tokens', 'spend', 'spawns', 'duration_seconds', 'depth'] as const) {
+      const previous = Number((carried.record.limits as Record<string, unknown>)[key]);
+      if (Number.isFinite(previous)) limits[key] = Math.min(Number(limits[key]), previous);
+    }
+  }
   checkDepth(limits);
-  if (parent && !own && !carried) {
+  // A handoff's continuation takes its old thread's place; a resume is a new child of its parent.
+  if (parent && !own && !request.handoff) {
     const max = Number(parent.limits.spawns ?? defaults.spawns ?? 50);
     if (!store.registry.tryIncrementSpawn(parent.threadId, max)) {
       const count = store.registry.getThread(parent.threadId)?.spawn_count ?? max;
@@ -418,7 +427,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
   // when its parent cannot afford it. One that names none reserves at most a share of what its
   // parent has left (resilience.yaml `limits.child_spend_share`, 0.5): the parent keeps budget for
   // its own turns and for more children.
-  if (parent && !own && !carried) {
+  if (parent && !own && !request.handoff) {
     const explicit = directive.limits?.spend !== undefined || request.limitOverrides?.spend !== undefined;
     if (!explicit) {
       const share = Number(asNumberMap(resilience.data.limits).child_spend_share ?? 0.5);
@@ -745,6 +754,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
           }
         },
         onCheckpoint: () => void renderTranscript(host, dir, baseRecord, signer),
+        orchestrate: (params) => orchestrateFor(host, threadId, params, stop.signal),
         prepareHandoff: async (turn) => {
           try {
             log.checkpoint(turn);

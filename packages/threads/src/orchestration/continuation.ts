@@ -28,7 +28,9 @@ export async function carriedConversation(
   trust: Trust,
   ceilingTokens: number,
 ): Promise<{ record: ThreadJson; messages: ChatMessage[] }> {
-  const records = await verifyThreadRecords(dir, threadId, trust, { transcript: 'lenient' });
+  // Strict: a finished thread's transcript ends in its final checkpoint, and a line appended
+  // after it (by anyone) must not reach the model as the thread's own past.
+  const records = await verifyThreadRecords(dir, threadId, trust, { transcript: 'strict' });
   if (!records.valid || !records.data) {
     throw new RyeError(
       'INTEGRITY',

@@ -107,7 +107,9 @@ function isRunnerOf(pid: number, projectPath: string): boolean {
   } catch {
     return !existsSync('/proc/self');
   }
-  if (!/thread-runner\.js/.test(cmdline)) return false;
+  // argv[1] is the script node runs: the runner itself, not a command line that mentions it.
+  const script = cmdline.split('\0')[1] ?? '';
+  if (!/(^|\/)thread-runner\.js$/.test(script)) return false;
   try {
     return realpathSync(`/proc/${pid}/cwd`) === realpathSync(projectPath);
   } catch {

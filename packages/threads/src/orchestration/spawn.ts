@@ -12,14 +12,43 @@ import { RyeError } from '@ryeos/lillux';
 const KEPT_PREFIXES = [
   'RYE_',
   'USER_SPACE',
+  'THREAD_UI_',
+  // Providers' credentials and endpoints (spec §11's list, and the usual OpenAI-compatible hosts).
   'ZEN_',
   'ANTHROPIC_',
   'OPENAI_',
   'GOOGLE_',
+  'GEMINI_',
   'CONTEXT7_',
-  'THREAD_UI_',
+  'OPENROUTER_',
+  'MISTRAL_',
+  'GROQ_',
+  'DEEPSEEK_',
+  'XAI_',
+  'TOGETHER_',
+  'AZURE_OPENAI_',
+  'OLLAMA_',
 ];
-const KEPT_NAMES = new Set(['HOME', 'PATH', 'LANG', 'LC_ALL', 'TERM', 'TMPDIR', 'SYSTEMROOT', 'NODE_PATH']);
+const KEPT_NAMES = new Set([
+  'HOME',
+  'PATH',
+  'LANG',
+  'LC_ALL',
+  'TERM',
+  'TMPDIR',
+  'SYSTEMROOT',
+  'NODE_PATH',
+  // What reaching a provider may need behind a proxy or a TLS-inspecting network.
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'HTTPS_PROXY',
+  'HTTP_PROXY',
+  'NO_PROXY',
+  'https_proxy',
+  'http_proxy',
+  'no_proxy',
+]);
 
 /** The environment of a detached run: §11's list from `env`, plus explicit extras. */
 export function detachedEnv(

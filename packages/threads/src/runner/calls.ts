@@ -8,6 +8,10 @@ import type { PrimaryCall, PrimaryDispatch } from '../host.js';
 import type { ChatMessage, ToolCall } from '../provider/types.js';
 import type { Palette, PaletteEntry } from './palette.js';
 import { DIRECTIVE_RETURN_ID, READ_ARTIFACT_ID } from './palette.js';
+
+/** The orchestrator tool's id (a thread's calls of it are answered in-process, scoped). */
+const ORCHESTRATOR_ID = 'rye/agent/threads/orchestrator';
+
 import type { ResultGuard } from './result-guard.js';
 
 export interface Permission {
@@ -30,6 +34,11 @@ export interface CallContext {
   guard: ResultGuard;
   contextWindow: number;
   signal?: AbortSignal;
+  /**
+   * Answers calls of the orchestrator tool in-process, scoped to this thread's own children
+   * (orchestration/scoped.ts); without it they go through dispatch like any tool.
+   */
+  orchestrate?: (params: Record<string, unknown>) => Promise<Record<string, unknown>>;
 }
 
 export interface CallOutcome {
@@ -219,6 +228,16 @@ export async function runPlannedCall(
     const ref = typeof call.input.artifact_ref === 'string' ? call.input.artifact_ref : '';
     const read = ctx.guard.read(ref, Number(call.input.offset ?? 0), Number(call.input.length ?? 8000));
     return outcome(read, read.status === 'error', startedAt);
+  }
+  const itemRun = executedItem(call, entry) ?? entry.itemId;
+  if (ctx.orchestrate && itemRun === ORCHESTRATOR_ID) {
+    const params =
+      entry.kind === 'primary' && isMap(call.input.parameters) ? call.input.parameters : call.input;
+    const dispatchedAt = performance.now();
+    const answer = await ctx.orchestrate(params);
+    return outcome(answer, answer.success === false, startedAt, {
+      dispatchMs: performance.now() - dispatchedAt,
+    });
   }
   let envelope: Record<string, unknown>;
   const dispatchedAt = performance.now();

@@ -74,6 +74,8 @@ export interface LoopContext {
   textParser?: () => TextToolParser;
   /** Calls one response may make (streaming.yaml `max_tool_calls_per_turn`, 64). */
   maxCallsPerTurn?: number;
+  /** The orchestrator, scoped to this thread (see `CallContext.orchestrate`). */
+  orchestrate?: (params: Record<string, unknown>) => Promise<Record<string, unknown>>;
   /** Every raw SSE payload with its turn, for the optional stream sinks. */
   onData?: (data: string, turn: number) => void;
   log: ThreadLog;
@@ -239,6 +241,21 @@ export async function runLoop(
       }
 
       const calledAt = performance.now();
+      // The duration limit holds inside a turn too: a model that streams slowly past it is cut
+      // off, and the pre-turn check then ends the thread with duration_seconds_exceeded.
+      const deadline = new AbortController();
+      const onStop = () => deadline.abort();
+      ctx.signal?.addEventListener('abort', onStop, { once: true });
+      if (ctx.signal?.aborted) deadline.abort();
+      let outOfTime = false;
+      const left = ctx.limits.duration_seconds * 1000 - (performance.now() - started);
+      const timer = setTimeout(
+        () => {
+          outOfTime = true;
+          deadline.abort();
+        },
+        Math.max(0, Math.min(left, 2_147_483_647)),
+      );
       const result = await streamTurn(ctx, {
         model: ctx.model,
         system: ctx.system,
@@ -253,7 +270,7 @@ export async function runLoop(
         log: ctx.log,
         ...(ctx.textParser ? { textParser: ctx.textParser } : {}),
         ...(ctx.onData ? { onData: (data: string) => ctx.onData?.(data, turn) } : {}),
-        ...(ctx.signal ? { signal: ctx.signal } : {}),
+        signal: deadline.signal,
         ...(ctx.maxCallsPerTurn ? { maxCallsPerTurn: ctx.maxCallsPerTurn } : {}),
         usedIds,
         stopReason: () => {
@@ -268,6 +285,13 @@ export async function runLoop(
       timing.provider_ms += turnMs - result.toolsAfterStreamMs;
       for (const ms of result.startDelaysMs) timing.tool_start_delays_ms.push(Math.round(ms * 1000) / 1000);
       const reply = result.response;
+      clearTimeout(timer);
+      ctx.signal?.removeEventListener('abort', onStop);
+      if (result.error && outOfTime && !ctx.isCancelled()) {
+        account(reply.usage);
+        if (result.calls.length > 0) for (const m of turnMessages(result)) messages.push(m);
+        continue;
+      }
       if (result.error) {
         account(reply.usage);
         // Calls that completed before the break ran; they stay in the conversation so the retry

@@ -96,12 +96,16 @@ export function planTurn(
   const defaults = script.defaults ?? {};
   const number = index + 1;
   const calls = (turn.tool_calls ?? []).map((call, i) => {
-    const given = call.input_from_results
-      ? {
-          ...(call.input ?? {}),
-          [call.input_from_results.key]: resultValues(requestBody, call.input_from_results.field),
-        }
-      : call.input;
+    const from = call.input_from_results;
+    let given = call.input;
+    if (from) {
+      const values = resultValues(requestBody, from.field);
+      const pick = from.pick ?? 'all';
+      given = {
+        ...(call.input ?? {}),
+        [from.key]: pick === 'all' ? values : pick === 'first' ? values[0] : values.at(-1),
+      };
+    }
     const json = call.raw_input ?? JSON.stringify(given ?? {});
     return {
       id: call.id ?? `${idPrefix}_replay_${number}_${i + 1}`,

@@ -36,7 +36,7 @@ export interface ReplayToolCall {
    * request carries, in order (e.g. the `thread_id`s of async children, to wait for them): a
    * scripted model can use ids it could not know in advance.
    */
-  input_from_results?: { key: string; field: string };
+  input_from_results?: { key: string; field: string; pick?: 'all' | 'first' | 'last' };
 }
 
 export interface ReplayHttpError {
@@ -162,9 +162,16 @@ function checkToolCall(call: unknown, where: string): void {
   const from = call['input_from_results'];
   if (
     from !== undefined &&
-    !(isRecord(from) && typeof from['key'] === 'string' && typeof from['field'] === 'string')
+    !(
+      isRecord(from) &&
+      typeof from['key'] === 'string' &&
+      typeof from['field'] === 'string' &&
+      (from['pick'] === undefined || ['all', 'first', 'last'].includes(String(from['pick'])))
+    )
   ) {
-    throw new ScriptProblem(`${where}.input_from_results must be {key: <input key>, field: <result field>}`);
+    throw new ScriptProblem(
+      `${where}.input_from_results must be {key: <input key>, field: <result field>, pick?: all|first|last}`,
+    );
   }
   if (call['input'] !== undefined && !isRecord(call['input'])) {
     throw new ScriptProblem(`${where}.input must be an object of arguments, got ${describe(call['input'])}`);
