@@ -335,10 +335,23 @@ describe('detached runs', () => {
 
   it('the spawn limit holds when children are forked by separate processes', async () => {
     await addChild();
-    await addDirective('parent', `${ANTHROPIC}<limits spawns="2"/><permissions>${ORCHESTRATE}</permissions>`);
-    await fixture().serve({ turns: [{ tool_calls: [returnCall('parent')] }] });
-    const parent = await fixture().rye.execute({ item_id: 'directive:acme/parent', thread: 'fork' });
-    expect(parent.status).toBe('success');
+    await addDirective(
+      'parent',
+      `${ANTHROPIC}<limits spawns="2"/><permissions>${READ}${ORCHESTRATE}</permissions>`,
+    );
+    // The parent stays live (its second model call is held) while other processes fork under it.
+    const server = await fixture().serve({
+      turns: [
+        { tool_calls: [{ name: 'rye_file_system_read', input: { path: 'notes.txt' } }] },
+        { delay_ms: 8000, tool_calls: [returnCall('parent')] },
+      ],
+    });
+    const running = fixture().rye.execute({ item_id: 'directive:acme/parent', thread: 'fork' });
+    await until(() => server.requests.length === 2);
+    const store = await registry();
+    const parentId = store.registry.listActive()[0]!.thread_id;
+    store.close();
+    const parent = { thread_id: parentId };
     const children = await serveChildren([
       { tool_calls: [returnCall('a')] },
       { tool_calls: [returnCall('b')] },
@@ -367,6 +380,7 @@ describe('detached runs', () => {
     expect(refused).toHaveLength(1);
     expect(refused[0]!.error).toContain('Spawn limit exceeded');
     expect(children.requests).toHaveLength(2);
+    expect((await running).status).toBe('success');
     await children.close();
   }, 90_000);
 });

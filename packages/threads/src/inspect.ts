@@ -301,8 +301,10 @@ export async function showThread(
   let registryIntegrity: { valid: boolean; error?: string } | undefined;
   if (registry) {
     const finished = record !== undefined && TERMINAL_STATUSES.includes(record.status as ThreadStatus);
+    // A registry still at running is catching up: the status is its last write of a thread.
+    const caughtUp = row !== undefined && TERMINAL_STATUSES.includes(row.status);
     registryIntegrity =
-      finished && !registry.matches_record
+      finished && caughtUp && !registry.matches_record
         ? {
             valid: false,
             error: `registry.db disagrees with the signed thread.json of this ${String(record.status)} thread on ${registry.differs!.join(', ')}`,

@@ -51,7 +51,7 @@ import { buildPalette, READ_ARTIFACT_ENTRY } from './runner/palette.js';
 import { directivePrompt, joinBlocks } from './runner/prompt.js';
 import { ResultGuard } from './runner/result-guard.js';
 import { openThreadStore } from './store/index.js';
-import type { ThreadCost, ThreadStatus, ThreadStore } from './store/types.js';
+import { TERMINAL_STATUSES, type ThreadCost, type ThreadStatus, type ThreadStore } from './store/types.js';
 import { parseStreamingConfig, streamModeOf } from './streaming/config.js';
 import { createSinks, FanOut } from './streaming/sinks.js';
 import { TextToolParser } from './streaming/text-parser.js';
@@ -231,14 +231,27 @@ export async function runThread(host: ThreadHost, request: ForkRequest): Promise
     const parentId = request.previousThreadId
       ? request.parentThreadId
       : (request.parentThreadId ?? (settings.env.RYE_PARENT_THREAD_ID || undefined));
-    const parent = parentId ? await readParent(host, stateRoot, parentId) : undefined;
+    let parent = parentId ? await readParent(host, stateRoot, parentId) : undefined;
 
     const opened = openThreadStore(stateRoot);
     store = opened;
+    // Children belong to a live parent: one that has ended no longer holds a budget they could
+    // be paid from. A continuation whose parent has ended becomes a root.
+    const parentStatus = parent ? opened.registry.getThread(parent.threadId)?.status : undefined;
+    if (parent && !request.preRegistered && parentStatus && TERMINAL_STATUSES.includes(parentStatus)) {
+      if (!request.previousThreadId) {
+        fail(
+          'VALIDATION',
+          `Parent thread ${parent.threadId} has ended (${parentStatus}): a finished thread cannot start children`,
+          'Fork it from a running thread, or without RYE_PARENT_THREAD_ID as a thread of its own.',
+        );
+      }
+      parent = undefined;
+    }
     const id =
       request.preRegistered ??
       request.registeredId ??
-      registerThread(opened, directiveId, parentId, stateRoot);
+      registerThread(opened, directiveId, parent?.threadId, stateRoot);
     if (request.preRegistered && !opened.registry.exists(id)) {
       fail('NOT_FOUND', `Thread '${id}' was not set up by its caller (no registry row)`);
     }
@@ -862,8 +875,6 @@ async function finalize(input: FinalizeInput): Promise<ThreadResult> {
     ...(error ? { error } : {}),
     ...(resultText ? { result: resultText } : {}),
   });
-  // The status last: a waiter that sees it final finds the result already there.
-  store.registry.updateStatus(threadId, status);
   await writeThreadJson(
     input.dir,
     {
@@ -888,6 +899,9 @@ async function finalize(input: FinalizeInput): Promise<ThreadResult> {
   // The final checkpoint is the transcript's very last write (§10.3 [BUG]).
   writer.close(cost.turns);
   await renderTranscript(input.host, input.dir, { ...input.record, status, cost }, reg.signer);
+  // The status last: a waiter that sees it final finds the result, the signed record and the
+  // finished transcript already there.
+  store.registry.updateStatus(threadId, status);
 
   const { success: _s, status: _st, result: _r, outputs: _o, error: _e, ...rest } = run;
   return {
