@@ -465,6 +465,11 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
     released = true;
     store.ledger.release(threadId, status);
   };
+  const settleBudget = (ownSpend: number, status: 'completed' | 'error' | 'cancelled') => {
+    if (released) return;
+    released = true;
+    store.ledger.settle(threadId, ownSpend, status);
+  };
 
   try {
     // 12. Model and provider.
@@ -798,6 +803,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       writer,
       hookRunner,
       releaseBudget,
+      settleBudget,
       cancelMarker,
       modelId: resolved.modelId,
     });
@@ -836,25 +842,22 @@ interface FinalizeInput {
   writer: TranscriptWriter;
   hookRunner: HookRunner;
   releaseBudget(status: 'completed' | 'error' | 'cancelled'): void;
+  settleBudget(ownSpend: number, status: 'completed' | 'error' | 'cancelled'): void;
   cancelMarker: string;
   modelId: string;
 }
 
 async function finalize(input: FinalizeInput): Promise<ThreadResult> {
   const { reg, run, cost, writer } = input;
-  const { store, threadId, parent, directiveId } = reg;
+  const { store, threadId, directiveId } = reg;
   const status: ThreadStatus = run.status ?? (run.success ? 'completed' : 'error');
   const error = run.success ? undefined : run.error || 'Unknown error (no message provided)';
 
-  // Spend: own, then the subtree up to the parent, then the unused reservation back.
-  store.ledger.reportActual(threadId, cost.spend);
-  const own = store.ledger.get(threadId);
-  const subtree = own?.actual_spend ?? cost.spend;
-  // To the budget parent of record: the thread's parent, or the ancestor that adopted it when
-  // its parent ended first (an async child outliving its parent).
-  const budgetParent = own?.parent_thread_id ?? parent?.threadId;
-  if (budgetParent) store.ledger.cascadeSpend(threadId, budgetParent, subtree);
-  input.releaseBudget(
+  // Spend: own, then the subtree up to the budget parent of record (its parent, or the ancestor
+  // that adopted it when its parent ended first), then the unused reservation back — in one
+  // transaction, so no reader sees the spend counted twice.
+  input.settleBudget(
+    cost.spend,
     status === 'completed' || status === 'continued'
       ? 'completed'
       : status === 'cancelled'

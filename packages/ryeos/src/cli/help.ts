@@ -182,6 +182,9 @@ The script lists turns, each answering one request in order:
     - text: "Done."
       chunk_delay_ms: 20          # also: hold_before_final_ms, error: {status: 529},
                                   # stream_error, disconnect_after_events
+A tool call may also carry text_before (text the model writes just before it) and
+input_from_results: {key, field, pick: all|first|last} (input[key] from the field's values in
+earlier tool results, e.g. the thread_ids of async children).
 `,
   demo: `Usage: rye demo
        rye demo primitives [--json]

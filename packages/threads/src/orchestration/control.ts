@@ -211,11 +211,7 @@ export async function killThread(
       });
       store.registry.updateStatus(threadId, 'cancelled');
       const budget = store.ledger.get(threadId);
-      if (budget?.status === 'active') {
-        store.ledger.reportActual(threadId, current.spend);
-        if (budget.parent_thread_id) store.ledger.cascadeSpend(threadId, budget.parent_thread_id);
-        store.ledger.release(threadId, 'cancelled');
-      }
+      if (budget?.status === 'active') store.ledger.settle(threadId, current.spend, 'cancelled');
     }
     return { success: true, thread_id: threadId, killed: true, pid, forced };
   } finally {

@@ -64,6 +64,7 @@ export class SqliteBudgetLedger implements BudgetLedger {
   readonly #reserve: (threadId: string, amount: number, parentId: string, childMax: number) => void;
   readonly #registerRoot: (threadId: string, maxSpend: number) => void;
   readonly #release: (threadId: string, status: string) => void;
+  readonly #settle: (threadId: string, ownSpend: number, status: string) => void;
 
   constructor(path: string, warn: BudgetWarning = () => {}, busyTimeoutMs?: number) {
     this.db = openDatabase(path, (db) => db.exec(SCHEMA), busyTimeoutMs);
@@ -139,6 +140,16 @@ export class SqliteBudgetLedger implements BudgetLedger {
       const row = this.#sql.get.get(threadId) as BudgetRow | undefined;
       if (row?.parent_thread_id) this.#sql.adopt.run(row.parent_thread_id, now, threadId);
       this.#sql.release.run(status, now, threadId);
+    }).immediate;
+    this.#settle = this.db.transaction((threadId: string, ownSpend: number, status: string) => {
+      const reported = this.#sql.report.get(ownSpend, threadId, nowIso(), threadId) as
+        | { actual_spend: number; reserved_spend: number }
+        | undefined;
+      if (!reported) throw new BudgetNotRegistered(threadId);
+      this.#checkOverspend(threadId, reported);
+      const row = this.#sql.get.get(threadId) as BudgetRow | undefined;
+      if (row?.parent_thread_id) this.#sql.cascadeRecorded.run(threadId, nowIso(), row.parent_thread_id);
+      this.#release(threadId, status);
     }).immediate;
     this.#registerRoot = this.db.transaction((threadId: string, maxSpend: number) => {
       if (this.#sql.get.get(threadId) !== undefined) return;
@@ -225,6 +236,17 @@ export class SqliteBudgetLedger implements BudgetLedger {
       );
     }
     this.#locked('release', () => this.#release(threadId, status));
+  }
+
+  settle(threadId: string, ownSpend: number, status: Exclude<BudgetStatus, 'active'>): void {
+    assertUsd('ownSpend', ownSpend);
+    if (!FINAL_STATUSES.includes(status)) {
+      throw new RyeError(
+        'VALIDATION',
+        `Budget settle needs a final status (completed, error, cancelled), not '${status}'`,
+      );
+    }
+    this.#locked('settle', () => this.#settle(threadId, ownSpend, status));
   }
 
   getRemaining(threadId: string): number {

@@ -92,6 +92,12 @@ export interface BudgetLedger {
   cascadeSpend(childId: string, parentId: string, amount?: number): void;
   /** `reserved = actual`, status set: the unused reservation returns to the parent. */
   release(threadId: string, status: Exclude<BudgetStatus, 'active'>): void;
+  /**
+   * A thread's end in one transaction: `reportActual`, `cascadeSpend` to its budget parent (the
+   * parent of record, or the ancestor that adopted it), then `release`. Done as three steps, a
+   * reader between them sees the spend twice (in the parent and in the open reservation).
+   */
+  settle(threadId: string, ownSpend: number, status: Exclude<BudgetStatus, 'active'>): void;
   getRemaining(threadId: string): number;
   canSpawn(parentId: string, amount: number): { affordable: boolean; remaining: number; requested: number };
   getTreeSpend(threadId: string): {
