@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { DetachedRequest } from './execute/detach.js';
-import { createRye } from './rye.js';
+import { createRye, type Rye } from './rye.js';
 import { processSettings } from './settings.js';
 
 function readRequest(): DetachedRequest {
@@ -19,8 +19,7 @@ function readRequest(): DetachedRequest {
   return request;
 }
 
-async function runTool(request: Extract<DetachedRequest, { kind: 'tool' }>): Promise<number> {
-  const rye = createRye({ projectPath: request.project_path, settings: processSettings() });
+async function runTool(rye: Rye, request: Extract<DetachedRequest, { kind: 'tool' }>): Promise<number> {
   const result = await rye.execute({ item_id: request.item_id, parameters: request.parameters });
   const { openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
   const store = openThreadStore(threadsStateRoot(request.project_path));
@@ -40,8 +39,10 @@ async function runTool(request: Extract<DetachedRequest, { kind: 'tool' }>): Pro
   return result.status === 'error' ? 1 : 0;
 }
 
-async function runDirective(request: Extract<DetachedRequest, { kind: 'directive' }>): Promise<number> {
-  const rye = createRye({ projectPath: request.project_path, settings: processSettings() });
+async function runDirective(
+  rye: Rye,
+  request: Extract<DetachedRequest, { kind: 'directive' }>,
+): Promise<number> {
   const { forkDirective } = await import('./execute/fork.js');
   // SIGTERM (kill's first signal) stops the thread cleanly, as Ctrl-C does in the CLI.
   const stop = new AbortController();
@@ -69,9 +70,9 @@ async function runDirective(request: Extract<DetachedRequest, { kind: 'directive
 }
 
 async function runContinuation(
+  rye: Rye,
   request: Extract<DetachedRequest, { kind: 'resume' | 'handoff' }>,
 ): Promise<number> {
-  const rye = createRye({ projectPath: request.project_path, settings: processSettings() });
   const result = await rye.resumeThread(request.thread_id, request.message ?? '', {
     ...(request.kind === 'handoff' ? { handoff: true } : {}),
   });
@@ -81,12 +82,13 @@ async function runContinuation(
 
 try {
   const request = readRequest();
+  const rye = createRye({ projectPath: request.project_path, settings: processSettings() });
   process.exitCode =
     request.kind === 'tool'
-      ? await runTool(request)
+      ? await runTool(rye, request)
       : request.kind === 'directive'
-        ? await runDirective(request)
-        : await runContinuation(request);
+        ? await runDirective(rye, request)
+        : await runContinuation(rye, request);
 } catch (error) {
   process.stderr.write(`rye thread runner: ${(error as Error)?.stack ?? String(error)}\n`);
   process.exitCode = 2;

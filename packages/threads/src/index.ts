@@ -42,6 +42,8 @@ export {
 } from './orchestration/query.js';
 export type { ResumeRequest, ResumeResult } from './orchestration/resume.js';
 export { resumeThread } from './orchestration/resume.js';
+export type { OrchestrateOptions } from './orchestration/scoped.js';
+export { orchestrate } from './orchestration/scoped.js';
 export type { DetachedLaunch } from './orchestration/spawn.js';
 export { detachedEnv, spawnDetached } from './orchestration/spawn.js';
 export type { WaitThreadsOptions, WaitThreadsResult } from './orchestration/wait.js';

@@ -211,14 +211,7 @@ export interface ThreadReport {
   integrity: {
     valid: boolean;
     thread_json: { valid: boolean; error?: string };
-    transcript: {
-      valid: boolean;
-      error?: string;
-      checkpoints?: number;
-      failed_at_turn?: number;
-      line?: number;
-      unsigned?: true;
-    };
+    transcript: Omit<ThreadRecordsVerification['transcript'], 'warnings'>;
     /** Present when a registry row exists: invalid when it contradicts a finished record. */
     registry?: { valid: boolean; error?: string };
   };

@@ -305,28 +305,6 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
   const dir = ensureThreadDir(reg.stateRoot, threadId);
   const createdAt = nowIso();
 
-  // 3. The directive, its inputs validated and interpolated.
-  // 6 (early). A continuation carries the old thread's inputs and the tail of its conversation.
-  const coordinationEarly = await loadAgentConfig(executor, 'coordination');
-  const carried = request.previousThreadId
-    ? await carriedConversation(
-        threadDir(reg.stateRoot, request.previousThreadId),
-        request.previousThreadId,
-        executor.trust,
-        Number(
-          asNumberMap(asNumberMap(coordinationEarly.data.coordination).continuation).resume_ceiling_tokens ??
-            DEFAULT_RESUME_CEILING_TOKENS,
-        ),
-      )
-    : undefined;
-
-  const loaded = await loadDirective(executor, directiveId);
-  const { directive, inputs } = prepareDirective(
-    loaded.parsed,
-    carried ? asNumberMap(carried.record.inputs) : (request.inputs ?? {}),
-    settings.env,
-  );
-
   // Agent config: the YAML data every later step reads.
   const [
     resilience,
@@ -347,6 +325,27 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
     loadAgentConfig(executor, 'error_classification'),
     loadAgentConfig(executor, 'streaming'),
   ]);
+  // 6 (early). A continuation carries the old thread's inputs and the tail of its conversation.
+  const carried = request.previousThreadId
+    ? await carriedConversation(
+        threadDir(reg.stateRoot, request.previousThreadId),
+        request.previousThreadId,
+        executor.trust,
+        Number(
+          asNumberMap(asNumberMap(coordination.data.coordination).continuation).resume_ceiling_tokens ??
+            DEFAULT_RESUME_CEILING_TOKENS,
+        ),
+      )
+    : undefined;
+
+  // 3. The directive, its inputs validated (or carried) and interpolated.
+  const loaded = await loadDirective(executor, directiveId);
+  const { directive, inputs } = prepareDirective(
+    loaded.parsed,
+    carried ? asNumberMap(carried.record.inputs) : (request.inputs ?? {}),
+    settings.env,
+  );
+
   const streaming = parseStreamingConfig(streamingYaml.data, 'streaming.yaml');
   const userHooks = hooksYaml.layers.find((l) => l.space === 'user');
   const projectHooks = hooksYaml.layers.find((l) => l.space === 'project');

@@ -73,13 +73,7 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
         }
       : undefined;
     const result = await runThread(
-      {
-        executor,
-        settings: host.settings as RyeSettings,
-        projectPath: host.projectPath,
-        dispatch: host.dispatch,
-        primaries: primaries(),
-      },
+      forkHost(host.settings as RyeSettings, host.projectPath, host.dispatch, executor),
       {
         directiveId: options.directiveId,
         inputs: options.inputs,

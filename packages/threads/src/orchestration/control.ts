@@ -10,7 +10,7 @@
 import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureThreadDir, threadsStateRoot } from '../persistence/paths.js';
-import { openThreadStore } from '../store/index.js';
+import { isProcessAlive, openThreadStore } from '../store/index.js';
 import { TERMINAL_STATUSES, type ThreadStore } from '../store/types.js';
 
 export const CANCEL_MARKER = '.cancel_requested';
@@ -20,16 +20,20 @@ function isTerminal(status: string): boolean {
   return (TERMINAL_STATUSES as readonly string[]).includes(status);
 }
 
-/** The thread and every descendant still running, parents first. */
-function subtree(store: ThreadStore, threadId: string): string[] {
+/**
+ * Every thread `threadId` started, parents first: its children, theirs, and each one's
+ * continuations (a root continuation has no parent to be found under). Not `threadId` itself.
+ */
+export function descendantsOf(store: ThreadStore, threadId: string): string[] {
+  const seen = new Set<string>([threadId]);
   const out: string[] = [];
-  const seen = new Set<string>();
-  const queue = [threadId];
+  const queue = store.registry.listChildren(threadId).map((row) => row.thread_id);
   while (queue.length) {
     const id = queue.shift()!;
     if (seen.has(id)) continue;
     seen.add(id);
     out.push(id);
+    for (const row of store.registry.getChain(id)) queue.push(row.thread_id);
     for (const child of store.registry.listChildren(id)) queue.push(child.thread_id);
   }
   return out;
@@ -52,7 +56,7 @@ export function cancelThread(projectPath: string, threadId: string): CancelResul
     if (!row)
       return { success: false, thread_id: threadId, cancelled: [], error: `Thread '${threadId}' not found` };
     const cancelled: string[] = [];
-    for (const id of subtree(store, threadId)) {
+    for (const id of [threadId, ...descendantsOf(store, threadId)]) {
       const status = store.registry.getThread(id)?.status;
       if (!status || isTerminal(status)) continue;
       writeFileSync(join(ensureThreadDir(stateRoot, id), CANCEL_MARKER), `${new Date().toISOString()}\n`, {
@@ -71,15 +75,6 @@ export function cancelThread(projectPath: string, threadId: string): CancelResul
     return { success: true, thread_id: threadId, cancelled };
   } finally {
     store.close();
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -151,7 +146,7 @@ export async function killThread(
         error: `Thread '${threadId}' already ended (${row.status})`,
       };
     }
-    if (pid === undefined || !alive(pid)) {
+    if (pid === undefined || !isProcessAlive(pid)) {
       return {
         success: false,
         thread_id: threadId,
@@ -187,8 +182,9 @@ export async function killThread(
     };
     signal('SIGTERM');
     const deadline = Date.now() + (options.graceMs ?? KILL_GRACE_MS);
-    while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    const forced = alive(pid);
+    while (isProcessAlive(pid) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    const forced = isProcessAlive(pid);
     if (forced) signal('SIGKILL');
     // A run that caught SIGTERM finalized itself (cancelled); either way the record says killed.
     const current = store.registry.getThread(threadId);

@@ -15,6 +15,11 @@ export interface ResumeRequest {
   signal?: AbortSignal;
   /** `handoff_thread`: a continuation that says the old thread's context was full; no message needed. */
   handoff?: boolean;
+  /**
+   * The new thread's parent: by default the old thread's (when it still runs); a thread that
+   * resumes one of its own makes the continuation its child.
+   */
+  parentThreadId?: string;
   /** Run the new thread detached (see `ForkRequest.detach`). */
   detach?: (threadId: string) => Promise<number>;
 }
@@ -70,12 +75,13 @@ export async function resumeThread(host: ThreadHost, request: ResumeRequest): Pr
       error: 'A resume needs a message: what should the thread do next?',
     };
   }
+  const parent = request.parentThreadId ?? terminal.parent_id;
   const result = await runThread(host, {
     directiveId: terminal.directive,
     previousThreadId: terminal.thread_id,
     ...(request.message.trim() ? { continuationMessage: request.message } : {}),
     ...(request.handoff ? { handoff: true } : {}),
-    ...(terminal.parent_id ? { parentThreadId: terminal.parent_id } : {}),
+    ...(parent ? { parentThreadId: parent } : {}),
     ...(request.model ? { model: request.model } : {}),
     ...(request.signal ? { signal: request.signal } : {}),
     ...(request.detach ? { detach: request.detach } : {}),

@@ -1,39 +1,30 @@
 /**
- * The orchestrator (spec threads §10.5) as a thread's model reaches it. The signed tool
- * `rye/agent/threads/orchestrator` serves a person or an MCP client, who may act on any thread
- * of the project; a model inside a thread may act only on the threads it started — its
- * descendants and their continuations — and whatever it resumes becomes its own child: limited,
- * attenuated and paid for by it. So the runner answers these calls itself, here.
+ * The orchestrator's operations (spec threads §10.5), for both of its callers.
+ *
+ * `orchestrate` serves the signed tool `rye/agent/threads/orchestrator`, run by a person or an
+ * MCP client, who may act on any thread of the project. `orchestrateFor` serves a model inside a
+ * thread: it may act only on the threads it started — its descendants and their continuations —
+ * and whatever it resumes becomes its own child: limited, attenuated and paid for by it. The
+ * runner answers those calls itself, in-process, through it.
  */
 import { RyeError, toRyeError } from '@ryeos/lillux';
 import type { ThreadHost } from '../host.js';
 import { threadsStateRoot } from '../persistence/paths.js';
 import { openThreadStore } from '../store/index.js';
-import { runThread } from '../thread.js';
-import { cancelThread, killThread } from './control.js';
+import { DEFAULT_CONTINUATION_MESSAGE } from './continuation.js';
+import { cancelThread, descendantsOf, killThread } from './control.js';
 import { aggregateResults, chainSearch, getChain, getStatus, listActive, readTranscript } from './query.js';
+import { resumeThread } from './resume.js';
 import { waitThreads } from './wait.js';
 
-export const ORCHESTRATOR_ID = 'rye/agent/threads/orchestrator';
-
-/** The threads `callerId` started: its descendants and every thread of their chains. */
-function scopeOf(projectPath: string, callerId: string): Set<string> {
-  const store = openThreadStore(threadsStateRoot(projectPath));
-  try {
-    const scope = new Set<string>();
-    const queue = store.registry.listChildren(callerId).map((row) => row.thread_id);
-    while (queue.length) {
-      const id = queue.shift()!;
-      if (scope.has(id)) continue;
-      scope.add(id);
-      for (const row of store.registry.getChain(id)) if (!scope.has(row.thread_id)) queue.push(row.thread_id);
-      for (const child of store.registry.listChildren(id)) queue.push(child.thread_id);
-    }
-    scope.delete(callerId);
-    return scope;
-  } finally {
-    store.close();
-  }
+export interface OrchestrateOptions {
+  /** Throws when the caller may not act on these threads (default: any thread may be named). */
+  checkScope?: (ids: readonly string[]) => void;
+  /** Keeps, of the active threads, those the caller may see (default: all). */
+  visible?: (threadId: string) => boolean;
+  /** `resume_thread` / `handoff_thread` of a finished thread: runs the continuation. */
+  continueThread: (threadId: string, message: string, handoff: boolean) => Promise<Record<string, unknown>>;
+  signal?: AbortSignal;
 }
 
 function text(params: Record<string, unknown>, key: string): string {
@@ -52,74 +43,66 @@ function list(params: Record<string, unknown>, key: string): string[] {
   return value as string[];
 }
 
-function within(scope: Set<string>, ids: readonly string[], callerId: string): void {
-  const outside = ids.filter((id) => !scope.has(id));
-  if (outside.length) {
-    throw new RyeError(
-      'PERMISSION',
-      `Thread ${callerId} may only act on the threads it started; not on ${outside.join(', ')}`,
-    );
-  }
-}
-
-/** One orchestrator call made by the model of thread `callerId`; never throws. */
-export async function orchestrateFor(
-  host: ThreadHost,
-  callerId: string,
+/** One orchestrator call; never throws (a failure is `{success: false, error, error_type}`). */
+export async function orchestrate(
+  projectPath: string,
   params: Record<string, unknown>,
-  signal?: AbortSignal,
+  options: OrchestrateOptions,
 ): Promise<Record<string, unknown>> {
-  const project = host.projectPath;
+  const { checkScope = () => undefined, visible = () => true, signal } = options;
+  const one = (key = 'thread_id') => {
+    const id = text(params, key);
+    checkScope([id]);
+    return id;
+  };
+  const many = (key = 'thread_ids') => {
+    const ids = list(params, key);
+    checkScope(ids);
+    return ids;
+  };
   try {
-    const scope = scopeOf(project, callerId);
-    const one = (key = 'thread_id') => {
-      const id = text(params, key);
-      within(scope, [id], callerId);
-      return id;
-    };
     switch (params.operation) {
       case 'wait_threads': {
-        const ids = list(params, 'thread_ids');
-        within(scope, ids, callerId);
+        const ids = many();
         const timeout = Math.min(Number(params.timeout ?? 600), 3600);
         return {
-          ...(await waitThreads(project, ids, { timeoutSeconds: timeout, ...(signal ? { signal } : {}) })),
+          ...(await waitThreads(projectPath, ids, {
+            timeoutSeconds: timeout,
+            ...(signal ? { signal } : {}),
+          })),
         };
       }
-      case 'aggregate_results': {
-        const ids = list(params, 'thread_ids');
-        within(scope, ids, callerId);
-        return { ...aggregateResults(project, ids) };
-      }
+      case 'aggregate_results':
+        return { ...aggregateResults(projectPath, many()) };
       case 'list_active': {
-        const all = listActive(project);
-        const mine = all.active_threads.filter((t) => scope.has(t.thread_id));
-        return { success: true, active_threads: mine, count: mine.length };
+        const active = listActive(projectPath).active_threads.filter((t) => visible(t.thread_id));
+        return { success: true, active_threads: active, count: active.length };
       }
       case 'get_status':
-        return { ...getStatus(project, one()) };
+        return { ...getStatus(projectPath, one()) };
       case 'get_chain':
-        return { ...getChain(project, one()) };
+        return { ...getChain(projectPath, one()) };
       case 'cancel_thread':
-        return { ...cancelThread(project, one()) };
+        return { ...cancelThread(projectPath, one()) };
       case 'kill_thread':
-        return { ...(await killThread(project, one())) };
+        return { ...(await killThread(projectPath, one())) };
       case 'chain_search':
         return {
-          ...(await chainSearch(project, one(), text(params, 'query'), {
+          ...(await chainSearch(projectPath, one(), text(params, 'query'), {
             searchType: params.search_type === 'regex' ? 'regex' : 'text',
             ...(params.max_results ? { maxResults: Number(params.max_results) } : {}),
           })),
         };
       case 'read_transcript':
         return {
-          ...(await readTranscript(project, one(), {
+          ...(await readTranscript(projectPath, one(), {
             ...(params.tail_lines ? { tailLines: Number(params.tail_lines) } : {}),
           })),
         };
       case 'resume_thread':
+        return await options.continueThread(one(), text(params, 'message'), false);
       case 'handoff_thread':
-        return await continueChild(host, callerId, one(), params, signal);
+        return await options.continueThread(one(), '', true);
       default:
         throw new RyeError(
           'VALIDATION',
@@ -132,44 +115,40 @@ export async function orchestrateFor(
   }
 }
 
-/** resume/handoff from inside a thread: the continuation is the caller's child. */
-async function continueChild(
+/** One orchestrator call made by the model of thread `callerId`, scoped to what it started. */
+export async function orchestrateFor(
   host: ThreadHost,
   callerId: string,
-  threadId: string,
   params: Record<string, unknown>,
   signal?: AbortSignal,
 ): Promise<Record<string, unknown>> {
   const store = openThreadStore(threadsStateRoot(host.projectPath));
-  let terminal: { thread_id: string; directive: string; status: string };
+  let scope: Set<string>;
   try {
-    const row = store.registry.getThread(threadId);
-    if (!row) return { success: false, error: `Thread '${threadId}' not found` };
-    terminal = store.registry.getChain(threadId).at(-1) ?? row;
+    scope = new Set(descendantsOf(store, callerId));
   } finally {
     store.close();
   }
-  if (terminal.status === 'running' || terminal.status === 'created') {
-    return { success: false, error: `Thread '${terminal.thread_id}' is still ${terminal.status}` };
-  }
-  const handoff = params.operation === 'handoff_thread';
-  const message = typeof params.message === 'string' ? params.message : '';
-  if (!handoff && !message.trim()) return { success: false, error: 'resume_thread needs a message' };
-  const result = await runThread(host, {
-    directiveId: terminal.directive,
-    previousThreadId: terminal.thread_id,
-    parentThreadId: callerId,
-    ...(message.trim() ? { continuationMessage: message } : {}),
+  return orchestrate(host.projectPath, params, {
+    checkScope: (ids) => {
+      const outside = ids.filter((id) => !scope.has(id));
+      if (outside.length) {
+        throw new RyeError(
+          'PERMISSION',
+          `Thread ${callerId} may only act on the threads it started; not on ${outside.join(', ')}`,
+        );
+      }
+    },
+    visible: (id) => scope.has(id),
+    // The continuation is the caller's child, a handoff included: counted and paid for by it.
+    continueThread: async (threadId, message, handoff) => ({
+      ...(await resumeThread(host, {
+        threadId,
+        message: message || (handoff ? DEFAULT_CONTINUATION_MESSAGE : ''),
+        parentThreadId: callerId,
+        ...(signal ? { signal } : {}),
+      })),
+    }),
     ...(signal ? { signal } : {}),
   });
-  return {
-    success: result.success,
-    resumed: result.thread_id !== undefined && result.status !== 'error',
-    old_thread_id: threadId,
-    ...(terminal.thread_id !== threadId ? { resolved_thread_id: terminal.thread_id } : {}),
-    ...(result.thread_id ? { new_thread_id: result.thread_id } : {}),
-    directive: terminal.directive,
-    new_thread_result: result,
-    ...(result.success ? {} : { error: result.error ?? 'The continuation failed' }),
-  };
 }

@@ -7,10 +7,7 @@
 import type { PrimaryCall, PrimaryDispatch } from '../host.js';
 import type { ChatMessage, ToolCall } from '../provider/types.js';
 import type { Palette, PaletteEntry } from './palette.js';
-import { DIRECTIVE_RETURN_ID, READ_ARTIFACT_ID } from './palette.js';
-
-/** The orchestrator tool's id (a thread's calls of it are answered in-process, scoped). */
-const ORCHESTRATOR_ID = 'rye/agent/threads/orchestrator';
+import { DIRECTIVE_RETURN_ID, ORCHESTRATOR_ID, READ_ARTIFACT_ID } from './palette.js';
 
 import type { ResultGuard } from './result-guard.js';
 
@@ -82,6 +79,11 @@ function executedItem(call: ToolCall, entry: PaletteEntry): string | undefined {
   if (entry.kind !== 'primary' || entry.primary !== 'execute') return entry.itemId;
   const raw = call.input.item_id;
   return typeof raw === 'string' ? raw.replace(/^tool:/, '') : undefined;
+}
+
+/** The arguments meant for the item: `rye_execute`'s `parameters`, else the call's own input. */
+function itemArguments(call: ToolCall, entry: PaletteEntry): Record<string, unknown> {
+  return entry.kind === 'primary' && isMap(call.input.parameters) ? call.input.parameters : call.input;
 }
 
 function isDirectiveReturn(call: ToolCall, entry: PaletteEntry): boolean {
@@ -199,8 +201,7 @@ export function handleReturn(
       startedAt,
     );
   }
-  const values =
-    entry.kind === 'primary' && isMap(call.input.parameters) ? call.input.parameters : call.input;
+  const values = itemArguments(call, entry);
   if (values.status !== 'error') {
     const missing = missingOutputs(ctx.outputs, values);
     if (missing.length) {
@@ -229,12 +230,10 @@ export async function runPlannedCall(
     const read = ctx.guard.read(ref, Number(call.input.offset ?? 0), Number(call.input.length ?? 8000));
     return outcome(read, read.status === 'error', startedAt);
   }
-  const itemRun = executedItem(call, entry) ?? entry.itemId;
-  if (ctx.orchestrate && itemRun === ORCHESTRATOR_ID) {
-    const params =
-      entry.kind === 'primary' && isMap(call.input.parameters) ? call.input.parameters : call.input;
+  const itemId = executedItem(call, entry) ?? entry.itemId;
+  if (ctx.orchestrate && itemId === ORCHESTRATOR_ID) {
     const dispatchedAt = performance.now();
-    const answer = await ctx.orchestrate(params);
+    const answer = await ctx.orchestrate(itemArguments(call, entry));
     return outcome(answer, answer.success === false, startedAt, {
       dispatchMs: performance.now() - dispatchedAt,
     });
@@ -248,7 +247,6 @@ export async function runPlannedCall(
     envelope = { status: 'error', error: `The call failed: ${(error as Error)?.message ?? String(error)}` };
   }
   const dispatchMs = performance.now() - dispatchedAt;
-  const itemId = executedItem(call, entry) ?? entry.itemId;
   const cleaned = cleanResult(itemId, envelope);
   const ratio = textOfMessages(messages) / 4 / ctx.contextWindow;
   const guarded = await ctx.guard.guard(call.id, cleaned, ratio);

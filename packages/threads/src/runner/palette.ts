@@ -15,6 +15,8 @@ export const DIRECTIVE_RETURN_NAME = 'rye_directive_return';
 export const DIRECTIVE_RETURN_ID = 'rye/agent/threads/directive_return';
 export const READ_ARTIFACT_NAME = 'rye_read_artifact';
 export const READ_ARTIFACT_ID = 'rye/agent/threads/internal/read_artifact';
+/** A thread's calls of the orchestrator tool are answered in-process, scoped (orchestration/scoped.ts). */
+export const ORCHESTRATOR_ID = 'rye/agent/threads/orchestrator';
 const PROVIDERS_PREFIX = 'rye/agent/providers/';
 
 export type PaletteKind = 'primary' | 'tool' | 'directive_return' | 'internal';

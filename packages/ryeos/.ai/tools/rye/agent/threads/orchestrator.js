@@ -1,4 +1,4 @@
-// rye:signed:2026-11-27T17:14:08Z:f55e8022bfddf39097a9037babb6c607fe88b6de19d244edf1ee63267d6797ac:6owp1S07KIX6_bpsrvbb8_-WnYUUyBYDPc9qPH9oaM79JdSTTJF96ZoQJ35hg_0izLh2xWFQt0A5PrfWkeMmAw==:007af625371e6e71
+// rye:signed:2026-11-27T18:31:51Z:a0c80f0be9fd5ebbdad25182811bb18f34f45b42c2cd8d7bc55959eb4436d68b:gF0CMgwvy3jnIIId3aB3Vcu6vf41hrbeyZijiTAKEyD6Vyjy977UDmhPTu8bH8c4Xxm1TsQ9x1cf-cI1YhrxDA==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
@@ -40,35 +40,11 @@ export const CONFIG_SCHEMA = {
 export const CONFIG = { timeout: 3660 };
 
 import { spawn } from 'node:child_process';
-import {
-  aggregateResults,
-  cancelThread,
-  chainSearch,
-  getChain,
-  getThreadStatus,
-  killThread,
-  listActiveThreads,
-  readKnowledgeTranscript,
-  waitThreads,
-} from '@ryeos/threads';
-
-function need(params, key) {
-  const value = params[key];
-  if (typeof value !== 'string' || value.trim() === '') throw new Error(`${params.operation} needs ${key}`);
-  return value;
-}
-
-function needList(params, key) {
-  const value = params[key];
-  if (!Array.isArray(value) || value.length === 0 || value.some((v) => typeof v !== 'string')) {
-    throw new Error(`${params.operation} needs ${key}: a list of thread ids`);
-  }
-  return value;
-}
+import { orchestrate } from '@ryeos/threads';
 
 /**
  * resume and handoff run a new thread, which needs the whole of ryeos (its tools come back through
- * execute): the detached runner does it, in a process of its own, and this call waits for it.
+ * execute): the thread runner does it, in a process of its own, and this call waits for it.
  */
 function runContinuation(projectPath, request) {
   const runner = process.env.RYE_THREAD_RUNNER;
@@ -97,45 +73,12 @@ function runContinuation(projectPath, request) {
   });
 }
 
+// The person or client calling this tool may act on any thread of the project (a thread's own
+// model is answered by its runner instead, scoped to the threads it started).
 export async function execute(params, context) {
   const project = context.project_path;
-  switch (params.operation) {
-    case 'wait_threads':
-      return waitThreads(project, needList(params, 'thread_ids'), {
-        timeoutSeconds: Math.min(Number(params.timeout ?? 600), 3600),
-      });
-    case 'cancel_thread':
-      return cancelThread(project, need(params, 'thread_id'));
-    case 'kill_thread':
-      return killThread(project, need(params, 'thread_id'));
-    case 'get_status':
-      return getThreadStatus(project, need(params, 'thread_id'));
-    case 'list_active':
-      return listActiveThreads(project);
-    case 'aggregate_results':
-      return aggregateResults(project, needList(params, 'thread_ids'));
-    case 'get_chain':
-      return getChain(project, need(params, 'thread_id'));
-    case 'chain_search':
-      return chainSearch(project, need(params, 'thread_id'), need(params, 'query'), {
-        searchType: params.search_type === 'regex' ? 'regex' : 'text',
-        ...(params.max_results ? { maxResults: Number(params.max_results) } : {}),
-      });
-    case 'read_transcript':
-      return readKnowledgeTranscript(project, need(params, 'thread_id'), {
-        ...(params.tail_lines ? { tailLines: Number(params.tail_lines) } : {}),
-      });
-    case 'resume_thread':
-      return runContinuation(project, {
-        kind: 'resume',
-        thread_id: need(params, 'thread_id'),
-        message: need(params, 'message'),
-      });
-    case 'handoff_thread':
-      return runContinuation(project, { kind: 'handoff', thread_id: need(params, 'thread_id') });
-    default:
-      throw new Error(
-        `Unknown operation '${String(params.operation)}': use wait_threads, cancel_thread, kill_thread, get_status, list_active, aggregate_results, get_chain, chain_search, read_transcript, resume_thread or handoff_thread`,
-      );
-  }
+  return orchestrate(project, params, {
+    continueThread: (threadId, message, handoff) =>
+      runContinuation(project, handoff ? { kind: 'handoff', thread_id: threadId } : { kind: 'resume', thread_id: threadId, message }),
+  });
 }
