@@ -74,7 +74,7 @@ export function knowledgeSearchFields(text: string, path: string, id: string): S
  * this id and is used only by readers of the same id. Bump it whenever their output changes
  * (the bundle-index test in ryeos fails until the bundle is re-signed).
  */
-const READERS_ID = '@ryeos/directives:1';
+export const READERS_ID = '@ryeos/directives:1';
 
 /**
  * The readers of directives and knowledge, registered once with the executor

@@ -79,16 +79,25 @@ function build(fields: Record<string, unknown>, body: string, raw: string, id: s
   return knowledge;
 }
 
-/** Parses knowledge text; `id` gives the default name, `path` is for messages and the format. */
-export function parseKnowledge(text: string, path: string, id: string): ParsedKnowledge {
+/**
+ * Parses knowledge text; `id` gives the default name, `path` is for messages and the format.
+ * `known`: the metadata block's fields as already parsed from these exact bytes (a system
+ * bundle's signed index), so the YAML parser is not needed.
+ */
+export function parseKnowledge(
+  text: string,
+  path: string,
+  id: string,
+  known?: Record<string, unknown>,
+): ParsedKnowledge {
   const signed = SIGNATURE_COMMENT.exec(text);
   const rest = signed ? text.slice(signed[0].length) : text;
   const offset = signed ? 1 : 0;
-  if (/\.ya?ml$/.test(path)) return build(parseYaml(rest, path, offset), '', text, id);
+  const fields = (yamlText: string, lineOffset: number) => known ?? parseYaml(yamlText, path, lineOffset);
+  if (/\.ya?ml$/.test(path)) return build(fields(rest, offset), '', text, id);
   const front = frontMatter(rest);
-  if (front) return build(parseYaml(front.yaml, path, offset + 1), front.body, text, id);
+  if (front) return build(fields(front.yaml, offset + 1), front.body, text, id);
   const fence = findFence(rest, 'yaml');
-  if (fence)
-    return build(parseYaml(fence.content, path, offset + fence.contentLine - 1), fence.body, text, id);
+  if (fence) return build(fields(fence.content, offset + fence.contentLine - 1), fence.body, text, id);
   return build({}, rest.trim(), text, id);
 }

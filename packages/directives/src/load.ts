@@ -7,12 +7,14 @@ import type {
   ItemContext,
   ItemVerification,
   ResolvedItem,
+  SearchableFields,
   SpaceName,
 } from '@ryeos/executor';
-import { readVerifiedItem } from '@ryeos/executor';
+import { readerNamespace, readVerifiedItem } from '@ryeos/executor';
 import { isRyeError, normalizeNewlines, RyeError } from '@ryeos/lillux';
 import type { ParsedDirective } from './directive.js';
 import { parseDirective } from './directive.js';
+import { READERS_ID } from './facts.js';
 import type { ParsedKnowledge } from './knowledge.js';
 import { parseKnowledge } from './knowledge.js';
 
@@ -32,7 +34,8 @@ async function load<T>(
   executor: ItemContext,
   kind: 'directive' | 'knowledge',
   id: string,
-  parse: (text: string, path: string) => T,
+  /** `text` with normalized newlines; `raw` as read (what a bundle index knows by hash). */
+  parse: (text: string, path: string, raw: string) => T,
   declaredOf: (parsed: T) => DeclaredIdentity,
   options: LoadOptions,
 ): Promise<Loaded<T>> {
@@ -45,7 +48,7 @@ async function load<T>(
     ...options,
     declare: (text, found) => {
       try {
-        parsed = parse(normalizeNewlines(text), found.path);
+        parsed = parse(normalizeNewlines(text), found.path, text);
         return declaredOf(parsed);
       } catch (error) {
         parseError = error;
@@ -83,5 +86,31 @@ export function loadKnowledge(
     name: typeof k.fields.name === 'string' ? k.fields.name : undefined,
     category: k.category,
   });
-  return load(executor, 'knowledge', id, (text, path) => parseKnowledge(text, path, id), declared, options);
+  return load(
+    executor,
+    'knowledge',
+    id,
+    (text, path, raw) => parseKnowledge(text, path, id, indexedFields(executor, path, raw)),
+    declared,
+    options,
+  );
+}
+
+/**
+ * A system item's metadata as its bundle's signed index holds it (the knowledge reader's search
+ * fields keep every field as written), for exactly these bytes: loading it then needs no YAML
+ * parser. Undefined for any other item, which is parsed.
+ */
+function indexedFields(
+  executor: ItemContext,
+  path: string,
+  raw: string,
+): Record<string, unknown> | undefined {
+  const known = executor.cache.precomputed<SearchableFields>(
+    readerNamespace('knowledge', READERS_ID),
+    path,
+    raw,
+  );
+  const fields = known?.metadata;
+  return fields && typeof fields === 'object' && !Array.isArray(fields) ? fields : undefined;
 }

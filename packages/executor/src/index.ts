@@ -5,6 +5,7 @@ export {
   BundleIndexes,
   bundleIndexPath,
   bundleIndexText,
+  readerNamespace,
 } from './bundle-index.js';
 export type { ChainContext, ChainElement, PrimitiveId } from './chain.js';
 export { buildChain, MAX_CHAIN_DEPTH, PRIMITIVES, validateChain } from './chain.js';

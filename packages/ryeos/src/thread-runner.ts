@@ -1,17 +1,20 @@
 /**
  * The detached runner (spec threads §11): started by `execute(…, async: true)` in a session of
  * its own, it reads its request on stdin and runs it to the end, whatever happens to the process
- * that started it. A forked directive re-enters the thread its caller set up (registered, budget
- * reserved, `thread.json` signed) and runs its loop; an async tool runs through the same `execute`
- * and its result goes to the registry. What it prints goes to the thread's `spawn.log`.
+ * that started it. A forked directive runs the loop of the thread its caller set up (registered,
+ * budget reserved, `thread.json` signed), from the setup handed over on stdin; an async tool runs
+ * through the same `execute` and its result goes to the registry. What it prints goes to the
+ * thread's `spawn.log`.
  */
-import { readFileSync } from 'node:fs';
 import type { DetachedRequest } from './execute/detach.js';
 import { createRye, type Rye } from './rye.js';
 import { processSettings } from './settings.js';
 
-function readRequest(): DetachedRequest {
-  const text = readFileSync(0, 'utf8');
+async function readRequest(): Promise<DetachedRequest> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (!text) throw new Error('No request on stdin (its caller gave up on it)');
   const request = JSON.parse(text) as DetachedRequest;
   if (!request || typeof request !== 'object' || typeof request.thread_id !== 'string') {
     throw new Error('The runner expects a JSON request on stdin');
@@ -43,30 +46,20 @@ async function runDirective(
   rye: Rye,
   request: Extract<DetachedRequest, { kind: 'directive' }>,
 ): Promise<number> {
-  const { forkDirective } = await import('./execute/fork.js');
+  const [{ runPreparedThread }, { forkHost }] = await Promise.all([
+    import('@ryeos/threads'),
+    import('./execute/fork.js'),
+  ]);
   // SIGTERM (kill's first signal) stops the thread cleanly, as Ctrl-C does in the CLI.
   const stop = new AbortController();
   process.once('SIGTERM', () => stop.abort());
-  const result = await forkDirective(
-    {
-      settings: rye.settings,
-      executor: () => rye.executor(),
-      projectPath: rye.projectPath,
-      dispatch: (call) => rye.dispatch(call),
-    },
-    {
-      directiveId: request.directive_id,
-      inputs: request.inputs,
-      ...(request.model ? { model: request.model } : {}),
-      ...(request.limit_overrides ? { limitOverrides: request.limit_overrides } : {}),
-      ...(request.parent_thread_id ? { parentThreadId: request.parent_thread_id } : {}),
-      preRegistered: request.thread_id,
-      signal: stop.signal,
-    },
-    performance.now(),
-  );
+  const host = forkHost(rye.settings, rye.projectPath, (call) => rye.dispatch(call), await rye.executor());
+  const result = await runPreparedThread(host, request.prepared, {
+    threadId: request.thread_id,
+    signal: stop.signal,
+  });
   process.stdout.write(`${JSON.stringify(result)}\n`);
-  return result.status === 'error' ? 1 : 0;
+  return result.success ? 0 : 1;
 }
 
 async function runContinuation(
@@ -80,8 +73,22 @@ async function runContinuation(
   return result.success ? 0 : 1;
 }
 
+/**
+ * What every run needs, loaded while the request is still coming: a forked directive's caller
+ * starts this process before it sets the thread up, so this overlaps its work.
+ */
+async function warmUp(): Promise<void> {
+  const threads = await import('@ryeos/threads');
+  await import('./execute/fork.js');
+  threads.loadStoreDriver();
+  // Node loads its fetch implementation on first use of the global.
+  void globalThis.fetch;
+}
+
 try {
-  const request = readRequest();
+  const warm = warmUp();
+  const request = await readRequest();
+  await warm;
   const rye = createRye({ projectPath: request.project_path, settings: processSettings() });
   process.exitCode =
     request.kind === 'tool'

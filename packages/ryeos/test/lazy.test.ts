@@ -81,6 +81,31 @@ describe('a cold rye process', () => {
     for (const parser of PARSERS) expect(loaded, `${parser} loaded`).not.toContain(parser);
   });
 
+  it('loads system knowledge without a YAML parser (its fields come from the index)', () => {
+    const loaded = packagesLoaded('execute', 'knowledge:rye/agent/core/DirectiveInstruction');
+    expect(loaded, 'yaml loaded').not.toContain('yaml');
+  });
+
+  it('parses knowledge the index does not hold (a project item loads yaml)', () => {
+    mkdirSync(join(root, 'project', '.ai', 'knowledge'), { recursive: true });
+    writeFileSync(
+      join(root, 'project', '.ai', 'knowledge', 'note.md'),
+      '---\nname: note\ntitle: Note\nversion: "1.0.0"\nentry_type: reference\ncategory: ""\n---\n\nA note.\n',
+    );
+    for (const args of [
+      ['keys', 'generate'],
+      ['sign', 'knowledge:note'],
+    ]) {
+      const run = spawnSync(process.execPath, [cli, ...args], {
+        cwd: join(root, 'project'),
+        env: { PATH: process.env.PATH, HOME: join(root, 'user'), USER_SPACE: join(root, 'user') },
+        encoding: 'utf8',
+      });
+      expect(run.status, run.stdout + run.stderr).toBe(0);
+    }
+    expect(packagesLoaded('execute', 'knowledge:note')).toContain('yaml');
+  });
+
   it('parses what the index does not hold (a project YAML tool loads yaml)', () => {
     mkdirSync(join(root, 'project', '.ai', 'tools'), { recursive: true });
     writeFileSync(

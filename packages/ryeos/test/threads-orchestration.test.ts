@@ -4,7 +4,7 @@
  * context threshold, resume. Parents talk Anthropic to one replay server; children are told
  * (`<model provider="openai">`) to talk OpenAI to another, so each side's script is its own.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ReplayServer } from '@ryeos/threads/testing';
@@ -250,6 +250,71 @@ describe('detached runs', () => {
     expect(children.requests).toHaveLength(1);
     await children.close();
   }, 60_000);
+
+  it('an async fork whose setup fails answers the error at once; the runner started for it is gone, its log too', async () => {
+    const fx = fixture();
+    // Never signed: the setup refuses it after the runner was started (it starts first).
+    await fx.write('.ai/directives/acme/unsigned.md', directive('unsigned', { outputs: OUTPUTS }));
+    const reply = await fx.rye.execute({ item_id: 'directive:acme/unsigned', thread: 'fork', async: true });
+    expect(reply, JSON.stringify(reply)).toMatchObject({ status: 'error', error_type: 'integrity' });
+    expect(reply).not.toHaveProperty('pid');
+    const { threadsStateRoot } = await import('@ryeos/threads');
+    const { readdirSync, readlinkSync } = await import('node:fs');
+    expect(readdirSync(threadsStateRoot(fx.project)).filter((f) => f.startsWith('.runner-'))).toEqual([]);
+    // No process of ours is left running in the project (a runner's cwd is the project).
+    const runnersHere = () =>
+      readdirSync('/proc')
+        .filter((pid) => /^\d+$/.test(pid) && Number(pid) !== process.pid)
+        .filter((pid) => {
+          try {
+            return readlinkSync(`/proc/${pid}/cwd`) === fx.project;
+          } catch {
+            return false;
+          }
+        });
+    await until(() => runnersHere().length === 0, 5000);
+  }, 60_000);
+
+  it('a runner handed a setup it cannot run marks its thread error and gives its reservation back', async () => {
+    const fx = fixture();
+    const id = 'acme/child/child-1700000000000';
+    const store = await registry();
+    try {
+      store.registry.register(id, 'acme/child', null);
+      store.registry.updateStatus(id, 'running');
+      store.ledger.register(id, 1);
+    } finally {
+      store.close();
+    }
+    const request = {
+      kind: 'directive',
+      project_path: fx.project,
+      thread_id: id,
+      directive_id: 'acme/child',
+      inputs: {},
+      prepared: { version: 999, thread_id: id },
+    };
+    const run = spawnSync(process.execPath, [join(import.meta.dirname, '..', 'dist', 'thread-runner.js')], {
+      input: JSON.stringify(request),
+      cwd: fx.project,
+      env: fx.env,
+      encoding: 'utf8',
+    });
+    expect(run.status, run.stderr).toBe(1);
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      success: false,
+      status: 'error',
+      error_type: 'validation',
+    });
+    expect(run.stdout).toContain('does not understand');
+    const after = await registry();
+    try {
+      expect(after.registry.getThread(id)).toMatchObject({ status: 'error' });
+      expect(after.ledger.get(id)?.status).toBe('error');
+    } finally {
+      after.close();
+    }
+  });
 
   it('kill ends a detached thread that does not answer: its process group is gone, the thread cancelled', async () => {
     await addChild();

@@ -44,12 +44,12 @@ export type { ResumeRequest, ResumeResult } from './orchestration/resume.js';
 export { resumeThread } from './orchestration/resume.js';
 export type { OrchestrateOptions } from './orchestration/scoped.js';
 export { orchestrate } from './orchestration/scoped.js';
-export type { DetachedLaunch } from './orchestration/spawn.js';
-export { detachedEnv, spawnDetached } from './orchestration/spawn.js';
+export type { DetachedLaunch, DetachedProcess } from './orchestration/spawn.js';
+export { detachedEnv, spawnDetached, startDetached } from './orchestration/spawn.js';
 export type { WaitThreadsOptions, WaitThreadsResult } from './orchestration/wait.js';
 export { waitThreads } from './orchestration/wait.js';
 export { canonicalJson } from './persistence/canonical-json.js';
-export { ensureThreadDir, threadDir, threadsStateRoot } from './persistence/paths.js';
+export { ensureThreadDir, ensureThreadsStateRoot, threadDir, threadsStateRoot } from './persistence/paths.js';
 export { reconstructMessages, resumeMessages } from './persistence/reconstruct.js';
 export type { Signer } from './persistence/signer.js';
 export { loadSigner } from './persistence/signer.js';
@@ -64,6 +64,7 @@ export { fnmatch } from './policy/fnmatch.js';
 export type { Limits } from './policy/limits.js';
 export { checkPreTurnLimits, resolveLimits } from './policy/limits.js';
 export { assessRisk } from './policy/risk.js';
+export type { PreparedThread } from './prepared.js';
 export { createAnthropicModel } from './provider/anthropic.js';
 export { collectResponse } from './provider/collect.js';
 export type { HttpProviderConfig } from './provider/http-config.js';
@@ -93,6 +94,7 @@ export {
   BudgetLedgerLocked,
   BudgetNotRegistered,
   InsufficientBudget,
+  loadStoreDriver,
   openThreadStore,
 } from './store/index.js';
 export type {
@@ -106,5 +108,5 @@ export type {
   ThreadStore,
 } from './store/types.js';
 export type { ForkRequest, ThreadResult } from './thread.js';
-export { runThread } from './thread.js';
+export { runPreparedThread, runThread } from './thread.js';
 export { makeThreadId } from './thread-id.js';

@@ -41,13 +41,14 @@ import {
 } from './policy/capabilities.js';
 import { checkDepth, checkPreTurnLimits, type Limits, resolveLimits } from './policy/limits.js';
 import { assessRisk, parseCapabilityRiskConfig } from './policy/risk.js';
+import { PREPARED_VERSION, type PreparedThread, parsePreparedThread } from './prepared.js';
 import { createModel } from './provider/model-factory.js';
 import { loadProviders } from './provider/providers.js';
 import { resolveModel } from './provider/resolve-model.js';
 import type { ChatMessage } from './provider/types.js';
 import type { LoopResult, LoopTiming } from './runner/loop.js';
 import { runLoop } from './runner/loop.js';
-import { buildPalette, READ_ARTIFACT_ENTRY } from './runner/palette.js';
+import { buildPalette, type Palette, READ_ARTIFACT_ENTRY } from './runner/palette.js';
 import { directivePrompt, joinBlocks } from './runner/prompt.js';
 import { ResultGuard } from './runner/result-guard.js';
 import { openThreadStore } from './store/index.js';
@@ -69,14 +70,10 @@ export interface ForkRequest {
   signal?: AbortSignal;
   /**
    * Run detached (`async: true`, spec §11): setup runs here, through the signed `thread.json`;
-   * then `detach(threadId)` starts the process that runs the loop and answers its pid.
+   * then `detach(threadId, prepared)` starts the process that runs the loop from `prepared`
+   * (`runPreparedThread`) and answers its pid.
    */
-  detach?: (threadId: string) => Promise<number>;
-  /**
-   * The detached process re-entering a thread its caller set up: registration, spawn count and
-   * budget are done; limits come from the thread's own signed `thread.json`.
-   */
-  preRegistered?: string;
+  detach?: (threadId: string, prepared: PreparedThread) => Promise<number>;
   /** A continuation (handoff or resume) of this finished thread: its conversation carries on. */
   previousThreadId?: string;
   /** The user message a continuation starts with (resume's `message`). */
@@ -173,18 +170,6 @@ async function readParent(host: ThreadHost, stateRoot: string, parentId: string)
   };
 }
 
-/** A re-entered thread's own signed record: what its caller decided, not recomputed. */
-async function ownRecord(host: ThreadHost, dir: string, threadId: string): Promise<ThreadJson> {
-  const records = await verifyThreadRecords(dir, threadId, host.executor.trust, { transcript: 'lenient' });
-  if (!records.valid || !records.data) {
-    fail(
-      'INTEGRITY',
-      `Thread '${threadId}' has records that do not verify: ${records.thread_json.error ?? records.transcript.error ?? 'unknown reason'}`,
-    );
-  }
-  return records.data;
-}
-
 function registerThread(
   store: ThreadStore,
   directiveId: string,
@@ -238,7 +223,7 @@ export async function runThread(host: ThreadHost, request: ForkRequest): Promise
     // Children belong to a live parent: one that has ended no longer holds a budget they could
     // be paid from. A continuation whose parent has ended becomes a root.
     const parentStatus = parent ? opened.registry.getThread(parent.threadId)?.status : undefined;
-    if (parent && !request.preRegistered && parentStatus && TERMINAL_STATUSES.includes(parentStatus)) {
+    if (parent && parentStatus && TERMINAL_STATUSES.includes(parentStatus)) {
       if (!request.previousThreadId) {
         fail(
           'VALIDATION',
@@ -248,13 +233,7 @@ export async function runThread(host: ThreadHost, request: ForkRequest): Promise
       }
       parent = undefined;
     }
-    const id =
-      request.preRegistered ??
-      request.registeredId ??
-      registerThread(opened, directiveId, parent?.threadId, stateRoot);
-    if (request.preRegistered && !opened.registry.exists(id)) {
-      fail('NOT_FOUND', `Thread '${id}' was not set up by its caller (no registry row)`);
-    }
+    const id = request.registeredId ?? registerThread(opened, directiveId, parent?.threadId, stateRoot);
     threadId = id;
     return await runRegistered(host, request, {
       store: opened,
@@ -265,30 +244,105 @@ export async function runThread(host: ThreadHost, request: ForkRequest): Promise
       stateRoot,
     });
   } catch (error) {
-    const failure = error instanceof SetupFailure ? error : new SetupFailure(toRyeError(error));
-    if (store && threadId) {
-      try {
-        store.registry.updateStatus(threadId, 'error');
-        store.registry.setResult(threadId, { error: failure.failure.message, cost: ZERO_COST });
-      } catch {
-        // The registry is best effort here: the caller still gets the error.
-      }
-    }
-    return {
-      success: false,
-      status: 'error',
-      ...(threadId ? { thread_id: threadId } : {}),
-      directive: directiveId,
-      cost: { ...ZERO_COST },
-      error: failure.failure.message,
-      error_type: failure.failure.code.toLowerCase(),
-      ...(failure.failure.hint ? { hint: failure.failure.hint } : {}),
-      ...failure.extra,
-    };
+    return failedThread(error, store, threadId, directiveId);
   } finally {
     store?.close();
   }
 }
+
+/** A thread that failed before its loop ran: recorded in the registry (when it got a row) and returned. */
+function failedThread(
+  error: unknown,
+  store: ThreadStore | undefined,
+  threadId: string | undefined,
+  directiveId: string,
+): ThreadResult {
+  const failure = error instanceof SetupFailure ? error : new SetupFailure(toRyeError(error));
+  if (store && threadId) {
+    try {
+      store.registry.updateStatus(threadId, 'error');
+      store.registry.setResult(threadId, { error: failure.failure.message, cost: ZERO_COST });
+    } catch {
+      // The registry is best effort here: the caller still gets the error.
+    }
+  }
+  return {
+    success: false,
+    status: 'error',
+    ...(threadId ? { thread_id: threadId } : {}),
+    directive: directiveId,
+    cost: { ...ZERO_COST },
+    error: failure.failure.message,
+    error_type: failure.failure.code.toLowerCase(),
+    ...(failure.failure.hint ? { hint: failure.failure.hint } : {}),
+    ...failure.extra,
+  };
+}
+
+/**
+ * The detached process's half of `async: true`: the loop of a thread its caller set up, from the
+ * setup it was handed (`ForkRequest.detach`). The budget is reserved and `thread.json` signed;
+ * this runs the loop and finalizes, settling the budget however it ends. Never throws.
+ */
+export async function runPreparedThread(
+  host: ThreadHost,
+  setup: unknown,
+  options: { threadId: string; signal?: AbortSignal },
+): Promise<ThreadResult> {
+  const { threadId } = options;
+  const stateRoot = threadsStateRoot(host.projectPath);
+  let store: ThreadStore | undefined;
+  let directiveId = isRecord(setup) && typeof setup.directive_id === 'string' ? setup.directive_id : '';
+  let running = false;
+  try {
+    store = openThreadStore(stateRoot);
+    const row = store.registry.getThread(threadId);
+    running = row?.status === 'running';
+    if (!running) {
+      fail(
+        'NOT_FOUND',
+        `Thread '${threadId}' is not a running thread its caller set up (${row ? `status ${row.status}` : 'no registry row'})`,
+      );
+    }
+    const prepared = parsePreparedThread(setup, threadId);
+    directiveId = prepared.directive_id;
+    const signer = await loadSigner(host.settings.signingKeyDir);
+    const parentId = prepared.record.parent_thread_id;
+    return await runPrepared(
+      host,
+      { ...(options.signal ? { signal: options.signal } : {}) },
+      {
+        store,
+        threadId,
+        signer,
+        parent:
+          typeof parentId === 'string' ? { threadId: parentId, limits: {}, capabilities: [] } : undefined,
+        directiveId,
+        stateRoot,
+      },
+      prepared,
+    );
+  } catch (error) {
+    // The thread will not run: its reservation goes back and its row says why. A row that is not
+    // running (cancelled or killed before this process got going) keeps its status.
+    if (store && running) {
+      try {
+        if (store.ledger.get(threadId)?.status === 'active') store.ledger.release(threadId, 'error');
+      } catch {
+        // The registry still records the failure.
+      }
+    }
+    return failedThread(error, store, running ? threadId : undefined, directiveId);
+  } finally {
+    store?.close();
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return Boolean(value) && typeof value === 'object' && !Array.isArray(value);
+}
+
+type Carried = Awaited<ReturnType<typeof carriedConversation>>;
 
 interface Registered {
   store: ThreadStore;
@@ -375,15 +429,12 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
 
   // 7–9. Limits, depth, spawn count.
   const defaults = asNumberMap(asNumberMap(resilience.data.limits).defaults);
-  const own = request.preRegistered ? await ownRecord(host, dir, threadId) : undefined;
-  const limits: Limits = own
-    ? (own.limits as Limits)
-    : resolveLimits({
-        defaults,
-        directiveLimits: directive.limits ?? {},
-        overrides: request.limitOverrides ?? {},
-        ...(parent ? { parentLimits: parent.limits } : {}),
-      });
+  const limits: Limits = resolveLimits({
+    defaults,
+    directiveLimits: directive.limits ?? {},
+    overrides: request.limitOverrides ?? {},
+    ...(parent ? { parentLimits: parent.limits } : {}),
+  });
   // A continuation never gets more room than the thread it continues had.
   if (carried) {
     for (const key of ['turns', 'tokens', 'spend', 'spawns', 'duration_seconds', 'depth'] as const) {
@@ -393,7 +444,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
   }
   checkDepth(limits);
   // A handoff's continuation takes its old thread's place; a resume is a new child of its parent.
-  if (parent && !own && !request.handoff) {
+  if (parent && !request.handoff) {
     const max = Number(parent.limits.spawns ?? defaults.spawns ?? 50);
     if (!store.registry.tryIncrementSpawn(parent.threadId, max)) {
       const count = store.registry.getThread(parent.threadId)?.spawn_count ?? max;
@@ -439,7 +490,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
   // when its parent cannot afford it. One that names none reserves at most a share of what its
   // parent has left (resilience.yaml `limits.child_spend_share`, 0.5): the parent keeps budget for
   // its own turns and for more children.
-  if (parent && !own && !request.handoff) {
+  if (parent && !request.handoff) {
     const explicit = directive.limits?.spend !== undefined || request.limitOverrides?.spend !== undefined;
     if (!explicit) {
       const share = Number(asNumberMap(resilience.data.limits).child_spend_share ?? 0.5);
@@ -458,18 +509,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
   } else {
     store.ledger.register(threadId, spendLimit);
   }
-  let released = false;
-  const releaseBudget = (status: 'completed' | 'error' | 'cancelled') => {
-    if (released) return;
-    released = true;
-    store.ledger.release(threadId, status);
-  };
-  const settleBudget = (ownSpend: number, status: 'completed' | 'error' | 'cancelled') => {
-    if (released) return;
-    released = true;
-    store.ledger.settle(threadId, ownSpend, status);
-  };
-
+  let prepared: PreparedThread;
   try {
     // 12. Model and provider.
     let resolved: ReturnType<typeof resolveModel>;
@@ -503,10 +543,8 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       }
       warnings.push(`${unpriced}.`);
     }
-    const model = createModel(resolved, settings.env);
-    const streamConfig = resolved.config.config?.stream;
-    const streamMode = streamModeOf(streamConfig, resolved.provider.toolId);
-    const textParsed = resolved.config.tool_use?.mode === 'text_parsed';
+    // A model that cannot be made (no API key, say) is the caller's error, before anything runs.
+    createModel(resolved, settings.env);
     store.registry.setModel(threadId, resolved.modelId);
     store.registry.updateStatus(threadId, 'running');
 
@@ -514,7 +552,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       thread_id: threadId,
       directive: directiveId,
       status: 'running',
-      created_at: own?.created_at ?? createdAt,
+      created_at: createdAt,
       updated_at: createdAt,
       model: resolved.modelId,
       limits: limits as ThreadJson['limits'],
@@ -526,16 +564,48 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
     };
     await writeThreadJson(dir, baseRecord, signer);
 
+    // What the run needs, decided: the loop runs from this here or, detached, in another process.
+    prepared = {
+      version: PREPARED_VERSION,
+      thread_id: threadId,
+      directive_id: directiveId,
+      record: baseRecord,
+      directive_body: joinBlocks(directiveId, directive.description, directive.body),
+      directive_prompt: directivePrompt(directive),
+      ...(outputs ? { outputs } : {}),
+      inputs,
+      limits,
+      capabilities,
+      hooks,
+      context: {
+        system: context.system,
+        before: context.before,
+        after: context.after,
+        suppressed: context.suppressed,
+      },
+      palette: { entries: palette.entries, warnings: palette.warnings },
+      model: resolved,
+      warnings,
+      max_output_tokens: Number(
+        resolved.pricing?.max_output_tokens ??
+          resolved.config.max_output_tokens ??
+          asNumberMap(agentYaml.data).max_output_tokens ??
+          16384,
+      ),
+      error_classification: classification.data,
+      streaming,
+      continuation: asNumberMap(asNumberMap(coordination.data.coordination).continuation),
+    };
+
     // 13. Detached: the process started here runs the loop and settles the budget from now on.
     if (request.detach) {
       let pid: number;
       try {
-        pid = await request.detach(threadId);
+        pid = await request.detach(threadId, prepared);
       } catch (error) {
         fail('SPAWN', toRyeError(error).message);
       }
       store.registry.updatePid(threadId, pid);
-      released = true;
       return {
         success: true,
         status: 'running',
@@ -546,6 +616,56 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
         async: true,
       };
     }
+  } catch (error) {
+    store.ledger.release(threadId, 'error');
+    throw error;
+  }
+  return runPrepared(host, request, reg, prepared, carried);
+}
+
+/**
+ * Step 14 on: the loop and the finalize, from what setup decided. The budget is reserved and
+ * `thread.json` signed; from here the thread settles its budget however it ends.
+ */
+async function runPrepared(
+  host: ThreadHost,
+  request: Pick<
+    ForkRequest,
+    'model' | 'limitOverrides' | 'signal' | 'previousThreadId' | 'continuationMessage' | 'handoff'
+  >,
+  reg: Registered,
+  prepared: PreparedThread,
+  carried?: Carried,
+): Promise<ThreadResult> {
+  const { settings } = host;
+  const { store, threadId, signer, parent, directiveId } = reg;
+  const dir = ensureThreadDir(reg.stateRoot, threadId);
+  const { limits, capabilities, hooks, context, inputs, outputs, warnings, streaming } = prepared;
+  const resolved = prepared.model;
+  const baseRecord = prepared.record;
+  const palette: Palette = {
+    entries: prepared.palette.entries,
+    byName: new Map(prepared.palette.entries.map((entry) => [entry.name, entry])),
+    warnings: prepared.palette.warnings,
+  };
+  const spendLimit = Number(limits.spend);
+  let released = false;
+  const releaseBudget = (status: 'completed' | 'error' | 'cancelled') => {
+    if (released) return;
+    released = true;
+    store.ledger.release(threadId, status);
+  };
+  const settleBudget = (ownSpend: number, status: 'completed' | 'error' | 'cancelled') => {
+    if (released) return;
+    released = true;
+    store.ledger.settle(threadId, ownSpend, status);
+  };
+
+  try {
+    const model = createModel(resolved, settings.env);
+    const streamConfig = resolved.config.config?.stream;
+    const streamMode = streamModeOf(streamConfig, resolved.provider.toolId);
+    const textParsed = resolved.config.tool_use?.mode === 'text_parsed';
 
     // 14. The run.
     const writer = new TranscriptWriter(join(dir, 'transcript.jsonl'), threadId, signer);
@@ -556,7 +676,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
     const hookRunner = new HookRunner({ hooks, host, threadId, log, suppress: context.suppressed });
     const baseContext = {
       directive: directiveId,
-      directive_body: joinBlocks(directiveId, directive.description, directive.body),
+      directive_body: prepared.directive_body,
       model: resolved.modelId,
       limits,
       inputs,
@@ -605,7 +725,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
     const firstMessage = joinBlocks(
       started.before,
       context.before,
-      directivePrompt(directive),
+      prepared.directive_prompt,
       context.after,
       started.after,
     );
@@ -617,7 +737,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
             continuationPrompt({
               previousThreadId: request.previousThreadId!,
               directiveId,
-              directivePrompt: joinBlocks(context.before, directivePrompt(directive), context.after),
+              directivePrompt: joinBlocks(context.before, prepared.directive_prompt, context.after),
               ...(request.continuationMessage ? { message: request.continuationMessage } : {}),
               handoff: request.handoff === true,
             }),
@@ -678,13 +798,8 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       duration_seconds: Number(limits.duration_seconds),
     };
     const pricing = resolved.pricing;
-    const maxTokens = Number(
-      pricing?.max_output_tokens ??
-        resolved.config.max_output_tokens ??
-        asNumberMap(agentYaml.data).max_output_tokens ??
-        16384,
-    );
-    const errorClasses = parseErrorClassification(classification.data, 'error_classification.yaml');
+    const maxTokens = prepared.max_output_tokens;
+    const errorClasses = parseErrorClassification(prepared.error_classification, 'error_classification.yaml');
     // Optional raw-SSE sinks come only from the (verified) provider item: an unsigned project
     // config cannot send a thread's stream to a URL of its choosing.
     const sinks = new FanOut(
@@ -696,7 +811,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       }),
       (message) => log.emit('sink_warning', { message }),
     );
-    const continuation = asNumberMap(asNumberMap(coordination.data.coordination).continuation);
+    const continuation = prepared.continuation;
     let run: Awaited<ReturnType<typeof runLoop>>;
     let handoffTo: string | undefined;
     try {

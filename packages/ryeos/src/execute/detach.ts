@@ -10,11 +10,12 @@
  *   same `execute` and stores its result in the registry (and its output in `spawn.log`).
  */
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Envelope, RyeSettings } from '@ryeos/executor';
 import { canonicalRef, elapsed } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
+import type { PreparedThread } from '@ryeos/threads';
 import { packageRoot } from '../package-root.js';
 
 /** The script a detached run starts: `dist/thread-runner.js` of this package. */
@@ -33,6 +34,8 @@ export type DetachedRequest =
       model?: string;
       limit_overrides?: Record<string, unknown>;
       parent_thread_id?: string;
+      /** The setup the caller made (`runThread`'s `detach`): the runner starts the loop from it. */
+      prepared: PreparedThread;
     }
   | {
       kind: 'tool';
@@ -44,25 +47,78 @@ export type DetachedRequest =
   /** The orchestrator's resume_thread / handoff_thread: a continuation run to its end. */
   | { kind: 'resume' | 'handoff'; project_path: string; thread_id: string; message?: string };
 
+/** What was asked, beside the thread's records (the setup itself goes to the runner only: it is in thread.json, capabilities.md and the transcript). */
+function writeSpawnParams(threadDirectory: string, request: DetachedRequest): void {
+  const { prepared: _setup, ...asked } = request as DetachedRequest & { prepared?: unknown };
+  writeFileSync(join(threadDirectory, 'spawn_params.json'), `${JSON.stringify(asked, null, 2)}\n`, {
+    mode: 0o600,
+  });
+}
+
+/** How the runner is started: the kernel node, the runner script, §11's environment. */
+async function runnerLaunch(settings: RyeSettings, projectPath: string, logPath: string) {
+  const { detachedEnv } = await import('@ryeos/threads');
+  const node = settings.kernelNode ?? process.execPath;
+  return {
+    node,
+    args: [threadRunnerPath(settings)],
+    env: detachedEnv(settings.env, { RYE_KERNEL_NODE: node, USER_SPACE: settings.userSpace }),
+    logPath,
+    cwd: projectPath,
+  };
+}
+
 /** Starts the detached runner for `request`; resolves with its pid. */
 export async function launchDetached(
   settings: RyeSettings,
   request: DetachedRequest,
   threadDirectory: string,
 ): Promise<number> {
-  const { detachedEnv, spawnDetached } = await import('@ryeos/threads');
-  writeFileSync(join(threadDirectory, 'spawn_params.json'), `${JSON.stringify(request, null, 2)}\n`, {
-    mode: 0o600,
-  });
-  const node = settings.kernelNode ?? process.execPath;
+  const { spawnDetached } = await import('@ryeos/threads');
+  writeSpawnParams(threadDirectory, request);
   return spawnDetached({
-    node,
-    args: [threadRunnerPath(settings)],
+    ...(await runnerLaunch(settings, request.project_path, join(threadDirectory, 'spawn.log'))),
     input: JSON.stringify(request),
-    env: detachedEnv(settings.env, { RYE_KERNEL_NODE: node, USER_SPACE: settings.userSpace }),
-    logPath: join(threadDirectory, 'spawn.log'),
-    cwd: request.project_path,
   });
+}
+
+/** A runner started before its thread is set up (`startRunnerEarly`). */
+export interface EarlyRunner {
+  pid: number;
+  /** Hands it its request: its log moves into the thread's folder and the request goes on its stdin. */
+  start(request: DetachedRequest, threadDirectory: string): number;
+  /** The thread will not run (its setup failed): the runner is killed and its log removed. */
+  abandon(): void;
+}
+
+/**
+ * A forked directive's `async: true` starts its runner first, so that the runner's start-up (node,
+ * its modules) overlaps the thread's setup here; the runner waits for its request on stdin. Its
+ * log starts as `.runner-<uuid>.log` in the threads state folder and is renamed into the thread's
+ * folder once the thread has one (the open file follows the rename).
+ */
+export async function startRunnerEarly(settings: RyeSettings, projectPath: string): Promise<EarlyRunner> {
+  const { ensureThreadsStateRoot, startDetached, threadsStateRoot } = await import('@ryeos/threads');
+  const pendingLog = join(
+    ensureThreadsStateRoot(threadsStateRoot(projectPath)),
+    `.runner-${randomUUID()}.log`,
+  );
+  const child = await startDetached(await runnerLaunch(settings, projectPath, pendingLog));
+  let pending = true;
+  return {
+    pid: child.pid,
+    start(request, threadDirectory) {
+      renameSync(pendingLog, join(threadDirectory, 'spawn.log'));
+      pending = false;
+      writeSpawnParams(threadDirectory, request);
+      child.send(JSON.stringify(request));
+      return child.pid;
+    },
+    abandon() {
+      child.abandon();
+      if (pending) rmSync(pendingLog, { force: true });
+    },
+  };
 }
 
 /** `execute(tool, async: true)`: a UUID thread that runs the tool detached. */

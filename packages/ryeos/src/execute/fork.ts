@@ -8,7 +8,14 @@ import type { Envelope, Executor, RyeSettings } from '@ryeos/executor';
 import { canonicalRef, elapsed } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
 import { TOOL_DEFINITIONS, withoutProjectPath } from '@ryeos/mcp/tools';
-import type { PrimaryDispatch, PrimaryToolSpec, ResumeResult, ThreadHost } from '@ryeos/threads';
+import type {
+  PreparedThread,
+  PrimaryDispatch,
+  PrimaryToolSpec,
+  ResumeResult,
+  ThreadHost,
+} from '@ryeos/threads';
+import type { EarlyRunner } from './detach.js';
 import type { ExecuteHost } from './route.js';
 
 export interface ForkHost extends ExecuteHost {
@@ -25,8 +32,6 @@ export interface ForkOptions {
   signal?: AbortSignal;
   /** Run detached (`async: true`): set up here, then a process of its own runs the loop. */
   async?: boolean;
-  /** The detached runner re-entering a thread set up by `async`. */
-  preRegistered?: string;
 }
 
 /** The four primaries as the palette offers them: the MCP descriptions, without project_path. */
@@ -50,14 +55,18 @@ export function forkHost(
 
 export async function forkDirective(host: ForkHost, options: ForkOptions, start: number): Promise<Envelope> {
   const itemId = canonicalRef('directive', options.directiveId);
+  let runner: EarlyRunner | undefined;
   try {
     const { ensureThreadDir, runThread, threadsStateRoot } = await import('@ryeos/threads');
+    // Async: the runner starts now and loads while the thread is set up here.
+    runner = options.async
+      ? await (await import('./detach.js')).startRunnerEarly(host.settings, host.projectPath)
+      : undefined;
     const executor = await host.executor();
-    const detach = options.async
-      ? async (threadId: string) => {
-          const { launchDetached } = await import('./detach.js');
-          return launchDetached(
-            host.settings,
+    const early = runner;
+    const detach = early
+      ? async (threadId: string, prepared: PreparedThread) =>
+          early.start(
             {
               kind: 'directive',
               project_path: host.projectPath,
@@ -67,10 +76,10 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
               ...(options.model ? { model: options.model } : {}),
               ...(options.limitOverrides ? { limit_overrides: options.limitOverrides } : {}),
               ...(options.parentThreadId ? { parent_thread_id: options.parentThreadId } : {}),
+              prepared,
             },
             ensureThreadDir(threadsStateRoot(host.projectPath), threadId),
-          );
-        }
+          )
       : undefined;
     const result = await runThread(
       forkHost(host.settings as RyeSettings, host.projectPath, host.dispatch, executor),
@@ -82,10 +91,10 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
         ...(options.parentThreadId ? { parentThreadId: options.parentThreadId } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(detach ? { detach } : {}),
-        ...(options.preRegistered ? { preRegistered: options.preRegistered } : {}),
       },
     );
     if (result.async === true && result.success) {
+      runner = undefined;
       return {
         status: 'success',
         async: true,
@@ -145,6 +154,9 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
     } as Envelope;
   } catch (error) {
     return toErrorEnvelope(error, { type: 'directive', item_id: itemId, metadata: elapsed(start) });
+  } finally {
+    // A runner started for a thread that did not get going.
+    runner?.abandon();
   }
 }
 

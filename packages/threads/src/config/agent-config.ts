@@ -7,8 +7,8 @@
 import type { Executor, Space } from '@ryeos/executor';
 import { findItem } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
-import { parse as parseYaml } from 'yaml';
 import { mergeAgentConfig } from '../hooks/config-merge.js';
+import { yaml } from '../yaml.js';
 
 export const AGENT_CONFIG_NAMES = [
   'agent',
@@ -42,18 +42,30 @@ async function readLayer(
   // key: an unsigned hooks.yaml in a cloned repository would otherwise run tools with the
   // user's rights. RYE_DEV_MODE=1 downgrades this for project and user files, as for items.
   const { item, text, verification } = await executor.verifyItemFile('config', id, where);
+  // Parsed once per content (the executor's content cache: these bytes, this path), not on every
+  // thread start; each caller gets its own copy to change.
+  const data = structuredClone(
+    executor.cache.derive(PARSED_NAMESPACE, item.path, text, () => parseLayer(text, item.path)),
+  );
+  return { path: item.path, data, warnings: verification.warnings };
+}
+
+/** Names the cached parse of an agent config file; bump it when `parseLayer`'s output changes. */
+const PARSED_NAMESPACE = 'threads:agent-config:1';
+
+function parseLayer(text: string, path: string): Record<string, unknown> {
   let data: unknown;
   try {
-    data = parseYaml(text) ?? {};
+    data = yaml().parse(text) ?? {};
   } catch (error) {
-    throw new RyeError('CONFIG', `Invalid YAML in ${item.path}: ${(error as Error).message}`, {
+    throw new RyeError('CONFIG', `Invalid YAML in ${path}: ${(error as Error).message}`, {
       hint: 'Fix the file (and re-sign it if it was signed).',
     });
   }
   if (typeof data !== 'object' || Array.isArray(data)) {
-    throw new RyeError('CONFIG', `${item.path} must hold a mapping at the top level`);
+    throw new RyeError('CONFIG', `${path} must hold a mapping at the top level`);
   }
-  return { path: item.path, data: data as Record<string, unknown>, warnings: verification.warnings };
+  return data as Record<string, unknown>;
 }
 
 /** Loads and merges one agent config file; a missing file in every space gives `{}`. */

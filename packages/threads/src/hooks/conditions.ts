@@ -7,7 +7,8 @@
  * `hooks.yaml` pattern such as `(a+)+$` cannot hang the runner; patterns RE2 does not support
  * (backreferences, lookaround) simply do not match. Inputs and patterns are also bounded.
  */
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
+import { re2 } from '../re2.js';
 
 /** A condition as written in YAML or XML; `undefined`/`null`/`{}` always match. */
 export type Condition = Readonly<Record<string, unknown>> | null | undefined;
@@ -88,7 +89,7 @@ function compile(pattern: string): RE2JS | null {
   if (compiled.has(pattern)) return compiled.get(pattern)!;
   let re: RE2JS | null;
   try {
-    re = pattern.length > MAX_REGEX_PATTERN ? null : RE2JS.compile(pattern);
+    re = pattern.length > MAX_REGEX_PATTERN ? null : re2().compile(pattern);
   } catch {
     re = null; // not RE2 syntax (e.g. a backreference): the condition is false
   }

@@ -16,7 +16,7 @@ import { constants, existsSync, lstatSync, realpathSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
 import { MAX_REGEX_INPUT, MAX_REGEX_PATTERN } from '../hooks/conditions.js';
 import {
   knowledgeTranscriptPath,
@@ -25,6 +25,7 @@ import {
   threadsStateRoot,
 } from '../persistence/paths.js';
 import { TRANSCRIPT_JSONL } from '../persistence/transcript.js';
+import { re2 } from '../re2.js';
 import { openThreadStore, REGISTRY_DB } from '../store/index.js';
 import type { ThreadRegistry, ThreadRow, ThreadStatus } from '../store/types.js';
 
@@ -354,9 +355,9 @@ function compileQuery(query: string, searchType: SearchType): RE2JS {
       'Search for a shorter phrase.',
     );
   }
-  const pattern = searchType === 'regex' ? query : RE2JS.quote(query);
+  const pattern = searchType === 'regex' ? query : re2().quote(query);
   try {
-    return RE2JS.compile(pattern, RE2JS.CASE_INSENSITIVE);
+    return re2().compile(pattern, re2().CASE_INSENSITIVE);
   } catch (cause) {
     throw new RyeError('VALIDATION', `Invalid regex ${JSON.stringify(query)}: ${(cause as Error).message}`, {
       hint: 'Patterns use RE2 syntax (no backreferences or lookaround); or use search_type "text".',

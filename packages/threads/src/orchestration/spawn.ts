@@ -76,8 +76,21 @@ export interface DetachedLaunch {
   cwd: string;
 }
 
-/** Starts a detached child; resolves with its pid once it is running. Throws `RyeError('SPAWN')`. */
-export async function spawnDetached(launch: DetachedLaunch): Promise<number> {
+/** A detached child started before its request is known (`startDetached`). */
+export interface DetachedProcess {
+  pid: number;
+  /** Writes its request to its stdin and closes it: from now on it runs on its own. */
+  send(input: string): void;
+  /** It will get no request: stdin closed empty and the process killed. */
+  abandon(): void;
+}
+
+/**
+ * Starts a detached child that waits for its request on stdin; resolves once it is running.
+ * Starting it before the request is ready lets its start-up (node, modules) overlap the caller's
+ * work on the request. Throws `RyeError('SPAWN')`.
+ */
+export async function startDetached(launch: Omit<DetachedLaunch, 'input'>): Promise<DetachedProcess> {
   let log: number;
   try {
     log = openSync(launch.logPath, 'w', 0o600);
@@ -85,9 +98,7 @@ export async function spawnDetached(launch: DetachedLaunch): Promise<number> {
     throw new RyeError(
       'SPAWN',
       `Failed to spawn async thread: cannot open ${launch.logPath}: ${(cause as Error).message}`,
-      {
-        cause,
-      },
+      { cause },
     );
   }
   try {
@@ -104,9 +115,26 @@ export async function spawnDetached(launch: DetachedLaunch): Promise<number> {
     });
     // A child that exits before reading its request must not crash us with EPIPE.
     child.stdin?.on('error', () => undefined);
-    child.stdin?.end(launch.input);
     child.unref();
-    return pid;
+    let settled = false;
+    return {
+      pid,
+      send(input) {
+        if (settled) return;
+        settled = true;
+        child.stdin?.end(input);
+      },
+      abandon() {
+        if (settled) return;
+        settled = true;
+        child.stdin?.end();
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      },
+    };
   } catch (cause) {
     throw new RyeError('SPAWN', `Failed to spawn async thread: ${(cause as Error).message}`, {
       cause,
@@ -115,4 +143,12 @@ export async function spawnDetached(launch: DetachedLaunch): Promise<number> {
   } finally {
     closeSync(log);
   }
+}
+
+/** Starts a detached child with its request; resolves with its pid once it is running. Throws `RyeError('SPAWN')`. */
+export async function spawnDetached(launch: DetachedLaunch): Promise<number> {
+  const { input, ...rest } = launch;
+  const child = await startDetached(rest);
+  child.send(input);
+  return child.pid;
 }

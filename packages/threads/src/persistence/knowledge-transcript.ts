@@ -6,7 +6,7 @@
  */
 import { posix } from 'node:path';
 import { writeFileAtomic } from '@ryeos/lillux';
-import { Document } from 'yaml';
+import { yaml } from '../yaml.js';
 import { ensureKnowledgeTranscriptDir, PRIVATE_FILE_MODE } from './paths.js';
 import { fenced, signMarkdown } from './signed-markdown.js';
 import type { Signer } from './signer.js';
@@ -42,7 +42,7 @@ function frontMatter(meta: KnowledgeTranscriptMeta): string {
   const { thread_id: id, cost } = meta;
   // name and category follow the path: the item verifies where it lies (DECISIONS 3).
   const parent = posix.dirname(id);
-  const doc = new Document({
+  const doc = new (yaml().Document)({
     name: posix.basename(id),
     title: meta.directive || id,
     version: '1.0.0',

@@ -25,7 +25,12 @@ export function parseRetryAfter(
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
-export function requestIdOf(headers: Headers): string | undefined {
+/** What is read of a response's headers (a fetch `Headers` is one). */
+export interface HeaderReader {
+  get(name: string): string | null;
+}
+
+export function requestIdOf(headers: HeaderReader): string | undefined {
   return headers.get('request-id') ?? headers.get('x-request-id') ?? undefined;
 }
 
@@ -65,7 +70,7 @@ function withOptional(
 export function httpErrorInfo(
   providerId: string,
   status: number,
-  headers: Headers,
+  headers: HeaderReader,
   bodyText: string,
 ): ProviderCallErrorInfo {
   let body: unknown;
@@ -193,15 +198,4 @@ export function describeError(error: unknown): string {
     current = e.cause;
   }
   return message || 'unknown error';
-}
-
-/** Whether a fetch failure is one of undici's own timeouts (headers or body), which fire above 300 s. */
-export function isUndiciTimeout(error: unknown): boolean {
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
 }

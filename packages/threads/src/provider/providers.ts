@@ -8,7 +8,7 @@ import { readdirSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { Executor, Space } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
-import { parse as parseYaml } from 'yaml';
+import { yaml } from '../yaml.js';
 
 export const PROVIDERS_CATEGORY = 'rye/agent/providers';
 
@@ -95,6 +95,9 @@ function asProvider(data: unknown, path: string): ProviderYaml {
   return provider;
 }
 
+/** Names the cached parse of a provider file; bump it if what is cached changes. */
+const PARSED_NAMESPACE = 'threads:provider-yaml:1';
+
 /** Every provider visible from the project, first `tool_id` per space order. Each one verifies. */
 export async function loadProviders(executor: Executor): Promise<ProviderSpec[]> {
   const found = new Map<string, ProviderSpec>();
@@ -107,7 +110,14 @@ export async function loadProviders(executor: Executor): Promise<ProviderSpec[]>
         .replace(/\.ya?ml$/, '');
       const itemId = `${PROVIDERS_CATEGORY}/${stem}`;
       const { item, text } = await executor.verifyItemFile('tool', itemId, { within: space });
-      const data = asProvider(parseYaml(text), item.path);
+      // Parsed once per content (the executor's content cache), not on every thread start.
+      const parsed = executor.cache.derive(
+        PARSED_NAMESPACE,
+        item.path,
+        text,
+        () => yaml().parse(text) ?? null,
+      );
+      const data = asProvider(structuredClone(parsed), item.path);
       if (found.has(data.tool_id)) continue;
       found.set(data.tool_id, { itemId, toolId: data.tool_id, space, path: item.path, data });
     }

@@ -17,7 +17,7 @@ export {
 } from './errors.js';
 export { type BudgetWarning, USD_EPSILON } from './ledger.js';
 export { isProcessAlive } from './registry.js';
-export { BUSY_TIMEOUT_MS } from './sqlite.js';
+export { BUSY_TIMEOUT_MS, loadDriver as loadStoreDriver } from './sqlite.js';
 export * from './types.js';
 
 export const REGISTRY_DB = 'registry.db';

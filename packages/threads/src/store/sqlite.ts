@@ -21,7 +21,8 @@ export const BUSY_TIMEOUT_MS = 5000;
 
 let driver: typeof BetterSqlite3 | undefined;
 
-function loadDriver(): typeof BetterSqlite3 {
+/** Loads the native driver now (a detached runner does it while it waits for its request). */
+export function loadDriver(): typeof BetterSqlite3 {
   // better-sqlite3 is CommonJS; createRequire at call time keeps the addon out of module load.
   driver ??= createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
   return driver;

@@ -1,0 +1,79 @@
+/**
+ * A thread's setup, decided: everything its loop needs once the directive, extends chain,
+ * context, agent config, capabilities, palette and model are resolved and verified, the budget
+ * reserved and `thread.json` signed (spec threads §1 steps 1–13). Plain JSON, so `async: true`
+ * hands it to the detached process on its stdin (a pipe only its parent holds) and that process
+ * starts the loop at once instead of loading, parsing and verifying it all again.
+ */
+import type { DirectiveOutput } from '@ryeos/directives';
+import { RyeError } from '@ryeos/lillux';
+import type { Hook } from './hooks/layers.js';
+import type { ThreadJson } from './persistence/thread-json.js';
+import type { Limits } from './policy/limits.js';
+import type { ResolvedModel } from './provider/resolve-model.js';
+import type { PaletteEntry } from './runner/palette.js';
+import type { StreamingSettings } from './streaming/config.js';
+
+/** Bumped when the shape changes: a runner never runs a setup it does not understand. */
+export const PREPARED_VERSION = 1;
+
+export interface PreparedThread {
+  version: typeof PREPARED_VERSION;
+  thread_id: string;
+  directive_id: string;
+  /** The signed record as setup wrote it (status running). */
+  record: ThreadJson;
+  /** `build_system_prompt`'s `directive_body`: id, description and body. */
+  directive_body: string;
+  /** The directive prompt of the first message (§7.1). */
+  directive_prompt: string;
+  outputs?: DirectiveOutput[];
+  inputs: Record<string, unknown>;
+  limits: Limits;
+  capabilities: string[];
+  hooks: Hook[];
+  context: { system: string; before: string; after: string; suppressed: string[] };
+  palette: { entries: PaletteEntry[]; warnings: string[] };
+  model: ResolvedModel;
+  warnings: string[];
+  max_output_tokens: number;
+  /** `error_classification.yaml`, merged. */
+  error_classification: Record<string, unknown>;
+  streaming: StreamingSettings;
+  /** `coordination.yaml` `coordination.continuation`. */
+  continuation: Record<string, unknown>;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return Boolean(value) && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * The runner's check of what it was handed: the version it understands, for the thread it was
+ * started for. Its source is the process that set the thread up; a mismatch is a bug or a
+ * version skew between the two, never something to run.
+ */
+export function parsePreparedThread(value: unknown, threadId: string): PreparedThread {
+  if (!isObject(value) || value.version !== PREPARED_VERSION) {
+    throw new RyeError(
+      'VALIDATION',
+      `The detached runner was handed a thread setup it does not understand (version ${JSON.stringify(isObject(value) ? value.version : undefined)}, expected ${PREPARED_VERSION})`,
+      {
+        hint: 'The process that started it comes from another ryeos version: run both from one installation.',
+      },
+    );
+  }
+  if (value.thread_id !== threadId || !isObject(value.record) || value.record.thread_id !== threadId) {
+    throw new RyeError(
+      'VALIDATION',
+      `The thread setup handed to the runner is not that of thread '${threadId}'`,
+    );
+  }
+  for (const key of ['hooks', 'capabilities', 'warnings'] as const) {
+    if (!Array.isArray(value[key])) throw new RyeError('VALIDATION', `The thread setup has no ${key} list`);
+  }
+  if (!isObject(value.palette) || !Array.isArray(value.palette.entries) || !isObject(value.model)) {
+    throw new RyeError('VALIDATION', 'The thread setup has no palette or model');
+  }
+  return value as unknown as PreparedThread;
+}
