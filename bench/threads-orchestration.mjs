@@ -3,8 +3,9 @@
 //  (a) detached spawn latency: `rye.execute({item_id, thread: 'fork', async: true})` called → the
 //      child process runs its loop, i.e. the replay server receives its first model request
 //      (`receivedAt`, same clock); median over RUNS spawns (goal < 300 ms). Also: call → the
-//      execute call returned (the caller's part: setup, signed records, the spawn), and
-//      returned → first request (the child's part: node start, modules, re-entering the thread).
+//      execute call returned (the caller's part: the runner started first, then setup, signed
+//      records, the setup handed over), and returned → first request (what is left of the
+//      runner's start once the caller is done: it loads while the caller sets the thread up).
 //  (b) wait latency: `waitThreads(project, [id])` started while the child is in its model call
 //      (its final event held HOLD_MS) → the wait resolves, minus the moment the child wrote its
 //      final status: the registry row's `completed_at` (ISO with milliseconds, taken just before
@@ -188,7 +189,7 @@ export async function run({ quiet = false } = {}) {
       `(a) execute(async) called → the child's first model request: median ${result.spawn_to_running_median_ms} ms, max ${result.spawn_to_running_max_ms} ms (goal < 300 ms)`,
     );
     say(
-      `    of which the execute call, until it returned: median ${result.spawn_call_returned_median_ms} ms; returned → first request (the child process starting): median ${result.spawn_child_start_median_ms} ms`,
+      `    of which the execute call, until it returned: median ${result.spawn_call_returned_median_ms} ms; returned → first request (the rest of the runner's start): median ${result.spawn_child_start_median_ms} ms`,
     );
     say(
       `(b) child's final status written (registry completed_at) → waitThreads resolved: median ${result.wait_after_status_median_ms} ms, max ${result.wait_after_status_max_ms} ms (goal < 100 ms)`,
