@@ -21,6 +21,18 @@ function short(value: unknown, max = 240): string {
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
 
+/**
+ * Characters a terminal obeys rather than shows: C0 and C1 controls other than newline and tab
+ * (an escape sequence can move the cursor, rewrite lines already printed or set the window
+ * title) and the bidirectional overrides that reorder what is displayed.
+ */
+const UNPRINTABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Model and tool text is shown, never obeyed: each such character prints as its `\\uXXXX` escape. */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** One event as a line (or a piece of one, for streamed text); undefined to skip it. */
 export function describeEvent(event: Event, follow: boolean): string | undefined {
   const p = event.payload ?? {};
@@ -95,7 +107,7 @@ export async function tailTranscript(
           continue;
         }
         const text = describeEvent(event, options.follow);
-        if (text) io.stdout(text);
+        if (text) io.stdout(printable(text));
       }
     } finally {
       closeSync(fd);
