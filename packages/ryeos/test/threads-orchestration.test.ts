@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { ReplayServer } from '@ryeos/threads/testing';
 import { startReplayServer } from '@ryeos/threads/testing';
 import { describe, expect, it } from 'vitest';
+import { createRye } from '../src/index.js';
 import { CLI, rye as ryeCli } from './helpers.js';
 import { directive, useThreadFixture } from './threads-helpers.js';
 
@@ -523,6 +524,41 @@ describe('continuation', () => {
     const { showThread } = await import('@ryeos/threads');
     for (const id of [String(first.thread_id), String(resumed.new_thread_id)]) {
       expect((await showThread(await fx.rye.executor(), fx.project, id)).integrity.valid).toBe(true);
+    }
+  }, 60_000);
+
+  it('two resumes of one thread at once: one continues the chain, the other is refused (no fork)', async () => {
+    const fx = fixture();
+    await addDirective('talk', `<permissions>${READ}</permissions>`);
+    await fx.serve({
+      turns: [
+        { tool_calls: [returnCall('first answer')] },
+        { tool_calls: [returnCall('again')], hold_before_final_ms: 300 },
+        { tool_calls: [returnCall('again')], hold_before_final_ms: 300 },
+      ],
+    });
+    const first = await fx.rye.execute({ item_id: 'directive:acme/talk', thread: 'fork' });
+    expect(first.status).toBe('success');
+    const id = String(first.thread_id);
+    const results = await Promise.all([
+      fx.rye.resumeThread(id, 'One.'),
+      createRye({ projectPath: fx.project, env: fx.env }).resumeThread(id, 'Two.'),
+    ]);
+    const won = results.filter((r) => r.success);
+    const lost = results.filter((r) => !r.success);
+    expect(won, JSON.stringify(results)).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    // Refused at the link (both saw the same last thread), or before it (the winner was already running).
+    expect(JSON.stringify(lost[0])).toMatch(
+      new RegExp(`already continued by ${String(won[0]!.new_thread_id)}|is still running`),
+    );
+    const store = await registry();
+    try {
+      expect(store.registry.getChain(id).map((row) => row.thread_id)).toEqual([id, won[0]!.new_thread_id]);
+      for (const row of store.registry.list({ limit: 100 }))
+        expect(store.ledger.get(row.thread_id)?.status).not.toBe('active');
+    } finally {
+      store.close();
     }
   }, 60_000);
 

@@ -262,6 +262,16 @@ describe('registry operations', () => {
     expect(registry.getChain('missing')).toEqual([]);
   });
 
+  it('a thread is continued once: a second continuation is refused, the same one again is not', () => {
+    const { registry } = store;
+    for (const id of ['f/1', 'f/2a', 'f/2b']) registry.register(id, 'f');
+    expect(registry.setContinuation('f/1', 'f/2a')).toBe(true);
+    expect(registry.setContinuation('f/1', 'f/2b')).toBe(false);
+    expect(registry.setContinuation('f/1', 'f/2a')).toBe(true);
+    expect(registry.getThread('f/1')).toMatchObject({ continuation_thread_id: 'f/2a' });
+    expect(registry.setContinuation('missing', 'f/2b')).toBe(false);
+  });
+
   it('ends the chain walk on a cycle or a dangling link', () => {
     const { registry } = store;
     for (const id of ['y/1', 'y/2', 'y/3']) registry.register(id, 'y');

@@ -118,7 +118,8 @@ export class SqliteThreadRegistry implements ThreadRegistry {
       byStatus: p(`SELECT * FROM threads WHERE status = ? ${NEWEST_FIRST} LIMIT ?`),
       children: p('SELECT * FROM threads WHERE parent_id = ? ORDER BY created_at, rowid'),
       continuation: p(`UPDATE threads SET continuation_thread_id = ?, status = 'continued', updated_at = ?,
-                       completed_at = ? WHERE thread_id = ?`),
+                       completed_at = ? WHERE thread_id = ?
+                       AND (continuation_thread_id IS NULL OR continuation_thread_id = ?)`),
       chainInfo: p(
         'UPDATE threads SET chain_root_id = ?, continuation_of = ?, updated_at = ? WHERE thread_id = ?',
       ),
@@ -200,9 +201,12 @@ export class SqliteThreadRegistry implements ThreadRegistry {
     return (this.#sql.children.all(parentId) as RawRow[]).map(toRow);
   }
 
-  setContinuation(threadId: string, nextThreadId: string): void {
+  setContinuation(threadId: string, nextThreadId: string): boolean {
     const now = nowIso();
-    this.#write('setContinuation', () => this.#sql.continuation.run(nextThreadId, now, now, threadId));
+    return this.#write(
+      'setContinuation',
+      () => this.#sql.continuation.run(nextThreadId, now, now, threadId, nextThreadId).changes === 1,
+    );
   }
 
   setChainInfo(threadId: string, chainRootId: string, previousThreadId: string): void {

@@ -54,7 +54,11 @@ export interface ThreadRegistry {
   listActive(): ThreadRow[];
   list(filter?: { status?: ThreadStatus; limit?: number }): ThreadRow[];
   listChildren(parentId: string): ThreadRow[];
-  setContinuation(threadId: string, nextThreadId: string): void;
+  /**
+   * Links `threadId` to the thread that continues it; false (nothing changed) when another
+   * thread already does: a chain never forks, whichever of two concurrent resumes comes second.
+   */
+  setContinuation(threadId: string, nextThreadId: string): boolean;
   setChainInfo(threadId: string, chainRootId: string, previousThreadId: string): void;
   /** Root → terminal, cycle-safe. */
   getChain(threadId: string): ThreadRow[];
