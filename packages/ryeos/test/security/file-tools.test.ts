@@ -96,6 +96,42 @@ describe("file tools never touch the user's keys or trust store (attack 9)", () 
     expect(JSON.stringify(grep)).not.toContain('secret-value');
   });
 
+  it("nor the project's ryeos state: its thread registry, budget ledger and cancel markers", async () => {
+    const { t, r } = await setup();
+    const state = join(t.project, '.ai', 'state', 'threads');
+    await mkdir(join(state, 'acme', 'other-1'), { recursive: true });
+    await writeFile(join(state, 'budget_ledger.db'), 'SQLite format 3\u0000 max_spend 1.0');
+    const ledger = await r.execute({
+      item_id: 'tool:rye/file-system/write',
+      parameters: {
+        path: '.ai/state/threads/budget_ledger.db',
+        content: 'SQLite format 3\u0000 max_spend 999',
+      },
+    });
+    expect(ledger).toMatchObject({ status: 'error' });
+    expect(String(ledger.error)).toMatch(/never touch/);
+    expect(await readFile(join(state, 'budget_ledger.db'), 'utf8')).toContain('max_spend 1.0');
+    const marker = await r.execute({
+      item_id: 'tool:rye/file-system/write',
+      parameters: { path: '.ai/state/threads/acme/other-1/.cancel_requested', content: '' },
+    });
+    expect(marker).toMatchObject({ status: 'error' });
+    expect(existsSync(join(state, 'acme', 'other-1', '.cancel_requested'))).toBe(false);
+    const read = await r.execute({
+      item_id: 'tool:rye/file-system/read',
+      parameters: { path: '.ai/state/threads/budget_ledger.db' },
+    });
+    expect(read).toMatchObject({ status: 'error' });
+    for (const tool of ['glob', 'grep'] as const) {
+      const found = await r.execute({
+        item_id: `tool:rye/file-system/${tool}`,
+        parameters: { pattern: tool === 'glob' ? '**/*.db' : 'max_spend' },
+      });
+      expect(found.status, JSON.stringify(found)).toBe('success');
+      expect(JSON.stringify(found)).not.toContain('budget_ledger');
+    }
+  });
+
   it('the project cannot be the file-system root', async () => {
     const { t } = await setup();
     const root = createRye({ projectPath: '/', userSpace: t.user, env: { PATH: process.env.PATH } });

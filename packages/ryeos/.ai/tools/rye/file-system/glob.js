@@ -1,4 +1,4 @@
-// rye:signed:2026-11-25T02:47:07Z:c4fdee833d9b32b05ec771e1a3d3a017bc542da59e0b6d233064bde956e530fd:DMLbQm_y65tW0PmMzq0gG0mfZDJLNs33X2Xtxj7rRmPsHurGOuIhO9Man2pY374y_lFqksAY29SyhG3ApBmYAQ==:007af625371e6e71
+// rye:signed:2026-11-27T19:31:56Z:7a16b71e5537efb3abfd84ff17a27d2fdab834926e3e5e0ab9a12ca2b17240b5:GF_HtFR1s-I9Qxx0w8Wg_e8nyBA_WHMRjkAM6Nz_P1Nrz8otsadIuJh7cmAqsEKgAaW5U6OCK_kQ7neVYHUqBg==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
@@ -33,7 +33,7 @@ export const execute = functionTool(async (params, projectPath) => {
   if (!info.isDirectory()) throw new ToolError(`${shown} is not a directory`);
 
   // The pattern check already keeps matches under base; the filter is a second line of defence.
-  const found = (await listFiles(base, pattern))
+  const found = (await listFiles(base, pattern, { root }))
     .filter((file) => isInside(root, file))
     .map((file) => shownPath(root, file))
     .sort();

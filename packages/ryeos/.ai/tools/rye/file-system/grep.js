@@ -1,4 +1,4 @@
-// rye:signed:2026-11-25T02:47:07Z:81d261fb86b140e8d0caccaf1247cd704095e9437201596493d6a51909f6c756:hGgMZK5JHYJxv7ZTKpNZWQzoSoCJIaWvinH0UsAgG9htN24vsuGwfcVrJtRbGvPm8NfsjjU__Hzq3icPZx7PCA==:007af625371e6e71
+// rye:signed:2026-11-27T19:31:56Z:4c7c6dc58771c3f801ff59dd2104c6748b91d71f272b8c51f18e5829cf74ae27:QyxkuATH_uRRGQ-ICfwXb8xse9lU3ndjJ8UL3pABshtFXWqaKP7Uq4igAx0WD0h2LOWVSuoasZqt-7QApFQ2AA==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
@@ -49,14 +49,14 @@ const clip = (text) =>
   text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)} … [line truncated]` : text;
 
 /** The files to search: `base` itself, or the files under it (optionally filtered by a glob). */
-async function candidates(base, shown, filter) {
+async function candidates(base, shown, filter, root) {
   const info = await statOrUndefined(base);
   if (!info) throw new ToolError(`Path not found: ${shown}`);
   if (info.isFile()) return [base];
   if (!info.isDirectory()) throw new ToolError(`${shown} is neither a file nor a directory`);
   // Like ripgrep's --glob: a pattern without '/' matches file names at any depth.
   const pattern = !filter ? '**/*' : filter.includes('/') ? filter : `**/${filter}`;
-  return (await listFiles(base, pattern)).sort();
+  return (await listFiles(base, pattern, { root })).sort();
 }
 
 export const execute = functionTool(async (params, projectPath) => {
@@ -67,7 +67,7 @@ export const execute = functionTool(async (params, projectPath) => {
   const context = integer(params, 'context', 0, 0);
   const filter = optionalString(params, 'glob', ['include']);
   const { real: base, shown } = await resolveInside(root, optionalString(params, 'path') ?? '.');
-  const files = await candidates(base, shown, filter);
+  const files = await candidates(base, shown, filter, root);
 
   const matches = [];
   const skipped = { binary: 0, too_large: 0 };

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-25T01:16:42Z:c97c521a0f4280dc6011a2318dbf6eb1543863b0ff1ea9ffc3343e6f7bc5cdd7:06mRqb0aftT7w5fIRq5bpAqIFs30YgOMEbXCcDrnQjN702gmL2x0lglc-2nMv9snv6xb4OI5N2ZBBoO1WKoxBQ==:007af625371e6e71
+// rye:signed:2026-11-27T19:31:56Z:b3f3953db85715c9e8d39c7d2202ba899ddc91fea69498a72b43559bf9d1f76e:cc08AAMAOkgNFy8_7LZTfi1SnBCsglFOziwzIzw2Rxa4i4Ca-61IjSDIRmUkAxE-gvaVyU86NPTBxn0w5Bs0Dw==:007af625371e6e71
 // Reading and writing whole text files with the limits every file-system tool shares.
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -46,7 +46,7 @@ export async function openChecked(real, shown, root) {
   try {
     const opened = await openedPath(handle, real);
     if (root !== undefined && !isInside(root, opened)) throw new ToolError(`Path '${shown}' is outside the project root ${root}`);
-    refuseProtected(opened, shown);
+    refuseProtected(opened, shown, root);
     return handle;
   } catch (error) {
     await handle.close();
@@ -101,7 +101,7 @@ export async function atomicWrite(real, content, mode, root) {
     try {
       const landed = await openedPath(handle, temp);
       if (root !== undefined && !isInside(root, landed)) throw new ToolError(`${basename(real)}: its folder moved out of the project`);
-      refuseProtected(landed, basename(real));
+      refuseProtected(landed, basename(real), root);
       await handle.writeFile(data);
       await handle.chmod(mode !== undefined ? mode & 0o7777 : 0o644);
     } finally {

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-25T01:08:35Z:82bd6fea2fc77242dbcc79b3601af2fbaec32132e597e6b5c0da4985fa500a7a:1clN0RzO09Cfx9BTSJJgp_3CAR0uKOngrmRF_tEY79kl3cZrp6J8fXBPAMzPF-eC5eU033VF7Q1VHkMN2fZ7BA==:007af625371e6e71
+// rye:signed:2026-11-27T19:31:56Z:f30e1a2e5cbfc6812c10cea21bc579d7df167b351332386c43de012fc1d0f1d8:kNbOViIWbxP9LazmsneqjEgXEzmn8OiiJ8COHG_IvN1Gjet5jCj9Y-0nZehdqoz6hlZaxqHmpkRqrpeD_0gnAQ==:007af625371e6e71
 // Confinement of path parameters to the project root. Every path is resolved to its real
 // location (symlinks followed, including those of missing targets and their parents) and the
 // tools then work on that real path, so what was checked is what gets read or written.
@@ -50,12 +50,15 @@ async function realLocation(path, hops = 0) {
  * Places no file tool reads or writes, whatever the project is (it may be the home directory):
  * user-space config (the signing key, the trust store, bundles.yaml — registering a bundle
  * trusts its keys —, hooks), the user's .env (credentials, and `${VAR}` of user and system
- * items), and ryeos state (snapshots, the MCP token). The host names the user space
- * (USER_SPACE) and an overridden key folder (RYE_SIGNING_KEY_DIR).
+ * items), and ryeos state (snapshots, the MCP token), the user's and the project's (`root`: its
+ * thread registry and budget ledger, which a model granted file writes must not rewrite, and the
+ * cancel markers of other threads). The host names the user space (USER_SPACE) and an
+ * overridden key folder (RYE_SIGNING_KEY_DIR).
  */
-export function protectedDirs(env = process.env) {
+export function protectedDirs(env = process.env, root = undefined) {
   const home = env.USER_SPACE || homedir();
   const dirs = [join(home, '.ai', 'config'), join(home, '.ai', '.env'), join(home, '.ai', 'state')];
+  if (root !== undefined) dirs.push(join(root, '.ai', 'state'));
   if (env.RYE_SIGNING_KEY_DIR) dirs.push(env.RYE_SIGNING_KEY_DIR);
   return dirs.map((dir) => {
     try {
@@ -66,9 +69,9 @@ export function protectedDirs(env = process.env) {
   });
 }
 
-/** Throws when `real` is inside a protected folder (see protectedDirs). */
-export function refuseProtected(real, shown) {
-  for (const dir of protectedDirs()) {
+/** Throws when `real` is inside a protected folder (see protectedDirs; `root`: the project's). */
+export function refuseProtected(real, shown, root = undefined) {
+  for (const dir of protectedDirs(process.env, root)) {
     if (isInside(dir, real)) {
       throw new ToolError(`'${shown}' is in ${dir}, which holds your keys, trust store, user config, credentials or ryeos state: file tools never touch it`);
     }
@@ -103,7 +106,7 @@ export async function resolveInside(root, path) {
   }
   if (!isInside(root, real)) throw new ToolError(`Path '${path}' is outside the project root ${root}`);
   const shown = shownPath(root, real);
-  refuseProtected(real, shown);
+  refuseProtected(real, shown, root);
   return { real, shown };
 }
 

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-24T22:47:15Z:67c1f810fd0f1e1116df15047934b7cce1a30108981db3889bf0d936df3dd242:nzn1ghBWyJYPbFZM6ceSXqvKQ_gHD7i0hVGQk6ONHv5Z6ApyIO6aQJ4Z6WdGPDKagnHPp7jX-ZOJFXbGqy7FCg==:007af625371e6e71
+// rye:signed:2026-11-27T19:31:56Z:d3eb178d375b9503d08820bd6d0be86b57110b36d26f0fef0b53360322678464:_kKIZhiquTdM2ILDmM2WEQIhQWeyqUDASlmD8xz5gBWFSYpmMgOtJ8RUd93h0w26Mhpvzm9FM--n2ZpZW9XLDw==:007af625371e6e71
 // Listing files under a directory with tinyglobby, the same way for glob and grep.
 import { glob } from 'tinyglobby';
 import { isInside, protectedDirs } from './paths.mjs';
@@ -21,9 +21,9 @@ export function checkPattern(pattern) {
  * Real paths of the files under `baseReal` matching `pattern`. Symbolic links are neither
  * followed nor returned, so a link inside the project cannot lead the search outside it.
  */
-export async function listFiles(baseReal, pattern, { onlyFiles = true } = {}) {
+export async function listFiles(baseReal, pattern, { onlyFiles = true, root = undefined } = {}) {
   checkPattern(pattern);
-  const hidden = protectedDirs();
+  const hidden = protectedDirs(process.env, root);
   const found = await glob(pattern, {
     cwd: baseReal,
     absolute: true,
@@ -33,6 +33,6 @@ export async function listFiles(baseReal, pattern, { onlyFiles = true } = {}) {
     expandDirectories: false,
     ignore: DEFAULT_IGNORE,
   });
-  // Keys, trust stores and ryeos state are never listed (the project may be the home folder).
+  // Keys, trust stores and ryeos state (the user's, the project's) are never listed.
   return found.filter((file) => !hidden.some((dir) => isInside(dir, file)));
 }
