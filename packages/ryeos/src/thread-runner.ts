@@ -85,9 +85,10 @@ async function warmUp(): Promise<void> {
   void globalThis.fetch;
 }
 
+let request: DetachedRequest | undefined;
 try {
   const warm = warmUp();
-  const request = await readRequest();
+  request = await readRequest();
   await warm;
   const rye = createRye({ projectPath: request.project_path, settings: processSettings() });
   process.exitCode =
@@ -99,4 +100,13 @@ try {
 } catch (error) {
   process.stderr.write(`rye thread runner: ${(error as Error)?.stack ?? String(error)}\n`);
   process.exitCode = 2;
+  // Its caller said "running": a thread that did not get going says why, and pays nothing.
+  if (request?.kind === 'directive' || request?.kind === 'tool') {
+    const { abandonThread } = await import('@ryeos/threads');
+    abandonThread(
+      request.project_path,
+      request.thread_id,
+      `The detached runner failed: ${(error as Error)?.message ?? String(error)}`,
+    );
+  }
 }

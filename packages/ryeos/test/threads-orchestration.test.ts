@@ -276,6 +276,16 @@ describe('detached runs', () => {
     await until(() => runnersHere().length === 0, 5000);
   }, 60_000);
 
+  it('an async fork of a directive that is not there starts no runner at all', async () => {
+    const fx = fixture();
+    const reply = await fx.rye.execute({ item_id: 'directive:acme/nope', thread: 'fork', async: true });
+    expect(reply, JSON.stringify(reply)).toMatchObject({ status: 'error', error_type: 'not_found' });
+    const { readdirSync } = await import('node:fs');
+    const { threadsStateRoot } = await import('@ryeos/threads');
+    const state = threadsStateRoot(fx.project);
+    expect(readdirSync(state).filter((f) => f.startsWith('.runner-'))).toEqual([]);
+  });
+
   it('a runner handed a setup it cannot run marks its thread error and gives its reservation back', async () => {
     const fx = fixture();
     const id = 'acme/child/child-1700000000000';
@@ -501,6 +511,37 @@ describe('continuation', () => {
     } finally {
       store.close();
     }
+  }, 60_000);
+
+  it("a detached thread's handoff keeps the model its caller asked for", async () => {
+    const fx = fixture();
+    await fx.write(
+      '.ai/config/agent/coordination.yaml',
+      'coordination:\n  continuation:\n    trigger_threshold: 0.0001\n',
+    );
+    await fx.sign('config:agent/coordination');
+    await addDirective('topical', `${ANTHROPIC}<permissions>${READ}</permissions>`);
+    const server = await fx.serve({
+      turns: [
+        { tool_calls: [{ name: 'rye_file_system_read', input: { path: 'notes.txt' } }] },
+        { tool_calls: [returnCall('done after handoff')] },
+      ],
+    });
+    const reply = await fx.rye.execute({
+      item_id: 'directive:acme/topical',
+      thread: 'fork',
+      async: true,
+      model: 'claude-3-haiku-20240307',
+    });
+    expect(reply, JSON.stringify(reply)).toMatchObject({ status: 'success', async: true });
+    const { waitThreads } = await import('@ryeos/threads');
+    const waited = await waitThreads(fx.project, [String(reply.thread_id)], { timeoutSeconds: 30 });
+    expect(waited.results[String(reply.thread_id)]).toMatchObject({ status: 'continued' });
+    await until(() => server.requests.length === 2);
+    expect(server.requests.map((request) => (request.body as { model?: string }).model)).toEqual([
+      'claude-3-haiku-20240307',
+      'claude-3-haiku-20240307',
+    ]);
   }, 60_000);
 
   it('resume continues a finished thread with a new message; both records verify', async () => {

@@ -108,5 +108,5 @@ export type {
   ThreadStore,
 } from './store/types.js';
 export type { ForkRequest, ThreadResult } from './thread.js';
-export { runPreparedThread, runThread } from './thread.js';
+export { abandonThread, runPreparedThread, runThread } from './thread.js';
 export { makeThreadId } from './thread-id.js';

@@ -42,6 +42,8 @@ export interface PreparedThread {
   streaming: StreamingSettings;
   /** `coordination.yaml` `coordination.continuation`. */
   continuation: Record<string, unknown>;
+  /** What the caller asked for, which a handoff's continuation asks for again. */
+  request: { model?: string; limit_overrides?: Record<string, unknown> };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -72,7 +74,12 @@ export function parsePreparedThread(value: unknown, threadId: string): PreparedT
   for (const key of ['hooks', 'capabilities', 'warnings'] as const) {
     if (!Array.isArray(value[key])) throw new RyeError('VALIDATION', `The thread setup has no ${key} list`);
   }
-  if (!isObject(value.palette) || !Array.isArray(value.palette.entries) || !isObject(value.model)) {
+  if (
+    !isObject(value.palette) ||
+    !Array.isArray(value.palette.entries) ||
+    !isObject(value.model) ||
+    !isObject(value.request)
+  ) {
     throw new RyeError('VALIDATION', 'The thread setup has no palette or model');
   }
   return value as unknown as PreparedThread;

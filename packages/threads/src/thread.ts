@@ -70,10 +70,11 @@ export interface ForkRequest {
   signal?: AbortSignal;
   /**
    * Run detached (`async: true`, spec §11): setup runs here, through the signed `thread.json`;
-   * then `detach(threadId, prepared)` starts the process that runs the loop from `prepared`
-   * (`runPreparedThread`) and answers its pid.
+   * then `detach` hands `prepared` to the process that runs the loop (`runPreparedThread`) and
+   * answers its pid. It calls `recordPid` before the hand-over, and the hand-over is its last step
+   * that can fail: if it throws, no process runs the thread.
    */
-  detach?: (threadId: string, prepared: PreparedThread) => Promise<number>;
+  detach?: (threadId: string, prepared: PreparedThread, recordPid: (pid: number) => void) => Promise<number>;
   /** A continuation (handoff or resume) of this finished thread: its conversation carries on. */
   previousThreadId?: string;
   /** The user message a continuation starts with (resume's `message`). */
@@ -310,7 +311,11 @@ export async function runPreparedThread(
     const parentId = prepared.record.parent_thread_id;
     return await runPrepared(
       host,
-      { ...(options.signal ? { signal: options.signal } : {}) },
+      {
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(prepared.request.model ? { model: prepared.request.model } : {}),
+        ...(prepared.request.limit_overrides ? { limitOverrides: prepared.request.limit_overrides } : {}),
+      },
       {
         store,
         threadId,
@@ -325,14 +330,37 @@ export async function runPreparedThread(
   } catch (error) {
     // The thread will not run: its reservation goes back and its row says why. A row that is not
     // running (cancelled or killed before this process got going) keeps its status.
-    if (store && running) {
-      try {
-        if (store.ledger.get(threadId)?.status === 'active') store.ledger.release(threadId, 'error');
-      } catch {
-        // The registry still records the failure.
-      }
-    }
+    if (store && running) releaseReservation(store, threadId);
     return failedThread(error, store, running ? threadId : undefined, directiveId);
+  } finally {
+    store?.close();
+  }
+}
+
+function releaseReservation(store: ThreadStore, threadId: string): void {
+  try {
+    if (store.ledger.get(threadId)?.status === 'active') store.ledger.release(threadId, 'error');
+  } catch {
+    // The registry still records the failure.
+  }
+}
+
+/**
+ * A detached thread whose runner failed before it could run it (its request or its facade did
+ * not come together): if it is still `running`, its reservation goes back and it is marked
+ * `error` with `message`. Answers whether it was. Never throws.
+ */
+export function abandonThread(projectPath: string, threadId: string, message: string): boolean {
+  let store: ThreadStore | undefined;
+  try {
+    store = openThreadStore(threadsStateRoot(projectPath));
+    if (store.registry.getThread(threadId)?.status !== 'running') return false;
+    releaseReservation(store, threadId);
+    store.registry.setResult(threadId, { error: message, cost: ZERO_COST });
+    store.registry.updateStatus(threadId, 'error');
+    return true;
+  } catch {
+    return false;
   } finally {
     store?.close();
   }
@@ -595,17 +623,22 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       error_classification: classification.data,
       streaming,
       continuation: asNumberMap(asNumberMap(coordination.data.coordination).continuation),
+      request: {
+        ...(request.model ? { model: request.model } : {}),
+        ...(request.limitOverrides ? { limit_overrides: request.limitOverrides } : {}),
+      },
     };
 
     // 13. Detached: the process started here runs the loop and settles the budget from now on.
     if (request.detach) {
       let pid: number;
       try {
-        pid = await request.detach(threadId, prepared);
+        pid = await request.detach(threadId, prepared, (started) =>
+          store.registry.updatePid(threadId, started),
+        );
       } catch (error) {
         fail('SPAWN', toRyeError(error).message);
       }
-      store.registry.updatePid(threadId, pid);
       return {
         success: true,
         status: 'running',

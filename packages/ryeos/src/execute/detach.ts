@@ -68,25 +68,35 @@ async function runnerLaunch(settings: RyeSettings, projectPath: string, logPath:
   };
 }
 
-/** Starts the detached runner for `request`; resolves with its pid. */
+/**
+ * Starts the detached runner for `request`; resolves with its pid once it has its request.
+ * `recordPid` runs before the hand-over (see `spawnDetached`).
+ */
 export async function launchDetached(
   settings: RyeSettings,
   request: DetachedRequest,
   threadDirectory: string,
+  recordPid?: (pid: number) => void,
 ): Promise<number> {
   const { spawnDetached } = await import('@ryeos/threads');
   writeSpawnParams(threadDirectory, request);
-  return spawnDetached({
-    ...(await runnerLaunch(settings, request.project_path, join(threadDirectory, 'spawn.log'))),
-    input: JSON.stringify(request),
-  });
+  return spawnDetached(
+    {
+      ...(await runnerLaunch(settings, request.project_path, join(threadDirectory, 'spawn.log'))),
+      input: JSON.stringify(request),
+    },
+    recordPid,
+  );
 }
 
 /** A runner started before its thread is set up (`startRunnerEarly`). */
 export interface EarlyRunner {
   pid: number;
-  /** Hands it its request: its log moves into the thread's folder and the request goes on its stdin. */
-  start(request: DetachedRequest, threadDirectory: string): number;
+  /**
+   * Hands it its request: its log moves into the thread's folder, `recordPid` runs, and the
+   * request goes on its stdin; resolves once the runner has it. On a failure the runner is killed.
+   */
+  start(request: DetachedRequest, threadDirectory: string, recordPid: (pid: number) => void): Promise<number>;
   /** The thread will not run (its setup failed): the runner is killed and its log removed. */
   abandon(): void;
 }
@@ -103,21 +113,34 @@ export async function startRunnerEarly(settings: RyeSettings, projectPath: strin
     ensureThreadsStateRoot(threadsStateRoot(projectPath)),
     `.runner-${randomUUID()}.log`,
   );
-  const child = await startDetached(await runnerLaunch(settings, projectPath, pendingLog));
+  let child: Awaited<ReturnType<typeof startDetached>>;
+  try {
+    child = await startDetached(await runnerLaunch(settings, projectPath, pendingLog));
+  } catch (error) {
+    rmSync(pendingLog, { force: true });
+    throw error;
+  }
   let pending = true;
+  const abandon = () => {
+    child.abandon();
+    if (pending) rmSync(pendingLog, { force: true });
+  };
   return {
     pid: child.pid,
-    start(request, threadDirectory) {
-      renameSync(pendingLog, join(threadDirectory, 'spawn.log'));
-      pending = false;
-      writeSpawnParams(threadDirectory, request);
-      child.send(JSON.stringify(request));
+    async start(request, threadDirectory, recordPid) {
+      try {
+        renameSync(pendingLog, join(threadDirectory, 'spawn.log'));
+        pending = false;
+        writeSpawnParams(threadDirectory, request);
+        recordPid(child.pid);
+      } catch (error) {
+        abandon();
+        throw error;
+      }
+      await child.send(JSON.stringify(request));
       return child.pid;
     },
-    abandon() {
-      child.abandon();
-      if (pending) rmSync(pendingLog, { force: true });
-    },
+    abandon,
   };
 }
 
@@ -139,12 +162,13 @@ export async function launchAsyncTool(
     store = openThreadStore(stateRoot);
     store.registry.register(threadId, `tool/${toolId}`, parentThreadId ?? null);
     store.registry.updateStatus(threadId, 'running');
+    const registry = store.registry;
     const pid = await launchDetached(
       settings,
       { kind: 'tool', project_path: projectPath, thread_id: threadId, item_id: itemId, parameters },
       ensureThreadDir(stateRoot, threadId),
+      (started) => registry.updatePid(threadId, started),
     );
-    store.registry.updatePid(threadId, pid);
     return {
       status: 'success',
       async: true,

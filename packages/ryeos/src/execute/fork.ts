@@ -5,7 +5,7 @@
  * same four operations every other caller uses.
  */
 import type { Envelope, Executor, RyeSettings } from '@ryeos/executor';
-import { canonicalRef, elapsed } from '@ryeos/executor';
+import { canonicalRef, elapsed, findItem } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
 import { TOOL_DEFINITIONS, withoutProjectPath } from '@ryeos/mcp/tools';
 import type {
@@ -58,28 +58,33 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
   let runner: EarlyRunner | undefined;
   try {
     const { ensureThreadDir, runThread, threadsStateRoot } = await import('@ryeos/threads');
-    // Async: the runner starts now and loads while the thread is set up here.
-    runner = options.async
-      ? await (await import('./detach.js')).startRunnerEarly(host.settings, host.projectPath)
-      : undefined;
     const executor = await host.executor();
+    // Async: the runner starts now and loads while the thread is set up here (not for a directive
+    // that is not even there: a call that can only fail costs no process).
+    const detachModule = options.async ? await import('./detach.js') : undefined;
+    runner =
+      detachModule && (await findItem(executor, 'directive', options.directiveId))
+        ? await detachModule.startRunnerEarly(host.settings, host.projectPath)
+        : undefined;
     const early = runner;
-    const detach = early
-      ? async (threadId: string, prepared: PreparedThread) =>
-          early.start(
-            {
-              kind: 'directive',
-              project_path: host.projectPath,
-              thread_id: threadId,
-              directive_id: options.directiveId,
-              inputs: options.inputs,
-              ...(options.model ? { model: options.model } : {}),
-              ...(options.limitOverrides ? { limit_overrides: options.limitOverrides } : {}),
-              ...(options.parentThreadId ? { parent_thread_id: options.parentThreadId } : {}),
-              prepared,
-            },
-            ensureThreadDir(threadsStateRoot(host.projectPath), threadId),
-          )
+    const detach = detachModule
+      ? (threadId: string, prepared: PreparedThread, recordPid: (pid: number) => void) => {
+          const request = {
+            kind: 'directive' as const,
+            project_path: host.projectPath,
+            thread_id: threadId,
+            directive_id: options.directiveId,
+            inputs: options.inputs,
+            ...(options.model ? { model: options.model } : {}),
+            ...(options.limitOverrides ? { limit_overrides: options.limitOverrides } : {}),
+            ...(options.parentThreadId ? { parent_thread_id: options.parentThreadId } : {}),
+            prepared,
+          };
+          const directory = ensureThreadDir(threadsStateRoot(host.projectPath), threadId);
+          return early
+            ? early.start(request, directory, recordPid)
+            : detachModule.launchDetached(host.settings, request, directory, recordPid);
+        }
       : undefined;
     const result = await runThread(
       forkHost(host.settings as RyeSettings, host.projectPath, host.dispatch, executor),

@@ -9,6 +9,7 @@ import { findItem } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
 import { mergeAgentConfig } from '../hooks/config-merge.js';
 import { yaml } from '../yaml.js';
+import { parsedOnce } from './parse-memo.js';
 
 export const AGENT_CONFIG_NAMES = [
   'agent',
@@ -42,11 +43,8 @@ async function readLayer(
   // key: an unsigned hooks.yaml in a cloned repository would otherwise run tools with the
   // user's rights. RYE_DEV_MODE=1 downgrades this for project and user files, as for items.
   const { item, text, verification } = await executor.verifyItemFile('config', id, where);
-  // Parsed once per content (the executor's content cache: these bytes, this path), not on every
-  // thread start; each caller gets its own copy to change.
-  const data = structuredClone(
-    executor.cache.derive(PARSED_NAMESPACE, item.path, text, () => parseLayer(text, item.path)),
-  );
+  // Parsed once per content, not on every thread start.
+  const data = parsedOnce(PARSED_NAMESPACE, item.path, text, () => parseLayer(text, item.path));
   return { path: item.path, data, warnings: verification.warnings };
 }
 

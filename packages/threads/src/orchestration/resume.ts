@@ -6,7 +6,7 @@
 import type { ThreadHost } from '../host.js';
 import { threadsStateRoot } from '../persistence/paths.js';
 import { openThreadStore } from '../store/index.js';
-import { runThread, type ThreadResult } from '../thread.js';
+import { type ForkRequest, runThread, type ThreadResult } from '../thread.js';
 
 export interface ResumeRequest {
   threadId: string;
@@ -21,7 +21,7 @@ export interface ResumeRequest {
    */
   parentThreadId?: string;
   /** Run the new thread detached (see `ForkRequest.detach`). */
-  detach?: (threadId: string) => Promise<number>;
+  detach?: ForkRequest['detach'];
 }
 
 export interface ResumeResult {

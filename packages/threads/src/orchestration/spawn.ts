@@ -79,11 +79,18 @@ export interface DetachedLaunch {
 /** A detached child started before its request is known (`startDetached`). */
 export interface DetachedProcess {
   pid: number;
-  /** Writes its request to its stdin and closes it: from now on it runs on its own. */
-  send(input: string): void;
-  /** It will get no request: stdin closed empty and the process killed. */
+  /**
+   * Writes its request to its stdin and closes it; resolves once the child has it all (it reads
+   * as it starts). Rejects, and kills the child, when it exits first or takes more than
+   * `HANDOVER_TIMEOUT_MS`: a caller told "running" can rely on the child having its request.
+   */
+  send(input: string): Promise<void>;
+  /** It will get no request, or did not take it: stdin closed and the process killed. */
   abandon(): void;
 }
+
+/** How long a detached child may take to read its request. */
+export const HANDOVER_TIMEOUT_MS = 30_000;
 
 /**
  * Starts a detached child that waits for its request on stdin; resolves once it is running.
@@ -116,24 +123,51 @@ export async function startDetached(launch: Omit<DetachedLaunch, 'input'>): Prom
     // A child that exits before reading its request must not crash us with EPIPE.
     child.stdin?.on('error', () => undefined);
     child.unref();
-    let settled = false;
+    let sent = false;
+    const abandon = () => {
+      child.stdin?.destroy();
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    };
     return {
       pid,
       send(input) {
-        if (settled) return;
-        settled = true;
-        child.stdin?.end(input);
+        if (sent) return Promise.reject(new Error('The request was already sent'));
+        sent = true;
+        const stdin = child.stdin;
+        if (!stdin) return Promise.reject(new Error('The child has no stdin'));
+        return new Promise<void>((resolve, reject) => {
+          const onError = (error: Error) => fail(error.message);
+          const onExit = (code: number | null, signal: string | null) =>
+            fail(`it exited (${signal ?? `code ${code}`}) first`);
+          const settle = () => {
+            clearTimeout(timer);
+            stdin.off('error', onError);
+            child.off('exit', onExit);
+          };
+          const fail = (why: string) => {
+            settle();
+            abandon();
+            reject(new RyeError('SPAWN', `The detached runner did not take its request: ${why}`));
+          };
+          const timer = setTimeout(
+            () => fail(`not read within ${HANDOVER_TIMEOUT_MS} ms`),
+            HANDOVER_TIMEOUT_MS,
+          );
+          timer.unref();
+          stdin.once('error', onError);
+          child.once('exit', onExit);
+          stdin.end(input, (error?: Error | null) => {
+            if (error) return fail(error.message);
+            settle();
+            resolve();
+          });
+        });
       },
-      abandon() {
-        if (settled) return;
-        settled = true;
-        child.stdin?.end();
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // Already gone.
-        }
-      },
+      abandon,
     };
   } catch (cause) {
     throw new RyeError('SPAWN', `Failed to spawn async thread: ${(cause as Error).message}`, {
@@ -145,10 +179,22 @@ export async function startDetached(launch: Omit<DetachedLaunch, 'input'>): Prom
   }
 }
 
-/** Starts a detached child with its request; resolves with its pid once it is running. Throws `RyeError('SPAWN')`. */
-export async function spawnDetached(launch: DetachedLaunch): Promise<number> {
+/**
+ * Starts a detached child and hands it its request; resolves with its pid once it has it.
+ * `recordPid` runs before the hand-over (a throw there kills the child). Throws `RyeError('SPAWN')`.
+ */
+export async function spawnDetached(
+  launch: DetachedLaunch,
+  recordPid?: (pid: number) => void,
+): Promise<number> {
   const { input, ...rest } = launch;
   const child = await startDetached(rest);
-  child.send(input);
+  try {
+    recordPid?.(child.pid);
+  } catch (error) {
+    child.abandon();
+    throw error;
+  }
+  await child.send(input);
   return child.pid;
 }

@@ -22,6 +22,16 @@ export interface ProviderResponse {
   body: IncomingMessage;
 }
 
+/** A URL for messages: scheme, host and path only (a query may carry a key, userinfo a password). */
+function shownUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return '(an invalid URL)';
+  }
+}
+
 function headerReader(headers: IncomingHttpHeaders): HeaderReader {
   return {
     get(name) {
@@ -79,6 +89,13 @@ export class HttpCall {
       const url = new URL(this.url);
       if (url.protocol !== 'http:' && url.protocol !== 'https:') {
         reject(new Error(`unsupported URL scheme ${url.protocol} (http: or https: only)`));
+        return;
+      }
+      // node:http would send them as Basic auth, and they would show in every error message.
+      if (url.username || url.password) {
+        reject(
+          new Error("the URL holds credentials (user:password@): put them in the provider's auth or headers"),
+        );
         return;
       }
       const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, {
@@ -173,13 +190,13 @@ export class HttpCall {
       kind = 'timeout';
       message =
         this.phase === 'headers'
-          ? `No response from ${who} at ${this.url} within ${this.timeoutMs} ms`
+          ? `No response from ${who} at ${shownUrl(this.url)} within ${this.timeoutMs} ms`
           : `The response from ${who} stalled: no data for ${this.timeoutMs} ms`;
     } else {
       kind = 'connection';
       message =
         this.phase === 'headers'
-          ? `Could not reach ${who} at ${this.url}: ${describeError(error)}`
+          ? `Could not reach ${who} at ${shownUrl(this.url)}: ${describeError(error)}`
           : `The connection to ${who} broke during the response: ${describeError(error)}`;
     }
     return new CallFailure(transportErrorInfo(this.providerId, kind, message, this.requestId));
