@@ -36,6 +36,11 @@ export interface RyeOptions {
   env?: Record<string, string | undefined>;
   /** Settings already parsed by the entry point (then `env` and `userSpace` are not read). */
   settings?: RyeSettings;
+  /**
+   * After an async fork, keep the next one's runner started (default true: a long-lived host,
+   * such as the MCP server or an application). The CLI, which exits at once, says false.
+   */
+  spareRunner?: boolean;
 }
 
 export type SearchRequest = Omit<SearchArgs, 'project_path'>;
@@ -46,9 +51,12 @@ export class Rye {
   readonly settings: RyeSettings;
   private executorPromise: Promise<Executor> | undefined;
 
+  private readonly spareRunner: boolean;
+
   constructor(options: RyeOptions = {}) {
     this.settings = options.settings ?? entrySettings(options.env, options.userSpace);
     this.projectPath = resolve(options.projectPath ?? process.cwd());
+    this.spareRunner = options.spareRunner ?? true;
   }
 
   get userSpace(): string {
@@ -91,7 +99,11 @@ export class Rye {
       {
         settings: this.settings,
         executor: () => this.executor(),
-        threads: { projectPath: this.projectPath, dispatch: (call) => this.dispatch(call) },
+        threads: {
+          projectPath: this.projectPath,
+          dispatch: (call) => this.dispatch(call),
+          spareRunner: this.spareRunner,
+        },
       },
       request,
       caller,

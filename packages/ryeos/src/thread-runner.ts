@@ -6,7 +6,9 @@
  * through the same `execute` and its result goes to the registry. What it prints goes to the
  * thread's `spawn.log`.
  */
-import type { DetachedRequest } from './execute/detach.js';
+import { realpathSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { type DetachedRequest, PENDING_LOG_FLAG } from './execute/detach.js';
 import { createRye, type Rye } from './rye.js';
 import { processSettings } from './settings.js';
 
@@ -14,7 +16,10 @@ async function readRequest(): Promise<DetachedRequest> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString('utf8');
-  if (!text) throw new Error('No request on stdin (its caller gave up on it)');
+  if (!text) {
+    removePendingLog();
+    throw new Error('No request on stdin (its caller gave up on it)');
+  }
   const request = JSON.parse(text) as DetachedRequest;
   if (!request || typeof request !== 'object' || typeof request.thread_id !== 'string') {
     throw new Error('The runner expects a JSON request on stdin');
@@ -71,6 +76,24 @@ async function runContinuation(
   });
   process.stdout.write(`${JSON.stringify(result)}\n`);
   return result.success ? 0 : 1;
+}
+
+/**
+ * A runner started before its thread (`startRunnerEarly`) logs to `.runner-<uuid>.log` until its
+ * caller moves the log into the thread's folder; one that gets no thread removes it. Only that
+ * file: a pending log of this project's thread state folder, named as its caller names them.
+ */
+function removePendingLog(): void {
+  const at = process.argv.indexOf(PENDING_LOG_FLAG);
+  const path = at === -1 ? undefined : process.argv[at + 1];
+  if (!path) return;
+  if (!/^\.runner-[0-9a-f-]{36}\.log$/.test(basename(path))) return;
+  try {
+    if (realpathSync(dirname(path)) !== realpathSync(join(process.cwd(), '.ai', 'state', 'threads'))) return;
+    rmSync(path, { force: true });
+  } catch {
+    // Nothing to remove.
+  }
 }
 
 /**

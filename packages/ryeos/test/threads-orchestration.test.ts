@@ -5,7 +5,7 @@
  * (`<model provider="openai">`) to talk OpenAI to another, so each side's script is its own.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ReplayServer } from '@ryeos/threads/testing';
 import { startReplayServer } from '@ryeos/threads/testing';
@@ -52,6 +52,26 @@ async function serveChildren(turns: Parameters<typeof startReplayServer>[0]['tur
 async function registry() {
   const { openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
   return openThreadStore(threadsStateRoot(fixture().project));
+}
+
+/** Processes other than this one whose working directory is `project` (runners start there). */
+function processesIn(project: string): number[] {
+  return readdirSync('/proc')
+    .filter((pid) => /^\d+$/.test(pid) && Number(pid) !== process.pid)
+    .filter((pid) => {
+      try {
+        return readlinkSync(`/proc/${pid}/cwd`) === project;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** The logs of runners started ahead of a thread (`.runner-<uuid>.log` in the state folder). */
+function pendingLogs(project: string): string[] {
+  const state = join(project, '.ai', 'state', 'threads');
+  return existsSync(state) ? readdirSync(state).filter((name) => name.startsWith('.runner-')) : [];
 }
 
 async function until(check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
@@ -259,32 +279,88 @@ describe('detached runs', () => {
     const reply = await fx.rye.execute({ item_id: 'directive:acme/unsigned', thread: 'fork', async: true });
     expect(reply, JSON.stringify(reply)).toMatchObject({ status: 'error', error_type: 'integrity' });
     expect(reply).not.toHaveProperty('pid');
-    const { threadsStateRoot } = await import('@ryeos/threads');
-    const { readdirSync, readlinkSync } = await import('node:fs');
-    expect(readdirSync(threadsStateRoot(fx.project)).filter((f) => f.startsWith('.runner-'))).toEqual([]);
+    expect(pendingLogs(fx.project)).toEqual([]);
     // No process of ours is left running in the project (a runner's cwd is the project).
-    const runnersHere = () =>
-      readdirSync('/proc')
-        .filter((pid) => /^\d+$/.test(pid) && Number(pid) !== process.pid)
-        .filter((pid) => {
-          try {
-            return readlinkSync(`/proc/${pid}/cwd`) === fx.project;
-          } catch {
-            return false;
-          }
-        });
-    await until(() => runnersHere().length === 0, 5000);
+    await until(() => processesIn(fx.project).length === 0, 5000);
   }, 60_000);
 
   it('an async fork of a directive that is not there starts no runner at all', async () => {
     const fx = fixture();
     const reply = await fx.rye.execute({ item_id: 'directive:acme/nope', thread: 'fork', async: true });
     expect(reply, JSON.stringify(reply)).toMatchObject({ status: 'error', error_type: 'not_found' });
-    const { readdirSync } = await import('node:fs');
-    const { threadsStateRoot } = await import('@ryeos/threads');
-    const state = threadsStateRoot(fx.project);
-    expect(readdirSync(state).filter((f) => f.startsWith('.runner-'))).toEqual([]);
+    expect(pendingLogs(fx.project)).toEqual([]);
+    expect(processesIn(fx.project)).toEqual([]);
   });
+
+  it('the CLI, which exits at once, keeps no spare runner', async () => {
+    await addChild();
+    const children = await serveChildren([{ tool_calls: [returnCall('one')] }]);
+    const fx = fixture();
+    const run = await ryeCli(
+      ['execute', 'directive:acme/child', '--thread', 'fork', '--async', '--project', fx.project],
+      {
+        env: fx.env,
+      },
+    );
+    expect(run.json, run.stdout + run.stderr).toMatchObject({ status: 'success', async: true });
+    const { waitThreads } = await import('@ryeos/threads');
+    await waitThreads(fx.project, [String((run.json as { thread_id: string }).thread_id)], {
+      timeoutSeconds: 30,
+    });
+    await until(() => processesIn(fx.project).length === 0, 10_000);
+    expect(pendingLogs(fx.project)).toEqual([]);
+    await children.close();
+  }, 60_000);
+
+  it('a long-lived host keeps a spare runner for its next async fork', async () => {
+    await addChild();
+    const children = await serveChildren([
+      { tool_calls: [returnCall('one')] },
+      { tool_calls: [returnCall('two')] },
+    ]);
+    const fx = fixture();
+    const { waitThreads } = await import('@ryeos/threads');
+    const first = await fx.rye.execute({ item_id: 'directive:acme/child', thread: 'fork', async: true });
+    await waitThreads(fx.project, [String(first.thread_id)], { timeoutSeconds: 30 });
+    // The spare: a runner waiting in the project, its log pending.
+    await until(() => pendingLogs(fx.project).length === 1 && processesIn(fx.project).length === 1);
+    const [spare] = processesIn(fx.project);
+    const second = await fx.rye.execute({ item_id: 'directive:acme/child', thread: 'fork', async: true });
+    expect(second.pid).toBe(spare);
+    const waited = await waitThreads(fx.project, [String(second.thread_id)], { timeoutSeconds: 30 });
+    expect(waited.results[String(second.thread_id)]).toMatchObject({ status: 'completed' });
+    expect(
+      readFileSync(
+        join(fx.project, '.ai', 'state', 'threads', String(second.thread_id), 'spawn.log'),
+        'utf8',
+      ),
+    ).toContain('"status":"completed"');
+    expect(children.requests).toHaveLength(2);
+    await children.close();
+  }, 60_000);
+
+  it('a spare runner ends with its host and leaves no log behind', async () => {
+    await addChild();
+    const children = await serveChildren([{ tool_calls: [returnCall('one')] }]);
+    const fx = fixture();
+    // A host that forks once, waits for its spare to start, and exits.
+    const script = `
+      const { createRye } = await import(${JSON.stringify(join(import.meta.dirname, '..', 'dist', 'index.js'))});
+      const rye = createRye({ projectPath: ${JSON.stringify(fx.project)}, env: JSON.parse(process.env.FIXTURE_ENV) });
+      const reply = await rye.execute({ item_id: 'directive:acme/child', thread: 'fork', async: true });
+      if (reply.status !== 'success') { console.error(JSON.stringify(reply)); process.exit(1); }
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      console.log('forked');`;
+    const host = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      env: { ...process.env, FIXTURE_ENV: JSON.stringify(fx.env) },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(host.status, host.stderr).toBe(0);
+    expect(host.stdout).toContain('forked');
+    await until(() => processesIn(fx.project).length === 0 && pendingLogs(fx.project).length === 0, 10_000);
+    await children.close();
+  }, 60_000);
 
   it('a runner handed a setup it cannot run marks its thread error and gives its reservation back', async () => {
     const fx = fixture();

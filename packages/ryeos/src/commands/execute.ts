@@ -59,6 +59,8 @@ export async function executeCommand(args: string[], io: CliIo, settings: RyeSet
   const rye = createRye({
     settings,
     projectPath: callerPath(projectPath ?? '.'),
+    // One call and the process ends: no spare runner for a next async fork.
+    spareRunner: false,
   });
   const limits = str(values, 'limit-overrides');
   // Ctrl-C stops a managed thread cleanly (recorded as cancelled, budget released, records

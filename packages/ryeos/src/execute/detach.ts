@@ -99,6 +99,10 @@ export interface EarlyRunner {
   start(request: DetachedRequest, threadDirectory: string, recordPid: (pid: number) => void): Promise<number>;
   /** The thread will not run (its setup failed): the runner is killed and its log removed. */
   abandon(): void;
+  /** Lets its host exit while it waits (a spare): its stdin then closes and it ends. */
+  detachFromHost(): void;
+  /** It has not exited. */
+  alive(): boolean;
 }
 
 /**
@@ -113,9 +117,11 @@ export async function startRunnerEarly(settings: RyeSettings, projectPath: strin
     ensureThreadsStateRoot(threadsStateRoot(projectPath)),
     `.runner-${randomUUID()}.log`,
   );
+  const launch = await runnerLaunch(settings, projectPath, pendingLog);
   let child: Awaited<ReturnType<typeof startDetached>>;
   try {
-    child = await startDetached(await runnerLaunch(settings, projectPath, pendingLog));
+    // It removes its pending log itself if it ends without a request (its host went away).
+    child = await startDetached({ ...launch, args: [...launch.args, PENDING_LOG_FLAG, pendingLog] });
   } catch (error) {
     rmSync(pendingLog, { force: true });
     throw error;
@@ -141,7 +147,89 @@ export async function startRunnerEarly(settings: RyeSettings, projectPath: strin
       return child.pid;
     },
     abandon,
+    detachFromHost: () => child.unref(),
+    alive: () => child.alive(),
   };
+}
+
+/** The runner's argument naming its pending log (see `startRunnerEarly`). */
+export const PENDING_LOG_FLAG = '--pending-log';
+
+/** How long a spare runner waits for a thread before it is stopped (as warm tool workers). */
+const SPARE_IDLE_MS = 60_000;
+/**
+ * A spare is started this long after the async fork that used the last one: that fork's runner
+ * already has its request and is past its start, so they hardly compete.
+ */
+const SPARE_DELAY_MS = 50;
+
+interface Spare {
+  runner: Promise<EarlyRunner | undefined>;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * At most one spare runner per launch (node, runner script, environment, project), and at most
+ * `MAX_SPARES` in all (a host serving many projects keeps the most recently used).
+ */
+const spares = new Map<string, Spare>();
+const MAX_SPARES = 2;
+
+function dropSpare(key: string): void {
+  const spare = spares.get(key);
+  if (!spare) return;
+  spares.delete(key);
+  clearTimeout(spare.timer);
+  void spare.runner.then((runner) => runner?.abandon());
+}
+
+async function spareKey(settings: RyeSettings, projectPath: string): Promise<string> {
+  const { node, args, env } = await runnerLaunch(settings, projectPath, '');
+  return JSON.stringify([node, args, env, projectPath]);
+}
+
+/**
+ * A runner for an async fork: the spare a long-lived host keeps (started, modules loaded,
+ * waiting for a thread) when there is one for exactly this launch and it is still alive, else a
+ * new one (`startRunnerEarly`).
+ */
+export async function acquireRunner(settings: RyeSettings, projectPath: string): Promise<EarlyRunner> {
+  const key = await spareKey(settings, projectPath);
+  const spare = spares.get(key);
+  if (spare) {
+    spares.delete(key);
+    clearTimeout(spare.timer);
+    const runner = await spare.runner;
+    if (runner?.alive()) return runner;
+    runner?.abandon();
+  }
+  return startRunnerEarly(settings, projectPath);
+}
+
+/**
+ * Keeps a spare runner for the next async fork of this launch (a long-lived host: the MCP server,
+ * an application, a thread that forks children), so that fork skips the runner's start. Started
+ * shortly after the fork that asked, stopped after `SPARE_IDLE_MS` unused; it never keeps its
+ * host alive, and ends (removing its log) when its host does.
+ */
+export function keepSpareRunner(settings: RyeSettings, projectPath: string): void {
+  const timer = setTimeout(async () => {
+    const key = await spareKey(settings, projectPath).catch(() => undefined);
+    if (!key || spares.has(key)) return;
+    const runner = startRunnerEarly(settings, projectPath)
+      .then((started) => {
+        started.detachFromHost();
+        return started;
+      })
+      .catch(() => undefined);
+    const idle = setTimeout(() => {
+      if (spares.get(key)?.runner === runner) dropSpare(key);
+    }, SPARE_IDLE_MS);
+    idle.unref();
+    spares.set(key, { runner, timer: idle });
+    while (spares.size > MAX_SPARES) dropSpare(spares.keys().next().value as string);
+  }, SPARE_DELAY_MS);
+  timer.unref();
 }
 
 /** `execute(tool, async: true)`: a UUID thread that runs the tool detached. */

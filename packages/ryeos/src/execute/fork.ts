@@ -21,6 +21,8 @@ import type { ExecuteHost } from './route.js';
 export interface ForkHost extends ExecuteHost {
   projectPath: string;
   dispatch: PrimaryDispatch;
+  /** False for a one-shot host (the CLI): no spare runner is kept for its next async fork. */
+  spareRunner?: boolean;
 }
 
 export interface ForkOptions {
@@ -64,7 +66,7 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
     const detachModule = options.async ? await import('./detach.js') : undefined;
     runner =
       detachModule && (await findItem(executor, 'directive', options.directiveId))
-        ? await detachModule.startRunnerEarly(host.settings, host.projectPath)
+        ? await detachModule.acquireRunner(host.settings, host.projectPath)
         : undefined;
     const early = runner;
     const detach = detachModule
@@ -100,6 +102,8 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
     );
     if (result.async === true && result.success) {
       runner = undefined;
+      // A long-lived host keeps the next async fork's runner started.
+      if (host.spareRunner !== false) detachModule?.keepSpareRunner(host.settings, host.projectPath);
       return {
         status: 'success',
         async: true,

@@ -31,7 +31,7 @@ export interface ExecuteHost {
   settings: RyeSettings;
   executor(): Promise<Executor>;
   /** Set by hosts that can run managed threads (the facade): the project and the four operations. */
-  threads?: { projectPath: string; dispatch: PrimaryDispatch };
+  threads?: { projectPath: string; dispatch: PrimaryDispatch; spareRunner?: boolean };
 }
 
 /** Runs an item; returns an envelope, never throws. */

@@ -87,6 +87,10 @@ export interface DetachedProcess {
   send(input: string): Promise<void>;
   /** It will get no request, or did not take it: stdin closed and the process killed. */
   abandon(): void;
+  /** Its stdin no longer keeps this process alive (while it waits for `send`). */
+  unref(): void;
+  /** It has not exited (as far as this process has seen). */
+  alive(): boolean;
 }
 
 /** How long a detached child may take to read its request. */
@@ -124,13 +128,11 @@ export async function startDetached(launch: Omit<DetachedLaunch, 'input'>): Prom
     child.stdin?.on('error', () => undefined);
     child.unref();
     let sent = false;
+    // Through the ChildProcess, which signals nothing once it has seen the child exit (its pid
+    // may then belong to another process).
     const abandon = () => {
       child.stdin?.destroy();
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
+      child.kill('SIGKILL');
     };
     return {
       pid,
@@ -139,6 +141,7 @@ export async function startDetached(launch: Omit<DetachedLaunch, 'input'>): Prom
         sent = true;
         const stdin = child.stdin;
         if (!stdin) return Promise.reject(new Error('The child has no stdin'));
+        (stdin as { ref?: () => void }).ref?.();
         return new Promise<void>((resolve, reject) => {
           const onError = (error: Error) => fail(error.message);
           const onExit = (code: number | null, signal: string | null) =>
@@ -168,6 +171,10 @@ export async function startDetached(launch: Omit<DetachedLaunch, 'input'>): Prom
         });
       },
       abandon,
+      alive: () => child.exitCode === null && child.signalCode === null,
+      unref() {
+        (child.stdin as { unref?: () => void } | null)?.unref?.();
+      },
     };
   } catch (cause) {
     throw new RyeError('SPAWN', `Failed to spawn async thread: ${(cause as Error).message}`, {
