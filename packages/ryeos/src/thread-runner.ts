@@ -111,6 +111,8 @@ async function warmUp(): Promise<void> {
 let request: DetachedRequest | undefined;
 try {
   const warm = warmUp();
+  // Awaited below; until then a failure must not end the process as an unhandled rejection.
+  warm.catch(() => undefined);
   request = await readRequest();
   await warm;
   const rye = createRye({ projectPath: request.project_path, settings: processSettings() });

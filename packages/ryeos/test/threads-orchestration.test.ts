@@ -339,6 +339,41 @@ describe('detached runs', () => {
     await children.close();
   }, 60_000);
 
+  it('a spare that died, or whose project folder changed, is not used: a new runner takes the thread', async () => {
+    await addChild();
+    const children = await serveChildren([
+      { tool_calls: [returnCall('one')] },
+      { tool_calls: [returnCall('two')] },
+      { tool_calls: [returnCall('three')] },
+    ]);
+    const fx = fixture();
+    const { waitThreads } = await import('@ryeos/threads');
+    const fork = async () => {
+      const reply = await fx.rye.execute({ item_id: 'directive:acme/child', thread: 'fork', async: true });
+      expect(reply, JSON.stringify(reply)).toMatchObject({ status: 'success', async: true });
+      const id = String(reply.thread_id);
+      const waited = await waitThreads(fx.project, [id], { timeoutSeconds: 30 });
+      expect(waited.results[id]).toMatchObject({ status: 'completed' });
+      return Number(reply.pid);
+    };
+    const spareNow = async () => {
+      await until(() => pendingLogs(fx.project).length === 1 && processesIn(fx.project).length === 1);
+      return processesIn(fx.project)[0]!;
+    };
+    await fork();
+    // Killed behind its host's back, just before the next fork.
+    const dead = await spareNow();
+    process.kill(dead, 'SIGKILL');
+    expect(await fork()).not.toBe(dead);
+    // Its pending log gone, as when the project folder is replaced by a new checkout.
+    const moved = await spareNow();
+    const { rmSync } = await import('node:fs');
+    rmSync(join(fx.project, '.ai', 'state', 'threads', pendingLogs(fx.project)[0]!));
+    expect(await fork()).not.toBe(moved);
+    expect(children.requests).toHaveLength(3);
+    await children.close();
+  }, 90_000);
+
   it('a spare runner ends with its host and leaves no log behind', async () => {
     await addChild();
     const children = await serveChildren([{ tool_calls: [returnCall('one')] }]);

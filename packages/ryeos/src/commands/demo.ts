@@ -29,6 +29,7 @@ export async function demoCommand(args: string[], io: CliIo, settings: RyeSettin
   const rye = createRye({
     projectPath: project,
     settings: readSettings({ ...settings.env, USER_SPACE: user }),
+    spareRunner: false,
   });
   const steps: Step[] = [];
   const step = (title: string, ok: boolean, ...lines: string[]) => {

@@ -29,7 +29,8 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
     'project-path': { type: 'string', short: 'p' },
   });
   const project = str(values, 'project') ?? str(values, 'project-path');
-  const rye = createRye({ settings, projectPath: callerPath(project ?? '.') });
+  // One command and the process ends: no spare runner for a next async fork.
+  const rye = createRye({ settings, projectPath: callerPath(project ?? '.'), spareRunner: false });
   const [action, threadId] = positionals;
   const { listThreads, showThread } = await import('@ryeos/threads');
   if (action === 'list') {

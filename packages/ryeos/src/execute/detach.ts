@@ -10,7 +10,7 @@
  *   same `execute` and stores its result in the registry (and its output in `spawn.log`).
  */
 import { randomUUID } from 'node:crypto';
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Envelope, RyeSettings } from '@ryeos/executor';
 import { canonicalRef, elapsed } from '@ryeos/executor';
@@ -69,7 +69,7 @@ async function runnerLaunch(settings: RyeSettings, projectPath: string, logPath:
 }
 
 /**
- * Starts the detached runner for `request`; resolves with its pid once it has its request.
+ * Starts the detached runner for `request`; resolves with its pid once its request is in its pipe.
  * `recordPid` runs before the hand-over (see `spawnDetached`).
  */
 export async function launchDetached(
@@ -101,8 +101,23 @@ export interface EarlyRunner {
   abandon(): void;
   /** Lets its host exit while it waits (a spare): its stdin then closes and it ends. */
   detachFromHost(): void;
-  /** It has not exited. */
-  alive(): boolean;
+  /**
+   * It can still run a thread of this project: it has not exited, and the project folder and its
+   * pending log are the ones it started with (a project folder replaced since, say by a new
+   * checkout behind the same path, needs a new runner).
+   */
+  usable(): boolean;
+  /** It was started ahead, as a spare, rather than for this call. */
+  spare: boolean;
+}
+
+/** What a runner's place was when it started: the project's real path, its pending log's inode. */
+function placeOf(projectPath: string, pendingLog: string): string | undefined {
+  try {
+    return `${realpathSync(projectPath)}\u0000${statSync(pendingLog).ino}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -127,6 +142,7 @@ export async function startRunnerEarly(settings: RyeSettings, projectPath: strin
     throw error;
   }
   let pending = true;
+  const place = placeOf(projectPath, pendingLog);
   const abandon = () => {
     child.abandon();
     if (pending) rmSync(pendingLog, { force: true });
@@ -148,7 +164,8 @@ export async function startRunnerEarly(settings: RyeSettings, projectPath: strin
     },
     abandon,
     detachFromHost: () => child.unref(),
-    alive: () => child.alive(),
+    usable: () => child.alive() && place !== undefined && placeOf(projectPath, pendingLog) === place,
+    spare: false,
   };
 }
 
@@ -183,9 +200,21 @@ function dropSpare(key: string): void {
   void spare.runner.then((runner) => runner?.abandon());
 }
 
+/**
+ * What a spare must match to be used: the launch, and the node binary and runner script as they
+ * are on disk now (a spare runs the code it loaded when it started, so an update replaces it).
+ */
 async function spareKey(settings: RyeSettings, projectPath: string): Promise<string> {
   const { node, args, env } = await runnerLaunch(settings, projectPath, '');
-  return JSON.stringify([node, args, env, projectPath]);
+  const stamps = [node, ...args].map((file) => {
+    try {
+      const { ino, mtimeMs, size } = statSync(file);
+      return `${ino}:${mtimeMs}:${size}`;
+    } catch {
+      return '';
+    }
+  });
+  return JSON.stringify([node, args, env, projectPath, stamps]);
 }
 
 /**
@@ -200,7 +229,7 @@ export async function acquireRunner(settings: RyeSettings, projectPath: string):
     spares.delete(key);
     clearTimeout(spare.timer);
     const runner = await spare.runner;
-    if (runner?.alive()) return runner;
+    if (runner?.usable()) return runner;
     runner?.abandon();
   }
   return startRunnerEarly(settings, projectPath);
@@ -219,6 +248,7 @@ export function keepSpareRunner(settings: RyeSettings, projectPath: string): voi
     const runner = startRunnerEarly(settings, projectPath)
       .then((started) => {
         started.detachFromHost();
+        started.spare = true;
         return started;
       })
       .catch(() => undefined);

@@ -83,9 +83,13 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
             prepared,
           };
           const directory = ensureThreadDir(threadsStateRoot(host.projectPath), threadId);
+          if (!early) return detachModule.launchDetached(host.settings, request, directory, recordPid);
+          if (!early.spare) return early.start(request, directory, recordPid);
+          // A spare that died (or lost its place) since it was checked: a new runner takes the
+          // thread; its setup still holds.
           return early
-            ? early.start(request, directory, recordPid)
-            : detachModule.launchDetached(host.settings, request, directory, recordPid);
+            .start(request, directory, recordPid)
+            .catch(() => detachModule.launchDetached(host.settings, request, directory, recordPid));
         }
       : undefined;
     const result = await runThread(

@@ -80,9 +80,10 @@ export interface DetachedLaunch {
 export interface DetachedProcess {
   pid: number;
   /**
-   * Writes its request to its stdin and closes it; resolves once the child has it all (it reads
-   * as it starts). Rejects, and kills the child, when it exits first or takes more than
-   * `HANDOVER_TIMEOUT_MS`: a caller told "running" can rely on the child having its request.
+   * Writes its request to its stdin and closes it; resolves once all of it is in the child's pipe
+   * (a request larger than the pipe's buffer: once the child has read the rest). Rejects, and
+   * kills the child, when it has exited or takes more than `HANDOVER_TIMEOUT_MS`. A child that
+   * dies after that leaves its thread to the registry's stale check (its pid is recorded first).
    */
   send(input: string): Promise<void>;
   /** It will get no request, or did not take it: stdin closed and the process killed. */
