@@ -142,6 +142,11 @@ export async function startDetached(launch: Omit<DetachedLaunch, 'input'>): Prom
         sent = true;
         const stdin = child.stdin;
         if (!stdin) return Promise.reject(new Error('The child has no stdin'));
+        if (child.exitCode !== null || child.signalCode !== null) {
+          return Promise.reject(
+            new RyeError('SPAWN', 'The detached runner did not take its request: it had exited'),
+          );
+        }
         (stdin as { ref?: () => void }).ref?.();
         return new Promise<void>((resolve, reject) => {
           const onError = (error: Error) => fail(error.message);
