@@ -11,6 +11,7 @@ import type { Hook } from './hooks/layers.js';
 import type { ThreadJson } from './persistence/thread-json.js';
 import type { Limits } from './policy/limits.js';
 import type { ResolvedModel } from './provider/resolve-model.js';
+import { isRecord } from './records.js';
 import type { PaletteEntry } from './runner/palette.js';
 import type { StreamingSettings } from './streaming/config.js';
 
@@ -46,26 +47,22 @@ export interface PreparedThread {
   request: { model?: string; limit_overrides?: Record<string, unknown> };
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return Boolean(value) && typeof value === 'object' && !Array.isArray(value);
-}
-
 /**
  * The runner's check of what it was handed: the version it understands, for the thread it was
  * started for. Its source is the process that set the thread up; a mismatch is a bug or a
  * version skew between the two, never something to run.
  */
 export function parsePreparedThread(value: unknown, threadId: string): PreparedThread {
-  if (!isObject(value) || value.version !== PREPARED_VERSION) {
+  if (!isRecord(value) || value.version !== PREPARED_VERSION) {
     throw new RyeError(
       'VALIDATION',
-      `The detached runner was handed a thread setup it does not understand (version ${JSON.stringify(isObject(value) ? value.version : undefined)}, expected ${PREPARED_VERSION})`,
+      `The detached runner was handed a thread setup it does not understand (version ${JSON.stringify(isRecord(value) ? value.version : undefined)}, expected ${PREPARED_VERSION})`,
       {
         hint: 'The process that started it comes from another ryeos version: run both from one installation.',
       },
     );
   }
-  if (value.thread_id !== threadId || !isObject(value.record) || value.record.thread_id !== threadId) {
+  if (value.thread_id !== threadId || !isRecord(value.record) || value.record.thread_id !== threadId) {
     throw new RyeError(
       'VALIDATION',
       `The thread setup handed to the runner is not that of thread '${threadId}'`,
@@ -75,10 +72,10 @@ export function parsePreparedThread(value: unknown, threadId: string): PreparedT
     if (!Array.isArray(value[key])) throw new RyeError('VALIDATION', `The thread setup has no ${key} list`);
   }
   if (
-    !isObject(value.palette) ||
+    !isRecord(value.palette) ||
     !Array.isArray(value.palette.entries) ||
-    !isObject(value.model) ||
-    !isObject(value.request)
+    !isRecord(value.model) ||
+    !isRecord(value.request)
   ) {
     throw new RyeError('VALIDATION', 'The thread setup has no palette or model');
   }

@@ -46,6 +46,7 @@ import { createModel } from './provider/model-factory.js';
 import { loadProviders } from './provider/providers.js';
 import { resolveModel } from './provider/resolve-model.js';
 import type { ChatMessage } from './provider/types.js';
+import { asRecord, isRecord } from './records.js';
 import type { LoopResult, LoopTiming } from './runner/loop.js';
 import { runLoop } from './runner/loop.js';
 import { buildPalette, type Palette, READ_ARTIFACT_ENTRY } from './runner/palette.js';
@@ -126,12 +127,6 @@ function nowIso(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, '+00:00');
 }
 
-function asNumberMap(value: unknown): Record<string, unknown> {
-  return value && typeof value === 'object' && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
-}
-
 interface ParentFacts {
   threadId: string;
   limits: Record<string, unknown>;
@@ -166,7 +161,7 @@ async function readParent(host: ThreadHost, stateRoot: string, parentId: string)
   }
   return {
     threadId: parentId,
-    limits: asNumberMap(data.limits),
+    limits: asRecord(data.limits),
     capabilities: Array.isArray(data.capabilities) ? (data.capabilities as string[]) : [],
   };
 }
@@ -366,10 +361,6 @@ export function abandonThread(projectPath: string, threadId: string, message: st
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return Boolean(value) && typeof value === 'object' && !Array.isArray(value);
-}
-
 type Carried = Awaited<ReturnType<typeof carriedConversation>>;
 
 interface Registered {
@@ -414,7 +405,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
         request.previousThreadId,
         executor.trust,
         Number(
-          asNumberMap(asNumberMap(coordination.data.coordination).continuation).resume_ceiling_tokens ??
+          asRecord(asRecord(coordination.data.coordination).continuation).resume_ceiling_tokens ??
             DEFAULT_RESUME_CEILING_TOKENS,
         ),
       )
@@ -424,7 +415,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
   const loaded = await loadDirective(executor, directiveId);
   const { directive, inputs } = prepareDirective(
     loaded.parsed,
-    carried ? asNumberMap(carried.record.inputs) : (request.inputs ?? {}),
+    carried ? asRecord(carried.record.inputs) : (request.inputs ?? {}),
     settings.env,
   );
 
@@ -456,7 +447,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
   const context = await composeContext(executor, chain);
 
   // 7–9. Limits, depth, spawn count.
-  const defaults = asNumberMap(asNumberMap(resilience.data.limits).defaults);
+  const defaults = asRecord(asRecord(resilience.data.limits).defaults);
   const limits: Limits = resolveLimits({
     defaults,
     directiveLimits: directive.limits ?? {},
@@ -493,7 +484,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
     capabilities,
     primaries: host.primaries,
     ...(outputs ? { outputs } : {}),
-    preload: asNumberMap(resilience.data.tool_preload),
+    preload: asRecord(resilience.data.tool_preload),
   });
   if (outputs) capabilities.push('rye.execute.tool.rye.agent.threads.directive_return');
   const riskAssessment = assessRisk(
@@ -521,7 +512,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
   if (parent && !request.handoff) {
     const explicit = directive.limits?.spend !== undefined || request.limitOverrides?.spend !== undefined;
     if (!explicit) {
-      const share = Number(asNumberMap(resilience.data.limits).child_spend_share ?? 0.5);
+      const share = Number(asRecord(resilience.data.limits).child_spend_share ?? 0.5);
       const available =
         Math.max(0, store.ledger.getRemaining(parent.threadId)) * (share > 0 && share <= 1 ? share : 0.5);
       if (available < Number(limits.spend)) limits.spend = available;
@@ -617,12 +608,12 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       max_output_tokens: Number(
         resolved.pricing?.max_output_tokens ??
           resolved.config.max_output_tokens ??
-          asNumberMap(agentYaml.data).max_output_tokens ??
+          asRecord(agentYaml.data).max_output_tokens ??
           16384,
       ),
       error_classification: classification.data,
       streaming,
-      continuation: asNumberMap(asNumberMap(coordination.data.coordination).continuation),
+      continuation: asRecord(asRecord(coordination.data.coordination).continuation),
       request: {
         ...(request.model ? { model: request.model } : {}),
         ...(request.limitOverrides ? { limit_overrides: request.limitOverrides } : {}),

@@ -94,21 +94,23 @@ export interface EarlyRunner {
   pid: number;
   /**
    * Hands it its request: its log moves into the thread's folder, `recordPid` runs, and the
-   * request goes on its stdin; resolves once the runner has it. On a failure the runner is killed.
+   * request goes on its stdin; resolves once the request is in its pipe. On a failure the runner
+   * is killed.
    */
   start(request: DetachedRequest, threadDirectory: string, recordPid: (pid: number) => void): Promise<number>;
   /** The thread will not run (its setup failed): the runner is killed and its log removed. */
   abandon(): void;
-  /** Lets its host exit while it waits (a spare): its stdin then closes and it ends. */
-  detachFromHost(): void;
   /**
    * It can still run a thread of this project: it has not exited, and the project folder and its
    * pending log are the ones it started with (a project folder replaced since, say by a new
    * checkout behind the same path, needs a new runner).
    */
   usable(): boolean;
-  /** It was started ahead, as a spare, rather than for this call. */
-  spare: boolean;
+  /**
+   * It was started ahead, as a spare, rather than for this call: it does not keep its host alive
+   * while it waits (its stdin then closes when the host ends, and so does it).
+   */
+  readonly spare: boolean;
 }
 
 /** What a runner's place was when it started: the project's real path, its pending log's inode. */
@@ -126,7 +128,11 @@ function placeOf(projectPath: string, pendingLog: string): string | undefined {
  * log starts as `.runner-<uuid>.log` in the threads state folder and is renamed into the thread's
  * folder once the thread has one (the open file follows the rename).
  */
-export async function startRunnerEarly(settings: RyeSettings, projectPath: string): Promise<EarlyRunner> {
+export async function startRunnerEarly(
+  settings: RyeSettings,
+  projectPath: string,
+  spare = false,
+): Promise<EarlyRunner> {
   const { ensureThreadsStateRoot, startDetached, threadsStateRoot } = await import('@ryeos/threads');
   const pendingLog = join(
     ensureThreadsStateRoot(threadsStateRoot(projectPath)),
@@ -141,6 +147,7 @@ export async function startRunnerEarly(settings: RyeSettings, projectPath: strin
     rmSync(pendingLog, { force: true });
     throw error;
   }
+  if (spare) child.unref();
   let pending = true;
   const place = placeOf(projectPath, pendingLog);
   const abandon = () => {
@@ -163,9 +170,8 @@ export async function startRunnerEarly(settings: RyeSettings, projectPath: strin
       return child.pid;
     },
     abandon,
-    detachFromHost: () => child.unref(),
     usable: () => child.alive() && place !== undefined && placeOf(projectPath, pendingLog) === place,
-    spare: false,
+    spare,
   };
 }
 
@@ -223,6 +229,7 @@ async function spareKey(settings: RyeSettings, projectPath: string): Promise<str
  * new one (`startRunnerEarly`).
  */
 export async function acquireRunner(settings: RyeSettings, projectPath: string): Promise<EarlyRunner> {
+  if (spares.size === 0) return startRunnerEarly(settings, projectPath);
   const key = await spareKey(settings, projectPath);
   const spare = spares.get(key);
   if (spare) {
@@ -245,13 +252,7 @@ export function keepSpareRunner(settings: RyeSettings, projectPath: string): voi
   const timer = setTimeout(async () => {
     const key = await spareKey(settings, projectPath).catch(() => undefined);
     if (!key || spares.has(key)) return;
-    const runner = startRunnerEarly(settings, projectPath)
-      .then((started) => {
-        started.detachFromHost();
-        started.spare = true;
-        return started;
-      })
-      .catch(() => undefined);
+    const runner = startRunnerEarly(settings, projectPath, true).catch(() => undefined);
     const idle = setTimeout(() => {
       if (spares.get(key)?.runner === runner) dropSpare(key);
     }, SPARE_IDLE_MS);

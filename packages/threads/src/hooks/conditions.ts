@@ -9,6 +9,7 @@
  */
 import type { RE2JS } from 're2js';
 import { re2 } from '../re2.js';
+import { isRecord } from '../records.js';
 
 /** A condition as written in YAML or XML; `undefined`/`null`/`{}` always match. */
 export type Condition = Readonly<Record<string, unknown>> | null | undefined;
@@ -31,10 +32,6 @@ export const CONDITION_OPS = [
 export const MAX_REGEX_INPUT = 1_000_000;
 /** A longer pattern is treated as not matching. */
 export const MAX_REGEX_PATTERN = 2_000;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * The value at a dot path: each segment is an own object key or a numeric array index. An

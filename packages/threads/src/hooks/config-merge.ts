@@ -8,12 +8,9 @@
  * - the top-level `extends` key is ignored (the loader, not the document, decides the layers).
  * Pure: the inputs are never modified and the result shares no objects with them.
  */
+import { isRecord } from '../records.js';
 
 type Json = unknown;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Sets an own property, so a YAML key named `__proto__` stays data and never becomes a prototype. */
 function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {

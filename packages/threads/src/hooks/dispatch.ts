@@ -8,6 +8,7 @@
  * subprocess would turn that `null` into `{stdout:"{}"}` and end the thread [BUG upstream].
  */
 import { isRyeError, RyeError } from '@ryeos/lillux';
+import { isRecord } from '../records.js';
 import { matches } from './conditions.js';
 import { interpolateAction, interpolateString, interpolateText } from './interpolate.js';
 import type { Hook, HookAction, HookEvent } from './layers.js';
@@ -47,10 +48,6 @@ export const ADVISORY_EVENTS: readonly HookEvent[] = [
   'after_complete',
   'context_window_pressure',
 ];
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function hooksFor(event: HookEvent, context: unknown, hooks: readonly Hook[]): Hook[] {
   return hooks.filter((hook) => hook.event === event && matches(hook.condition, context));

@@ -5,6 +5,7 @@
  */
 import { RyeError } from '@ryeos/lillux';
 import type { ProviderCallErrorInfo } from '../provider/types.js';
+import { isRecord } from '../records.js';
 import type { Condition } from './conditions.js';
 import { matches } from './conditions.js';
 
@@ -53,10 +54,6 @@ const DEFAULT_CLASSIFICATION: ErrorClassificationConfig['default'] = {
   retryable: false,
   retry_policy: { type: 'none' },
 };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const POLICY_TYPES = new Set(['exponential', 'fixed', 'use_header', 'none']);
 

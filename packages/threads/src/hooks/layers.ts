@@ -14,6 +14,7 @@
  */
 import type { DirectiveHook } from '@ryeos/directives';
 import { RyeError } from '@ryeos/lillux';
+import { isRecord } from '../records.js';
 import type { Condition } from './conditions.js';
 
 /** Every event a hook may name (spec threads §5.3). */
@@ -83,10 +84,6 @@ export interface HookLayerInput {
   /** The merged `hook_conditions.yaml` (`builtin_hooks`, `context_hooks`, `infra_hooks`). */
   hookConditions?: { source: string; config: unknown };
   project?: HookSource;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function invalid(source: string, id: string, problem: string, hint: string): RyeError {

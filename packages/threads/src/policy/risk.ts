@@ -5,6 +5,7 @@
  * `acknowledge_required` level only warns.
  */
 import { RyeError } from '@ryeos/lillux';
+import { isRecord } from '../records.js';
 import { fnmatch } from './fnmatch.js';
 import { pyList } from './py-repr.js';
 
@@ -35,10 +36,6 @@ function configError(source: string, what: string): RyeError {
     hint: 'Fix the file (see the shipped .ai/config/agent/capability_risk.yaml), then re-sign it.',
     details: { source },
   });
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -15,6 +15,7 @@
  * inside a JSON string; a call written inside a JSON-looking region (after `{"a": "`) is not seen.
  */
 import type { ToolCall } from '../provider/types.js';
+import { isRecord } from '../records.js';
 
 /** `streaming.yaml` `tool_parse_buffer_max` / `text_buffer_max`, in characters. */
 export interface TextParserLimits {
@@ -264,10 +265,6 @@ function parseParameters(body: string): Record<string, unknown> {
     input[match[1] ?? match[2] ?? ''] = value;
   }
   return input;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isToolUse(value: unknown): value is Record<string, unknown> {
