@@ -144,7 +144,8 @@ export async function connectMcpStdio(name: string, userSpace: string): Promise<
 export function useTempProjects(): () => Promise<TempProject> {
   const made: TempProject[] = [];
   afterEach(async () => {
-    for (const t of made.splice(0)) await rm(t.root, { recursive: true, force: true });
+    for (const t of made.splice(0))
+      await rm(t.root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   });
   return async () => {
     const t = await tempProject();

@@ -102,7 +102,8 @@ export function useThreadFixture(setup?: (fx: ThreadFixture) => Promise<void>): 
   }, 30_000);
   afterEach(async () => {
     await fx.server?.close();
-    await rm(fx.root, { recursive: true, force: true });
+    // A detached runner or a spare one may still be writing in the project for a moment.
+    await rm(fx.root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   });
   return () => fx;
 }

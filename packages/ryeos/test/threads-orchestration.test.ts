@@ -653,6 +653,17 @@ describe('continuation', () => {
       'claude-3-haiku-20240307',
       'claude-3-haiku-20240307',
     ]);
+    // The runner finishes the continuation (its records, its knowledge transcript) before the
+    // project folder goes.
+    const runner = Number(reply.pid);
+    await until(() => {
+      try {
+        process.kill(runner, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    });
   }, 60_000);
 
   it('resume continues a finished thread with a new message; both records verify', async () => {
