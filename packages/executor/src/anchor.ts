@@ -2,11 +2,11 @@
  * Anchor variables, working directory and path mutations of a chain (spec items §4.4), and the
  * dependency verification that runs before anything is spawned.
  */
-import { existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { delimiter, dirname, extname, join, relative, sep } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
 import type { ChainElement } from './chain.js';
-import { realOr } from './real-paths.js';
+import { realOr, realPath } from './real-paths.js';
 import { fillTemplate } from './template.js';
 
 export interface AnchorState {
@@ -104,7 +104,7 @@ export async function dependencyFiles(anchor: AnchorState): Promise<string[]> {
   const excluded = new Set(config.exclude_dirs ?? []);
   let realBase: string;
   try {
-    realBase = realpathSync.native(base);
+    realBase = realPath(base);
   } catch {
     throw new RyeError('CHAIN', `The anchor directory ${base} does not exist`, {
       hint: "Check the runtime's anchor.root setting.",

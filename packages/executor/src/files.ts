@@ -2,21 +2,20 @@
  * Verification of files that are not chain elements but still run: verify_deps files in a
  * tool's anchor and files a runtime hands to its interpreter (e.g. the node launcher).
  */
-import { realpathSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import type { ItemContext } from './context.js';
 import { readItemText } from './item-text.js';
-import { observedOnce } from './observations.js';
-import { realOrUndefined } from './real-paths.js';
+import { realOrUndefined, realPath } from './real-paths.js';
 import type { Space } from './spaces.js';
-import { rememberVerified } from './verified-memo.js';
+import { rememberVerified, stampOf } from './verified-memo.js';
 import { verifyWithConfig } from './verified-read.js';
 import type { ItemVerification } from './verify.js';
 
 function owningSpace(real: string, context: ItemContext): { space: Space; id: string } | undefined {
   for (const space of context.spaces.ordered()) {
     const root = join(space.base, '.ai', 'tools');
-    const realRoot = observedOnce(`real:${root}`, () => realOrUndefined(root));
+    const realRoot = realOrUndefined(root);
     if (realRoot === undefined) continue;
     if (real.startsWith(realRoot + sep)) {
       const rel = relative(realRoot, real);
@@ -55,8 +54,15 @@ export async function readVerifiedFile(
   context: ItemContext,
   onlyInTools = false,
 ): Promise<VerifiedLooseFile | undefined> {
-  if (!statSync(path, { throwIfNoEntry: false })?.isFile()) return undefined;
-  const real = realpathSync.native(path);
+  let real: string;
+  try {
+    real = realPath(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  const info = statSync(real, { bigint: true, throwIfNoEntry: false });
+  if (!info?.isFile()) return undefined;
   const owner = owningSpace(real, context);
   if (!owner && onlyInTools) return undefined;
   const tools = await context.kinds.get('tool');
@@ -70,5 +76,5 @@ export async function readVerifiedFile(
     const text = readItemText(real);
     const verification = verifyWithConfig(context, tools, { path, kind: 'tool', id, space, extension }, text);
     return { verification, path: real, text, space };
-  });
+  }, stampOf(info));
 }

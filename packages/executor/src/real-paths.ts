@@ -1,11 +1,30 @@
-/** Real paths (one system call each: realpathSync.native) and containment, for the run's files. */
+/**
+ * Real paths (one system call each: realpathSync.native) and containment, for the run's files.
+ * Within one operation a path's real path is looked up once (observations.ts): a warm call asked
+ * for the same dozen real paths several times each, a readlink per path component every time,
+ * and every step of one operation now sees the same answer.
+ */
 import { realpathSync } from 'node:fs';
 import { isAbsolute, relative, sep } from 'node:path';
+import { observedOnce } from './observations.js';
+
+/** The real path (throws as realpathSync.native does when it cannot be resolved). */
+export function realPath(path: string): string {
+  const seen = observedOnce(`realpath:${path}`, (): { real: string } | { error: unknown } => {
+    try {
+      return { real: realpathSync.native(path) };
+    } catch (error) {
+      return { error };
+    }
+  });
+  if ('error' in seen) throw seen.error;
+  return seen.real;
+}
 
 /** The real path, or undefined when it cannot be resolved (missing, no permission). */
 export function realOrUndefined(path: string): string | undefined {
   try {
-    return realpathSync.native(path);
+    return realPath(path);
   } catch {
     return undefined;
   }

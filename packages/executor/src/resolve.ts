@@ -4,10 +4,10 @@
  */
 // Sync fs on purpose: a resolution is dozens of tiny stat calls, and a threadpool round trip
 // per call cost more than the syscalls themselves (measured: buildChain 8 ms → <2 ms).
-import { realpathSync, statSync } from 'node:fs';
+import { type Dirent, readdirSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
-import { observedOnce } from './observations.js';
+import { realPath } from './real-paths.js';
 import type { SignableKind } from './refs.js';
 import { canonicalRef, normalizeId, TYPE_DIRS } from './refs.js';
 import type { Space, SpaceName, Spaces } from './spaces.js';
@@ -35,6 +35,28 @@ export interface ResolveOptions {
   collectShadowed?: boolean;
 }
 
+const tooLong = () =>
+  new RyeError('VALIDATION', 'Item id too long: the file name it names exceeds what the file system allows', {
+    hint: 'Use a shorter id (each segment under 255 bytes).',
+  });
+
+/** The error for a path the OS refuses outright (the caller's bad id, said plainly); else rethrows. */
+function refusedPath(path: string, error: unknown): never {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENAMETOOLONG') throw tooLong();
+  if (code === 'ELOOP') {
+    throw new RyeError('VALIDATION', `Item path loops through symbolic links: ${path}`, {
+      hint: 'Replace the looping symlink with a real folder or file.',
+    });
+  }
+  if (code === 'EACCES') {
+    throw new RyeError('PERMISSION', `Cannot read ${path}: permission denied`, {
+      hint: 'Check the permissions of the .ai folder and its parents.',
+    });
+  }
+  throw error;
+}
+
 /**
  * Whether an item file exists at `path`. A path that cannot name a file (a file used as a
  * folder) is simply absent; one the OS refuses outright is the caller's bad id, said plainly.
@@ -43,35 +65,52 @@ export function isFile(path: string): boolean {
   try {
     return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOTDIR') return false;
-    if (code === 'ENAMETOOLONG') {
-      throw new RyeError(
-        'VALIDATION',
-        'Item id too long: the file name it names exceeds what the file system allows',
-        {
-          hint: 'Use a shorter id (each segment under 255 bytes).',
-        },
-      );
-    }
-    if (code === 'ELOOP') {
-      throw new RyeError('VALIDATION', `Item path loops through symbolic links: ${path}`, {
-        hint: 'Replace the looping symlink with a real folder or file.',
-      });
-    }
-    if (code === 'EACCES') {
-      throw new RyeError('PERMISSION', `Cannot read ${path}: permission denied`, {
-        hint: 'Check the permissions of the .ai folder and its parents.',
-      });
-    }
-    throw error;
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return false;
+    refusedPath(path, error);
   }
+}
+
+/**
+ * The entries of `dir`, or none when it does not exist (or is a file). One directory read answers
+ * for every extension an id may have: a stat per extension per space was most of a warm call's
+ * system calls.
+ */
+function listing(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+    refusedPath(dir, error);
+  }
+}
+
+/** The files named `base` + one of `extensions` in `dir`, in extension order. */
+function filesNamed(
+  dir: string,
+  base: string,
+  extensions: readonly string[],
+): { path: string; extension: string }[] {
+  if (!extensions.length) return [];
+  // A name the file system could not hold is the caller's bad id, as a stat of it would say.
+  if (Buffer.byteLength(base) + Math.min(...extensions.map((e) => Buffer.byteLength(e))) > 255) throw tooLong();
+  const entries = listing(dir).filter((entry) => entry.name.startsWith(base));
+  if (!entries.length) return [];
+  const files: { path: string; extension: string }[] = [];
+  for (const extension of extensions) {
+    const entry = entries.find((e) => e.name === base + extension);
+    if (!entry) continue;
+    const path = join(dir, entry.name);
+    // A link (or a file system that does not say) is followed, as a stat would.
+    if (entry.isFile() || (!entry.isDirectory() && isFile(path))) files.push({ path, extension });
+  }
+  return files;
 }
 
 /** Returns the real path of a match, refusing one that leaves its space's type directory. */
 function realInside(path: string, typeRoot: string, id: string): string {
-  const real = realpathSync.native(path);
-  const realRoot = observedOnce(`real:${typeRoot}`, () => realpathSync.native(typeRoot));
+  const real = realPath(path);
+  const realRoot = realPath(typeRoot);
   if (real !== realRoot && !real.startsWith(realRoot + sep)) {
     throw new RyeError('INTEGRITY', `Refusing item '${id}': ${path} resolves to ${real}, outside its space`, {
       hint: 'Replace the symlink with the file itself, inside the .ai/ directory of its space.',
@@ -112,11 +151,13 @@ function findIn(
   unique: boolean,
 ) {
   const typeRoot = typeRootOf(space, kind);
+  const slash = id.lastIndexOf('/');
+  const folder = slash === -1 ? '' : id.slice(0, slash);
+  if (folder.split('/').some((segment) => Buffer.byteLength(segment) > 255)) throw tooLong();
+  const files = filesNamed(join(typeRoot, folder), id.slice(slash + 1), extensions);
   let found: { path: string; extension: string } | undefined;
   const others: string[] = [];
-  for (const extension of extensions) {
-    const path = join(typeRoot, id + extension);
-    if (!isFile(path)) continue;
+  for (const { path, extension } of files) {
     if (found) {
       others.push(path);
       continue;

@@ -5,7 +5,7 @@
  * verified again: the bytes that were verified are reused, so what runs is still exactly what
  * was verified. Anything else (a new stamp, a changed trust store or extractor) verifies afresh.
  */
-import { statSync } from 'node:fs';
+import { type BigIntStats, statSync } from 'node:fs';
 import { processWide } from './process-wide.js';
 import type { TrustStore } from './trust.js';
 
@@ -23,16 +23,22 @@ const memos = processWide(
   () => new WeakMap<TrustStore, Map<string, Entry>>(),
 );
 
-/** What changes whenever the file's bytes can have changed; undefined when it cannot be read. */
+/** What changes whenever the file's bytes can have changed (from a `bigint: true` stat). */
+export function stampOf(info: BigIntStats): string {
+  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
+}
+
+/** The stamp of the file at `path`; undefined when it cannot be read. */
 function fileStamp(path: string): string | undefined {
   const info = statSync(path, { bigint: true, throwIfNoEntry: false });
-  return info ? `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}` : undefined;
+  return info ? stampOf(info) : undefined;
 }
 
 /**
  * `verify()`'s result for `path` (remembered under `key`, per trust store), or a fresh one when
  * the file, the trust store or the `rules` object (a kind's config: its identity changes when
  * its extractor files do) changed. `verify` throws for a file that fails: nothing is remembered.
+ * `stamp`: the caller's own stat of `path` (saves a second one), taken before `verify` reads it.
  */
 export function rememberVerified<T>(
   context: { trust: TrustStore },
@@ -40,13 +46,13 @@ export function rememberVerified<T>(
   path: string,
   rules: object,
   verify: () => T,
+  stamp: string | undefined = fileStamp(path),
 ): T {
   let memo = memos.get(context.trust);
   if (!memo) {
     memo = new Map();
     memos.set(context.trust, memo);
   }
-  const stamp = fileStamp(path);
   const trustStamp = context.trust.stamp();
   const known = memo.get(key);
   if (stamp && known?.stamp === stamp && known.trustStamp === trustStamp && known.rules === rules)
