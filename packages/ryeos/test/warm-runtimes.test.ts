@@ -273,6 +273,36 @@ def execute(params, project_path):
     expect(await r.execute({ item_id: 'tool:demo/pycount' })).toMatchObject({ status: 'success' });
   });
 
+  it('reports how a call ended: its exit code, a hard exit, a signal; the worker carries on', async () => {
+    const t = await project();
+    const ender = `${PY_HEADER}import os, signal, sys
+def execute(params, project_path):
+    print("before the end")
+    how = params.get("how")
+    if how == "exit":
+        sys.exit(3)
+    if how == "hard":
+        os._exit(7)
+    if how == "signal":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return {"success": True, "pid": os.getpid()}
+`;
+    await setUp(t, { 'demo/ender.py': ender });
+    const r = api(t);
+    const ok = await r.execute({ item_id: 'tool:demo/ender' });
+    expect(ok).toMatchObject({ status: 'success', data: { success: true } });
+    // sys.exit: the child says its code itself; os._exit and a signal leave no word, so the
+    // code comes from the child's exit status.
+    for (const [how, code] of [['exit', 3], ['hard', 7], ['signal', -1]] as const) {
+      const ended = await r.execute({ item_id: 'tool:demo/ender', parameters: { how } });
+      expect(ended, how).toMatchObject({ status: 'error', error_type: 'execution' });
+      expect(ended.data, how).toMatchObject({ exit_code: code, stderr: 'before the end\n' });
+    }
+    const again = await r.execute({ item_id: 'tool:demo/ender' });
+    expect(again).toMatchObject({ status: 'success' });
+    expect((again.data as { pid: number }).pid).not.toBe((ok.data as { pid: number }).pid);
+  });
+
   it('a call that closes its result pipe and carries on does not stall the others', async () => {
     const t = await project();
     const stubborn = `${PY_HEADER}import os, time

@@ -1,4 +1,4 @@
-# rye:signed:2026-11-25T04:07:44Z:75b48e4d2ba28724beea098933ad233ce0b6613114615c7f76bd0e3c176fea64:EMSKwjiCSFCDyL9nzp4aK6KDl-UCuNpJ9WSa-xBPh6WgVHfrMVUYYTYef1tfYFaBYJT94wECBE6mK-XH8dNJCg==:007af625371e6e71
+# rye:signed:2026-11-27T21:49:46Z:818965048d2751330c7ea4b5ecc82184686549f06cc3540ceb383e8b86f79530:kfSdjksjzMs-ah1CAlfitqKq-qpMYqp0B6irFQbgi7nB27MgBFZO0b4uMV2Dsz4vCtAXAera3rKqznFvZkJWCg==:007af625371e6e71
 """Runs a function-style Python tool: a file that defines execute(params, project_path).
 
     python function_worker.py <tool_path> <project_path>
@@ -6,10 +6,12 @@
 One-shot (the default): reads the params JSON on stdin, prints the result as JSON and exits; what
 the tool prints goes to stderr. Warm (RYE_WORKER_PROTOCOL=1, lillux runWarm documents the
 protocol): imports the tool once, then answers one request per stdin line with one JSON line on
-fd 3 (stdout is only a log). Each call runs in a child forked from this warm process, in its own
-process group, so it starts with the module already imported and leaves nothing behind for the
-next call: module state, globals and open files a call changes die with its child, and whatever
-it started is killed when it ends.
+fd 3 (stdout is only a log). Each call runs in a child forked from a zygote (a copy of this
+process made once the tool is imported), in its own process group, so it starts with the module
+already imported and leaves nothing behind for the next call: module state, globals and open
+files a call changes die with its child, and whatever it started is killed when it ends. The
+next call's child is forked while the worker is idle, and a child says how it ended before its
+teardown, so neither a fork nor an exit is on a call's path.
 """
 import sys
 
@@ -18,7 +20,7 @@ import sys
 _here = __file__.rsplit("/", 1)[0] if "/" in __file__ else ""
 sys.path[:] = [p for p in sys.path if p not in ("", ".", _here)]
 
-import asyncio  # noqa: E402
+import fcntl  # noqa: E402
 import importlib.util  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
@@ -26,6 +28,7 @@ import os  # noqa: E402
 import select  # noqa: E402
 import selectors  # noqa: E402
 import signal  # noqa: E402
+import socket  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 
@@ -44,6 +47,9 @@ def call_tool(module, raw):
     params = json.loads(raw) if raw.strip() else {}
     result = module.execute(params, PROJECT)
     if inspect.isawaitable(result):
+        # Imported only for a coroutine tool: asyncio brings threading and logging, whose fork
+        # handlers cost every forked call (measured: a child ready in 6.9 ms instead of 2.3).
+        import asyncio
 
         async def _await(awaitable):
             return await awaitable
@@ -71,24 +77,17 @@ def max_fd():
         return 65536
 
 
-def reap(pid, grace=0.1):
-    """The exit status of a call's child, killing it if it is still running after `grace` seconds."""
-    deadline = time.monotonic() + grace
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status
-        if time.monotonic() >= deadline:
-            kill_group(pid)
-            return os.waitpid(pid, 0)[1]
-        time.sleep(0.001)
-
-
 def kill_group(pgid):
     try:
         os.killpg(pgid, signal.SIGKILL)
     except OSError:
         pass
+
+
+# The last bytes a call's child writes on its result pipe: NUL, then its exit code. JSON text
+# never holds a raw NUL, so the parent knows the call ended, and how, without waiting for the
+# child's exit (a process's teardown is a large part of a short call on a slow machine).
+TRAILER = b"\0"
 
 
 class Call:
@@ -102,11 +101,115 @@ class Call:
         self.totals = {"stdout": 0, "stderr": 0}
         self.pid = None
         self.output_fd = None
+        self.tail = b""
+
+    def take_result(self, chunk):
+        """Keeps the result (capped) and the stream's last bytes, where a trailer would be."""
+        self.keep(self.result, "stdout", chunk)
+        self.tail = (self.tail + chunk)[-32:]
+
+    def end_result(self):
+        """The exit code from the trailer (None without one); the result loses its trailer."""
+        _, marker, code = self.tail.rpartition(TRAILER)
+        if not marker or not code.lstrip(b"-").isdigit():
+            return None
+        self.totals["stdout"] -= 1 + len(code)
+        del self.result[self.totals["stdout"]:]
+        return int(code)
 
     def keep(self, buffer, stream, chunk):
         self.totals[stream] += len(chunk)
         room = len(chunk) if self.cap is None else max(0, self.cap - len(buffer))
         buffer.extend(chunk[:room])
+
+
+# Children kept forked ahead of calls. One suffices: a fork's cost is mostly CPU (the child's
+# page copies), so more spares only help while a core sits idle, and each holds ~2 MB.
+SPARES = 1
+
+
+class Spare:
+    """A child forked ahead of its call: it waits on its own pipe for the call's input."""
+
+    def __init__(self, pid, request_w, result_r, output_r):
+        self.pid = pid
+        self.request_w = request_w
+        self.result_r = result_r
+        self.output_r = output_r
+
+
+def exit_code_of(status):
+    code = os.waitstatus_to_exitcode(status)
+    return code if code >= 0 else -1
+
+
+class Zygote:
+    """Forks the calls' children, in a process of its own. After a fork, parent and child share
+    their memory copy-on-write and the first write to a page by either copies it (~20 µs a page
+    measured on a slow VM; a reference count is a write). Forked from this idle process, which
+    touches almost nothing, a child's faults are its own: the process that speaks the protocol
+    is never forked from again, and keeps its pages to itself."""
+
+    def __init__(self, worker, sock):
+        self.worker = worker
+        self.sock = sock
+        self.children = set()
+
+    def serve(self):
+        try:
+            # Nothing of the protocol stays here: not its requests (fd 0), not its answers (fd 3).
+            self.worker.selector.close()
+            self.worker.channel.close()
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            os.close(null)
+            wake_r, wake_w = os.pipe()
+            os.set_blocking(wake_w, False)
+            signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+            signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+            while True:
+                ready, _, _ = select.select([self.sock, wake_r], [], [])
+                if wake_r in ready:
+                    os.read(wake_r, 4096)
+                if self.sock in ready:
+                    data = self.sock.recv(4096)
+                    if not data:
+                        return  # the worker is gone
+                    for _ in range(data.count(b"f")):
+                        self.fork_child()
+                self.reap()
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            for pid in self.children:
+                kill_group(pid)
+            os._exit(0)
+
+    def fork_child(self):
+        request_r, request_w = os.pipe()
+        result_r, result_w = os.pipe()
+        output_r, output_w = os.pipe()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            self.worker.run_child(request_r, result_w, output_w)
+        self.children.add(pid)
+        socket.send_fds(self.sock, [b"spare %d\n" % pid], [request_w, result_r, output_r])
+        for fd in (request_r, request_w, result_r, result_w, output_r, output_w):
+            os.close(fd)
+
+    def reap(self):
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            self.children.discard(pid)
+            self.sock.sendall(b"exit %d %d\n" % (pid, status))
 
 
 class Worker:
@@ -116,6 +219,12 @@ class Worker:
         self.selector = selectors.DefaultSelector()
         self.pending = b""
         self.calls = {}
+        self.spares = []
+        self.spares_asked = 0
+        self.zygote = None
+        self.zygote_pending = b""
+        self.exits = {}
+        self.ending = {}
         try:
             self.module = load_tool()
             self.load_error = None
@@ -124,6 +233,20 @@ class Worker:
         except BaseException:
             self.module = None
             self.load_error = traceback.format_exc()
+        if self.load_error is None:
+            self.start_zygote()
+
+    def start_zygote(self):
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            mine.close()
+            Zygote(self, theirs).serve()  # never returns
+        theirs.close()
+        self.zygote = mine
+        self.selector.register(mine, selectors.EVENT_READ, "zygote")
+        self.ask_spares()
 
     def send(self, message):
         self.channel.write((json.dumps(message) + "\n").encode("utf-8"))
@@ -135,46 +258,91 @@ class Worker:
             message["truncated"] = truncated
         self.send(message)
 
+    def ask_spares(self):
+        """Asks the zygote for the next calls' children now: a call then starts without a fork."""
+        wanted = SPARES - len(self.spares) - self.spares_asked
+        if wanted > 0:
+            self.zygote.sendall(b"f" * wanted)
+            self.spares_asked += wanted
+
+    def read_zygote(self):
+        """Takes what the zygote said: a ready child (with its pipes), or a child's exit."""
+        data, fds, _, _ = socket.recv_fds(self.zygote, 4096, 3)
+        if not data:
+            raise ZygoteGone()
+        self.zygote_pending += data
+        *lines, self.zygote_pending = self.zygote_pending.split(b"\n")
+        for line in lines:
+            word, *numbers = line.split()
+            if word == b"spare" and len(fds) == 3:
+                self.spares.append(Spare(int(numbers[0]), *fds))
+                self.spares_asked -= 1
+                fds = []
+            elif word == b"exit":
+                self.child_exited(int(numbers[0]), int(numbers[1]))
+        for fd in fds:
+            os.close(fd)
+
+    def child_exited(self, pid, status):
+        call = self.ending.pop(pid, None)
+        if call is not None:
+            kill_group(pid)
+            self.finish(pid, call, exit_code_of(status))
+        elif pid in self.calls:
+            self.exits[pid] = status  # its result pipe's end is still to be read
+
     def start(self, request):
         call = Call(request)
         if self.load_error is not None:
             self.answer(call, "", self.load_error, 1)
             return
-        raw = request.get("input") or ""
-        result_r, result_w = os.pipe()
-        output_r, output_w = os.pipe()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            self.run_child(raw, result_r, result_w, output_r, output_w)
-        os.close(result_w)
-        os.close(output_w)
-        call.pid = pid
-        call.output_fd = output_r
-        self.calls[pid] = call
-        self.selector.register(result_r, selectors.EVENT_READ, (pid, "stdout"))
-        self.selector.register(output_r, selectors.EVENT_READ, (pid, "stderr"))
+        while not self.spares:
+            self.ask_spares()
+            self.read_zygote()
+        spare = self.spares.pop(0)
+        # One byte ahead of the input: a child that reads nothing at all knows this process is
+        # gone (its end of the pipe closed), not that the call has empty input.
+        data = b"!" + (request.get("input") or "").encode("utf-8")
+        try:
+            write_all(spare.request_w, data)
+        except OSError:
+            pass  # the child died early: its pipes say so, and the call gets its exit status
+        os.close(spare.request_w)
+        call.pid = spare.pid
+        call.output_fd = spare.output_r
+        self.calls[spare.pid] = call
+        self.selector.register(spare.result_r, selectors.EVENT_READ, (spare.pid, "stdout"))
+        self.selector.register(spare.output_r, selectors.EVENT_READ, (spare.pid, "stderr"))
 
-    def run_child(self, raw, result_r, result_w, output_r, output_w):
+    def run_child(self, request_r, result_w, output_w):
         code = 1
         try:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             # Its own process group: whatever the call starts is killed when the call ends.
             os.setpgid(0, 0)
-            self.selector.close()
+            # Out of the way of the descriptors they become (any of them may be 3 or 4 here).
+            request_r, result_w, output_w = (fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (request_r, result_w, output_w))
             null = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null, 0)
             os.dup2(output_w, 1)
             os.dup2(output_w, 2)
-            # The result pipe becomes fd 3 (the protocol fd is gone from this child), and every
-            # other descriptor is closed: no call can read another call's pipes.
+            # The result pipe becomes fd 3, its request pipe fd 4 until read, and every other
+            # descriptor is closed: no call can read another call's pipes.
             os.dup2(result_w, 3)
-            os.closerange(4, max_fd())
-            text = call_tool(self.module, raw)
-            data = text.encode("utf-8")
-            view = memoryview(data)
-            while view:
-                view = view[os.write(3, view):]
+            os.dup2(request_r, 4)
+            os.closerange(5, max_fd())
+            warm_up()
+            raw = bytearray()
+            while True:
+                chunk = os.read(4, 65536)
+                if not chunk:
+                    break
+                raw.extend(chunk)
+            os.close(4)
+            if not raw:
+                os._exit(0)  # the worker is gone: there is no call to run
+            text = call_tool(self.module, raw[1:].decode("utf-8"))
+            write_all(3, text.encode("utf-8"))
             code = 0
         except SystemExit as exit:
             code = exit.code if isinstance(exit.code, int) else 1
@@ -185,6 +353,13 @@ class Worker:
             try:
                 sys.stdout.flush()
                 sys.stderr.flush()
+                # Its log is complete and its answer is written: both pipes are closed now, so
+                # the parent answers before this process's teardown (slow where page faults are).
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, 1)
+                os.dup2(null, 2)
+                write_all(3, TRAILER + str(code).encode("ascii"))
+                os.close(3)
             finally:
                 os._exit(code)
 
@@ -194,18 +369,34 @@ class Worker:
             return  # an event of this select() batch for a call that has just been answered
         chunk = os.read(fd, 65536)
         if chunk:
-            self.keep(call, stream, chunk)
+            if stream == "stdout":
+                call.take_result(chunk)
+            else:
+                self.keep(call, stream, chunk)
             return
         self.selector.unregister(fd)
         os.close(fd)
         if stream == "stderr":
             call.output_fd = None
             return
-        # The result pipe closed: the call's child is ending (a program it started does not hold
-        # fd 3). Reap it — a child that closed fd 3 and carried on gets a moment, then is killed,
-        # so it cannot stall this loop — kill whatever it left running, take the rest of its log.
-        status = reap(pid)
+        # The result pipe closed: the call's child has ended or is ending (a program it started
+        # does not hold fd 3). A child that wrote its trailer is done: its exit code is in it,
+        # and what it started is killed now. One that closed fd 3 without it is answered with
+        # its exit status; if it carries on, it gets a moment, then is killed (wait_ending).
+        exit_code = call.end_result()
+        if exit_code is None:
+            status = self.exits.pop(pid, None)
+            if status is None:
+                call.deadline = time.monotonic() + 0.1
+                call.killed = False
+                self.ending[pid] = call
+                return
+            exit_code = exit_code_of(status)
         kill_group(pid)
+        self.finish(pid, call, exit_code)
+
+    def finish(self, pid, call, exit_code):
+        self.exits.pop(pid, None)
         if call.output_fd is not None:
             self.selector.unregister(call.output_fd)
             # One that left the group could hold the pipe open: wait for it a second at most.
@@ -217,17 +408,33 @@ class Worker:
                     break
                 self.keep(call, "stderr", rest)
             os.close(call.output_fd)
+            call.output_fd = None
         del self.calls[pid]
-        exit_code = os.waitstatus_to_exitcode(status)
-        exit_code = exit_code if exit_code >= 0 else -1
         stdout = call.result.decode("utf-8", "replace")
         stderr = call.output.decode("utf-8", "replace")
         self.answer(call, stdout, stderr, exit_code)
 
+    def wait_ending(self):
+        """Children that closed their result pipe without a trailer: killed after their moment,
+        and answered once their exit is known (or, should it never be told, a while later)."""
+        now = time.monotonic()
+        for pid, call in list(self.ending.items()):
+            if now < call.deadline:
+                continue
+            if not call.killed:
+                kill_group(pid)
+                call.killed = True
+                call.deadline = now + 2.0
+            else:
+                del self.ending[pid]
+                self.finish(pid, call, -1)
+
+    def next_deadline(self):
+        if not self.ending:
+            return None
+        return max(0.0, min(call.deadline for call in self.ending.values()) - time.monotonic())
+
     def keep(self, call, stream, chunk):
-        if stream == "stdout":
-            call.keep(call.result, "stdout", chunk)
-            return
         call.keep(call.output, "stderr", chunk)
         if call.progress:
             self.send({"id": call.id, "stream": "stderr", "chunk": chunk.decode("utf-8", "replace")})
@@ -253,18 +460,49 @@ class Worker:
         self.selector.register(0, selectors.EVENT_READ, None)
         try:
             while True:
-                for key, _ in self.selector.select():
+                for key, _ in self.selector.select(self.next_deadline()):
                     if key.data is None:
                         if not self.read_requests():
                             return
+                    elif key.data == "zygote":
+                        self.read_zygote()
                     else:
                         self.read(key.fd, *key.data)
+                self.wait_ending()
+                # The next call's child is forked once no call is running: a fork beside a
+                # running call takes the CPU it needs (measured: 3-4 ms later answers).
+                if not self.calls and self.zygote is not None:
+                    self.ask_spares()
+        except ZygoteGone:
+            sys.stderr.write("The worker's zygote ended; the worker stops\n")
         finally:
             # The host is gone (or retired this worker): no call, nor anything it started,
-            # outlives it.
+            # outlives it; the waiting spare and the zygote go too.
+            for spare in self.spares:
+                kill_group(spare.pid)
             for pid in list(self.calls):
                 kill_group(pid)
             kill_group(os.getpgrp())
+
+
+class ZygoteGone(Exception):
+    pass
+
+
+def warm_up():
+    """Runs a call's own steps once on sample data while the child waits for its call. A forked
+    child pays a copy-on-write fault for each page it first writes, and a reference count is a
+    write: taken here, off the call's path, they are not taken during the call."""
+    json.dumps(json.loads('{"a": [1, 2.5, "x", true, null, {"b": {}}]}'), default=str)
+    inspect.isawaitable(None)
+    sys.stdout.flush()
+    sys.stderr.flush()
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 if os.environ.get("RYE_WORKER_PROTOCOL") != "1":
