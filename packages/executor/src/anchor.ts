@@ -92,7 +92,10 @@ export function applyEnvPaths(env: Record<string, string>, envPaths: AnchorState
   }
 }
 
-/** Lists the files verify_deps must check, refusing any symlink that leaves its base. */
+/**
+ * Lists the files verify_deps must check, by their real paths, refusing any symlink that leaves
+ * its base.
+ */
 export async function dependencyFiles(anchor: AnchorState): Promise<string[]> {
   const config = anchor.verifyDeps;
   if (!anchor.active || !config) return [];
@@ -130,12 +133,13 @@ export async function dependencyFiles(anchor: AnchorState): Promise<string[]> {
           });
         }
         if (!extensions.has(extname(entry.name)) || !lstatSync(real).isFile()) continue;
-        files.push(path);
+        files.push(real);
         continue;
       }
       if (extensions.has(extname(entry.name))) files.push(path);
     }
   };
-  walk(base);
+  // Walked from the real base, through real folders only: every file found is at its real path.
+  walk(realBase);
   return files;
 }

@@ -82,7 +82,7 @@ export async function executeTool(
     });
     const verifiedFiles: VerifiedLooseFile[] = [];
     for (const file of await dependencyFiles(anchor)) {
-      const dependency = await readVerifiedFile(file, chain[0]!.space, executor);
+      const dependency = await readVerifiedFile(file, chain[0]!.space, executor, false, true);
       if (!dependency) continue;
       allWarnings.push(...dependency.verification.warnings);
       verifiedFiles.push(dependency);

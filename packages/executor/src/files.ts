@@ -53,10 +53,12 @@ export async function readVerifiedFile(
   fallbackSpace: Space,
   context: ItemContext,
   onlyInTools = false,
+  /** `path` is already real (dependencyFiles' paths): no lookup. */
+  pathIsReal = false,
 ): Promise<VerifiedLooseFile | undefined> {
-  let real: string;
+  let real = path;
   try {
-    real = realPath(path);
+    if (!pathIsReal) real = realPath(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
