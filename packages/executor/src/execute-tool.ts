@@ -92,6 +92,7 @@ export async function executeTool(
       userSpace: executor.spaces.user.base,
       systemSpace: executor.spaces.systemSpace ?? '',
       hostEnv: executor.env,
+      ...(options.workerThread ? { workerThreads: true } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onOutput ? { onOutput: options.onOutput } : {}),
     };

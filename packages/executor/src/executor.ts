@@ -50,6 +50,12 @@ export interface ExecutorOptions extends SpacesOptions {
 export interface ExecuteToolOptions {
   dryRun?: boolean;
   trace?: boolean;
+  /**
+   * A function-style tool's worker may be a thread of this process (lillux
+   * `WorkerSettings.thread`). Only for a one-shot host's own call, as `rye execute` makes: a
+   * thread shares this process's fd 1 and working directory. Never for a long-lived host.
+   */
+  workerThread?: boolean;
   signal?: AbortSignal;
   onOutput?: RunContext['onOutput'];
 }

@@ -13,6 +13,8 @@ export interface RunContext {
   userSpace: string;
   systemSpace: string;
   hostEnv: Record<string, string | undefined>;
+  /** Function-style workers run as threads of this one-shot host (ExecutorOptions.workerThreads). */
+  workerThreads?: boolean;
   signal?: AbortSignal;
   onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
 }
@@ -371,19 +373,17 @@ export function normalizeProcessResult(stdout: string, stderr: string, exitCode:
  * a new process each (lillux `runWarm`). `RYE_WARM_WORKERS=0` in the host's environment turns
  * warm workers off: each call then starts the worker script as a one-shot process.
  */
-function workerSettings(
-  value: unknown,
-  hostEnv: Record<string, string | undefined>,
-): WorkerSettings | undefined {
+function workerSettings(value: unknown, context: RunContext): WorkerSettings | undefined {
+  const hostEnv = context.hostEnv;
   if (!isPlainObject(value) || hostEnv.RYE_WARM_WORKERS === '0') return undefined;
   const idle = seconds(value.idle_timeout, Number.NaN);
   const concurrency = Number(value.max_concurrency);
   return {
     ...(Number.isFinite(idle) ? { idleMs: idle * 1000 } : {}),
     ...(Number.isInteger(concurrency) && concurrency > 0 ? { maxConcurrency: concurrency } : {}),
-    // Never a thread of the host, whatever an item's config says: a thread shares the host's
-    // fd 1, which is the MCP channel or the CLI's result (SECURITY.md, warm workers).
-    thread: false,
+    // A thread of the host only when the host asked (a one-shot CLI), whatever an item's config
+    // says: a thread shares the host's fd 1 and working directory (SECURITY.md, warm workers).
+    thread: context.workerThreads === true,
   };
 }
 
@@ -412,7 +412,7 @@ async function runProcess(prepared: PreparedRun, context: RunContext): Promise<R
         }
       : {}),
   };
-  const worker = prepared.callerTimeout ? undefined : workerSettings(config.worker, context.hostEnv);
+  const worker = prepared.callerTimeout ? undefined : workerSettings(config.worker, context);
   const result = worker
     ? await runWarm({ ...options, worker })
     : await runSubprocess({ ...options, envMode: 'replace' });

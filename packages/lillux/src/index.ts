@@ -74,6 +74,7 @@ export type {
   WarmCallOptions,
   WorkerSettings,
 } from './subprocess.js';
+export { prestartWorkerThread } from './thread-boot.js';
 export {
   closeWorkers,
   killProcessTree,

@@ -362,6 +362,61 @@ describe('the one-shot CLI', () => {
   );
 });
 
+describe('the one-shot CLI runs a function tool on a thread of its own', () => {
+  it('as a worker process would: same working directory, environment and argv; stdout stays the result', async () => {
+    const t = await project();
+    const probe = `${JS_HEADER}
+export async function execute(params, context) {
+  console.log('a log line');
+  process.stdout.write('more log\\n');
+  return {
+    success: true,
+    cwd: process.cwd(),
+    env: Object.keys(process.env).sort(),
+    tool: process.argv[1],
+    project: context.projectPath,
+    secret: process.env.RYE_TEST_HOST_ONLY ?? null,
+  };
+}
+`;
+    await setUp(t, { 'demo/probe.js': probe });
+    const env = { ...t.env, RYE_TEST_HOST_ONLY: 'not for tools' };
+    const viaCli = await rye(['execute', 'tool:demo/probe', '--project', t.project], { env });
+    expect(viaCli.code, viaCli.stderr).toBe(0);
+    // stdout is exactly one JSON document: the result (what the tool printed went to its log).
+    expect(viaCli.json).toMatchObject({ status: 'success' });
+    // The same call with warm workers off: the worker script as a process of its own.
+    const viaProcess = await rye(['execute', 'tool:demo/probe', '--project', t.project], {
+      env: { ...env, RYE_WARM_WORKERS: '0' },
+    });
+    expect(viaProcess.json).toMatchObject({ status: 'success' });
+    const thread = viaCli.json.data as Record<string, unknown>;
+    const processData = viaProcess.json.data as Record<string, unknown>;
+    expect(thread.cwd).toBe(processData.cwd);
+    // The host's environment, as tools inherit it: the reference run has its switch too, a warm
+    // worker (process or thread) its protocol's marker.
+    const expected = (processData.env as string[]).filter((name) => name !== 'RYE_WARM_WORKERS');
+    expect(thread.env).toEqual([...expected, 'RYE_WORKER_PROTOCOL'].sort());
+    expect(thread.tool).toBe(processData.tool);
+    expect(thread.project).toBe(t.project);
+    expect(thread.secret).toBe(processData.secret);
+  });
+
+  it('a tool that throws fails its call; the next run is fresh and quick', async () => {
+    const t = await project();
+    await setUp(t, { 'demo/counter.js': JS_COUNTER });
+    const failed = await rye(['execute', 'tool:demo/counter', '--project', t.project, '--params', '{"fail":"badly"}'], {
+      env: t.env,
+    });
+    expect(failed.json).toMatchObject({ status: 'error' });
+    expect(JSON.stringify(failed.json)).toContain('it went wrong: badly');
+    const start = performance.now();
+    const ok = await rye(['execute', 'tool:demo/counter', '--project', t.project], { env: t.env });
+    expect(ok.json).toMatchObject({ status: 'success', data: { calls: 1 } });
+    expect(performance.now() - start).toBeLessThan(10_000);
+  });
+});
+
 describe('the MCP server', () => {
   it.runIf(process.platform === 'linux')('stops its warm workers when it shuts down', async () => {
     const t = await project();

@@ -8,8 +8,10 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { bootableThread, bootThread, takePrestartedThread } from '../thread-boot.js';
 import { killTree } from './tree.js';
 
 /** A message from a worker: an answer (`id` + result fields) or an output chunk of a call. */
@@ -156,16 +158,10 @@ function threadChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
   };
   let worker: Worker;
   try {
-    worker = new Worker(spec.args[0]!, {
-      argv: spec.args.slice(1),
-      env: spec.env,
-      workerData: { ryeWorker: 1 },
-      // The host's own flags (a profiler, a test runner's loader) are not the tool's.
-      execArgv: [],
-      // The thread's stdio flows into the host's (listening to it instead would keep a one-shot
-      // host from ever exiting). The worker script routes everything a tool prints into the
-      // call's log or to stderr, so nothing reaches the host's stdout (the MCP channel).
-    });
+    // A thread cannot have a working directory of its own: the host's becomes the worker's.
+    if (spec.cwd !== undefined && resolve(spec.cwd) !== process.cwd()) process.chdir(spec.cwd);
+    worker = takePrestartedThread() ?? bootableThread(spec.env);
+    bootThread(worker, spec.args[0]!, spec.args.slice(1), spec.env);
   } catch (error) {
     queueMicrotask(() => exit('could not start', error));
     return { send() {}, kill() {}, hold() {} };

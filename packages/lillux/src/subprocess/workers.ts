@@ -36,7 +36,9 @@ export interface WorkerSettings {
   maxConcurrency?: number;
   /**
    * Run the worker script (`args[0]`) as a thread of this process when `command` is this
-   * process's own node executable: no process start at all.
+   * process's own node executable: no process start at all. Only for a one-shot host: a thread
+   * shares the host's descriptors (what a tool writes to fd 1 itself reaches the host's stdout)
+   * and its working directory (`cwd` becomes the whole process's).
    */
   thread?: boolean;
 }

@@ -1,4 +1,5 @@
 import type { RyeSettings } from '@ryeos/executor';
+import { prestartWorkerThread } from '@ryeos/lillux/thread-boot';
 import { packageVersion } from '../package-root.js';
 import { commandUsage, helpText, unknownCommand } from './help.js';
 import type { CliIo } from './io.js';
@@ -15,12 +16,16 @@ interface Verb {
   processSettings(env: Record<string, string | undefined>): RyeSettings;
 }
 
-const COMMANDS: Record<string, () => Promise<Verb>> = {
+const COMMANDS: Record<string, (args: string[], env: Record<string, string | undefined>) => Promise<Verb>> = {
   demo: async () => {
     const verb = await import('../commands/demo.js');
     return { ...verb, run: verb.demoCommand };
   },
-  execute: async () => {
+  execute: async (args, env) => {
+    // A tool run here may land on a function-style runtime's worker, which `rye execute` runs as
+    // a thread of this process: the thread boots now, on another core, while the verb's modules
+    // load and the call is verified.
+    if (mayRunTool(args, env)) prestartWorkerThread();
     const verb = await import('../commands/execute.js');
     return { ...verb, run: verb.executeCommand };
   },
@@ -53,6 +58,18 @@ const COMMANDS: Record<string, () => Promise<Verb>> = {
     return { ...verb, run: verb.replayCommand };
   },
 };
+
+/**
+ * Whether `rye execute <args>` may run a tool here: its ref names a tool or no kind, and no flag
+ * sends it elsewhere or only checks it. A wrong guess costs a thread that never runs anything.
+ */
+function mayRunTool(args: string[], env: Record<string, string | undefined>): boolean {
+  if (env.RYE_WARM_WORKERS === '0') return false;
+  if (args.some((arg) => /^--(dry-run|async|target|thread|help)\b/.test(arg) || arg === '-h')) return false;
+  const ref = args.find((arg) => !arg.startsWith('-'));
+  const kind = ref === undefined ? undefined : /^([a-z]+):/.exec(ref)?.[1];
+  return ref !== undefined && (kind === undefined || kind === 'tool');
+}
 
 /** Commands that work in an existing project (`init` creates its project; `demo` makes its own). */
 const IN_A_PROJECT = new Set(['execute', 'search', 'load', 'sign', 'keys', 'threads']);
@@ -94,7 +111,7 @@ export async function runCli(
   }
   try {
     // Loaded here, not at start-up: help and version need none of the layers.
-    const { run, checkProjectFlag, processSettings } = await load!();
+    const { run, checkProjectFlag, processSettings } = await load!(rest, env);
     if (IN_A_PROJECT.has(verb)) checkProjectFlag(rest);
     const settings = processSettings(env); // read here, once
     return await run(rest, io, settings);

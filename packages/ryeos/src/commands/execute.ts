@@ -89,6 +89,9 @@ export async function executeCommand(args: string[], io: CliIo, settings: RyeSet
         limit_overrides: limits === undefined ? undefined : parseJsonObject(limits, '--limit-overrides'),
         signal: stop.signal,
       }),
+      // One call and the process ends: a function-style tool runs on a thread of this process
+      // (booted at start-up, cli/run.ts) rather than in a second process.
+      { workerThread: true },
     )
     .finally(() => {
       process.off('SIGINT', onSignal);

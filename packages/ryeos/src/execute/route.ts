@@ -25,6 +25,12 @@ export type ExecuteRequest = Omit<ExecuteArgs, 'project_path'> & {
 export interface ExecuteCaller {
   /** The managed thread making this call: a fork it starts becomes that thread's child. */
   threadId?: string;
+  /**
+   * A one-shot host's own call (`rye execute`): a function-style tool it runs may do so on a
+   * thread of this process instead of a worker process. The calls a managed thread makes never
+   * do (they do not come from here).
+   */
+  workerThread?: boolean;
 }
 
 export interface ExecuteHost {
@@ -123,6 +129,7 @@ export async function routeExecute(
       ...(args.trace ? { trace: true } : {}),
       ...(signal ? { signal } : {}),
       ...(onOutput ? { onOutput } : {}),
+      ...(caller.workerThread ? { workerThread: true } : {}),
     });
   } catch (error) {
     return toErrorEnvelope(error, { item_id: itemId, metadata: elapsed(start) });

@@ -15,7 +15,9 @@ const packages = join(import.meta.dirname, '..', '..', '..');
  * Where `process.env` may be read: the entry points (the CLI and its commands, the MCP server's
  * start-up, and the API's default when a `Rye` is made without settings), plus lillux's
  * primitives used on their own, whose documented `merge` mode overlays the host's environment
- * the way `child_process` does (the layers above always pass their environment explicitly).
+ * the way `child_process` does (the layers above always pass their environment explicitly), and
+ * the boot code of a pre-started worker thread, which sets that thread's own environment to the
+ * one its caller passed.
  */
 const ENTRY_POINTS = [
   'ryeos/src/cli/',
@@ -24,6 +26,7 @@ const ENTRY_POINTS = [
   'ryeos/src/settings.ts',
   'lillux/src/env.ts',
   'lillux/src/subprocess/',
+  'lillux/src/thread-boot.ts',
 ];
 
 function* sources(dir: string): Generator<string> {

@@ -1,0 +1,80 @@
+/**
+ * Worker threads that boot before their script is known. A thread takes ~50 ms to start node; a
+ * one-shot host (`rye execute`) starts one as soon as it sees it may run a function-style tool,
+ * and the thread boots on another core while the host loads its modules and verifies the call.
+ * The thread is then told which script to run, with which argv and environment, and imports it.
+ * A small module of its own: the CLI's entry imports it without the rest of lillux.
+ */
+import { Worker } from 'node:worker_threads';
+
+const BOOT_KEY = '__ryeBoot';
+// Messages that arrive while the script loads are held, then handed to it: the script's own
+// listener exists once its module has run, and nothing runs between that and the import's
+// resolution (a message is a task; the resolution, a microtask).
+const BOOT_CODE = `
+const { parentPort } = require('node:worker_threads');
+const { pathToFileURL } = require('node:url');
+const held = [];
+let loading = false;
+parentPort.on('message', function boot(message) {
+  if (loading) return void held.push(message);
+  const spec = message && message.${BOOT_KEY};
+  if (!spec) return;
+  loading = true;
+  process.argv = [process.argv[0], spec.script, ...spec.argv];
+  for (const name of Object.keys(process.env)) delete process.env[name];
+  Object.assign(process.env, spec.env);
+  import(pathToFileURL(spec.script).href).then(() => {
+    parentPort.off('message', boot);
+    for (const message of held.splice(0)) parentPort.emit('message', message);
+  }, (error) => setImmediate(() => { throw error; }));
+});
+`;
+
+// One slot per process, also when this module is bundled into several files (the CLI's entry
+// starts the thread, the execute bundle's copy takes it).
+const SLOT = Symbol.for('ryeos.lillux.prestarted-thread');
+const slot = globalThis as typeof globalThis & { [SLOT]?: Worker };
+
+/** A thread that waits for `bootThread` to say what to run. */
+export function bootableThread(env: Record<string, string>): Worker {
+  return new Worker(BOOT_CODE, {
+    eval: true,
+    env,
+    workerData: { ryeWorker: 1 },
+    // The host's own flags (a profiler, a test runner's loader) are not the tool's.
+    execArgv: [],
+    // The thread's stdio flows into the host's (listening to it instead would keep a one-shot
+    // host from ever exiting). The worker script routes everything a tool prints into the
+    // call's log or to stderr, so nothing reaches the host's stdout through process.stdout.
+  });
+}
+
+/** Tells a bootable thread to run `script` with `argv` and exactly the environment `env`. */
+export function bootThread(worker: Worker, script: string, argv: string[], env: Record<string, string>): void {
+  worker.postMessage({ [BOOT_KEY]: { script, argv, env } });
+}
+
+/**
+ * Starts one thread now, for this process's next thread worker. It never keeps the host alive;
+ * unused, it ends with the host. Only a one-shot host should: see `WorkerSettings.thread`.
+ */
+export function prestartWorkerThread(): void {
+  if (slot[SLOT]) return;
+  let worker: Worker;
+  try {
+    worker = bootableThread({});
+  } catch {
+    return;
+  }
+  worker.unref();
+  worker.on('error', () => {});
+  slot[SLOT] = worker;
+}
+
+/** The thread `prestartWorkerThread` started, once. */
+export function takePrestartedThread(): Worker | undefined {
+  const worker = slot[SLOT];
+  slot[SLOT] = undefined;
+  return worker;
+}
