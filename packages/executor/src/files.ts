@@ -74,9 +74,21 @@ export async function readVerifiedFile(
   const space = owner?.space ?? fallbackSpace;
   const id = owner?.id ?? real.slice(real.lastIndexOf(sep) + 1, real.length - extension.length);
   // Unchanged since it was last verified: the verified bytes are reused (verified-memo.ts).
-  return rememberVerified(context, `${path}\0${real}\0${space.label}\0${id}`, real, tools, () => {
-    const text = readItemText(real);
-    const verification = verifyWithConfig(context, tools, { path, kind: 'tool', id, space, extension }, text);
-    return { verification, path: real, text, space };
-  }, stampOf(info));
+  return rememberVerified(
+    context,
+    `${path}\0${real}\0${space.label}\0${id}`,
+    real,
+    tools,
+    () => {
+      const text = readItemText(real);
+      const verification = verifyWithConfig(
+        context,
+        tools,
+        { path, kind: 'tool', id, space, extension },
+        text,
+      );
+      return { verification, path: real, text, space };
+    },
+    stampOf(info),
+  );
 }

@@ -93,7 +93,8 @@ function filesNamed(
 ): { path: string; extension: string }[] {
   if (!extensions.length) return [];
   // A name the file system could not hold is the caller's bad id, as a stat of it would say.
-  if (Buffer.byteLength(base) + Math.min(...extensions.map((e) => Buffer.byteLength(e))) > 255) throw tooLong();
+  if (Buffer.byteLength(base) + Math.min(...extensions.map((e) => Buffer.byteLength(e))) > 255)
+    throw tooLong();
   const entries = listing(dir).filter((entry) => entry.name.startsWith(base));
   if (!entries.length) return [];
   const files: { path: string; extension: string }[] = [];

@@ -74,7 +74,6 @@ export type {
   WarmCallOptions,
   WorkerSettings,
 } from './subprocess.js';
-export { prestartWorkerThread } from './thread-boot.js';
 export {
   closeWorkers,
   killProcessTree,
@@ -84,3 +83,4 @@ export {
   WorkerPool,
   warmWorkerCount,
 } from './subprocess.js';
+export { prestartWorkerThread } from './thread-boot.js';

@@ -51,7 +51,12 @@ export function bootableThread(env: Record<string, string>): Worker {
 }
 
 /** Tells a bootable thread to run `script` with `argv` and exactly the environment `env`. */
-export function bootThread(worker: Worker, script: string, argv: string[], env: Record<string, string>): void {
+export function bootThread(
+  worker: Worker,
+  script: string,
+  argv: string[],
+  env: Record<string, string>,
+): void {
   worker.postMessage({ [BOOT_KEY]: { script, argv, env } });
 }
 

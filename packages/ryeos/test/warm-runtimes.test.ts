@@ -293,7 +293,11 @@ def execute(params, project_path):
     expect(ok).toMatchObject({ status: 'success', data: { success: true } });
     // sys.exit: the child says its code itself; os._exit and a signal leave no word, so the
     // code comes from the child's exit status.
-    for (const [how, code] of [['exit', 3], ['hard', 7], ['signal', -1]] as const) {
+    for (const [how, code] of [
+      ['exit', 3],
+      ['hard', 7],
+      ['signal', -1],
+    ] as const) {
       const ended = await r.execute({ item_id: 'tool:demo/ender', parameters: { how } });
       expect(ended, how).toMatchObject({ status: 'error', error_type: 'execution' });
       expect(ended.data, how).toMatchObject({ exit_code: code, stderr: 'before the end\n' });
@@ -405,9 +409,12 @@ export async function execute(params, context) {
   it('a tool that throws fails its call; the next run is fresh and quick', async () => {
     const t = await project();
     await setUp(t, { 'demo/counter.js': JS_COUNTER });
-    const failed = await rye(['execute', 'tool:demo/counter', '--project', t.project, '--params', '{"fail":"badly"}'], {
-      env: t.env,
-    });
+    const failed = await rye(
+      ['execute', 'tool:demo/counter', '--project', t.project, '--params', '{"fail":"badly"}'],
+      {
+        env: t.env,
+      },
+    );
     expect(failed.json).toMatchObject({ status: 'error' });
     expect(JSON.stringify(failed.json)).toContain('it went wrong: badly');
     const start = performance.now();
