@@ -1,4 +1,4 @@
-# rye:signed:2026-11-27T21:49:46Z:818965048d2751330c7ea4b5ecc82184686549f06cc3540ceb383e8b86f79530:kfSdjksjzMs-ah1CAlfitqKq-qpMYqp0B6irFQbgi7nB27MgBFZO0b4uMV2Dsz4vCtAXAera3rKqznFvZkJWCg==:007af625371e6e71
+# rye:signed:2026-11-27T22:21:09Z:c921472027eb8f6d906550c5527b37b0d9c34c6517a9eaa28efd7a2c68fa7587:DTvrYX16NycFDs4_V1z6MsD8Fm9HvPOUXfRJhAj8QYMwE8gMRe6giFyjIGOf4zerVdrUHZNeKPP4xcdfFYKjAg==:007af625371e6e71
 """Runs a function-style Python tool: a file that defines execute(params, project_path).
 
     python function_worker.py <tool_path> <project_path>
@@ -75,6 +75,20 @@ def max_fd():
         return int(os.sysconf("SC_OPEN_MAX"))
     except (ValueError, OSError):
         return 65536
+
+
+def prctl(option, value):
+    """Linux prctl(2), best effort (elsewhere, or without ctypes, nothing happens)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+    except Exception:
+        pass
+
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 
 
 def kill_group(pgid):
@@ -154,6 +168,7 @@ class Zygote:
         self.worker = worker
         self.sock = sock
         self.children = set()
+        self.pid = os.getpid()
 
     def serve(self):
         try:
@@ -192,6 +207,11 @@ class Zygote:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
+            # Killed with the zygote, which dies with the worker (a kill the worker could not
+            # clean up after, such as SIGKILL to its group, leaves no call running).
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != self.pid:
+                os._exit(1)  # the zygote is already gone
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             self.worker.run_child(request_r, result_w, output_w)
@@ -237,6 +257,11 @@ class Worker:
             self.start_zygote()
 
     def start_zygote(self):
+        # Not dumpable: another process of this user (a call's child among them) cannot open this
+        # worker's descriptors through /proc/<pid>/fd — its requests (fd 0), its answers (fd 3),
+        # another call's pipes. The zygote and every child inherit it; a process still sees its
+        # own /proc/self.
+        prctl(PR_SET_DUMPABLE, 0)
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         sys.stderr.flush()
         pid = os.fork()
