@@ -82,7 +82,7 @@ export async function executeTool(
     });
     const verifiedFiles: VerifiedLooseFile[] = [];
     for (const file of await dependencyFiles(anchor)) {
-      const dependency = await readVerifiedFile(file, chain[0]!.space, executor, false, true);
+      const dependency = await readVerifiedFile(file, chain[0]!.space, executor, { isReal: true });
       if (!dependency) continue;
       allWarnings.push(...dependency.verification.warnings);
       verifiedFiles.push(dependency);
@@ -92,7 +92,7 @@ export async function executeTool(
       userSpace: executor.spaces.user.base,
       systemSpace: executor.spaces.systemSpace ?? '',
       hostEnv: executor.env,
-      ...(options.workerThread ? { workerThreads: true } : {}),
+      ...(options.workerThread ? { workerThread: true } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onOutput ? { onOutput: options.onOutput } : {}),
     };

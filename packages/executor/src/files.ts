@@ -44,21 +44,22 @@ export async function verifyLooseFile(
   context: ItemContext,
   onlyInTools = false,
 ): Promise<ItemVerification | undefined> {
-  return (await readVerifiedFile(path, fallbackSpace, context, onlyInTools))?.verification;
+  return (await readVerifiedFile(path, fallbackSpace, context, { onlyInTools }))?.verification;
 }
 
-/** As `verifyLooseFile`, keeping the verified text (read once) for the run snapshot. */
+/**
+ * As `verifyLooseFile`, keeping the verified text (read once) for the run snapshot. `isReal`:
+ * `path` is already a real path (dependencyFiles' are), so it is not looked up.
+ */
 export async function readVerifiedFile(
   path: string,
   fallbackSpace: Space,
   context: ItemContext,
-  onlyInTools = false,
-  /** `path` is already real (dependencyFiles' paths): no lookup. */
-  pathIsReal = false,
+  { onlyInTools = false, isReal = false }: { onlyInTools?: boolean; isReal?: boolean } = {},
 ): Promise<VerifiedLooseFile | undefined> {
   let real = path;
   try {
-    if (!pathIsReal) real = realPath(path);
+    if (!isReal) real = realPath(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;

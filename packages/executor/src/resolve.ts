@@ -92,9 +92,6 @@ function filesNamed(
   extensions: readonly string[],
 ): { path: string; extension: string }[] {
   if (!extensions.length) return [];
-  // A name the file system could not hold is the caller's bad id, as a stat of it would say.
-  if (Buffer.byteLength(base) + Math.min(...extensions.map((e) => Buffer.byteLength(e))) > 255)
-    throw tooLong();
   const entries = listing(dir).filter((entry) => entry.name.startsWith(base));
   if (!entries.length) return [];
   const files: { path: string; extension: string }[] = [];
@@ -106,6 +103,18 @@ function filesNamed(
     if (entry.isFile() || (!entry.isDirectory() && isFile(path))) files.push({ path, extension });
   }
   return files;
+}
+
+/**
+ * Refuses an id whose file names the file system could not hold, as a stat of them would (the
+ * item's folder is only read, so its own file name is never handed to the OS).
+ */
+function checkIdFits(id: string, extensions: readonly string[]): void {
+  const segments = id.split('/');
+  const shortest = extensions.length ? Math.min(...extensions.map((e) => Buffer.byteLength(e))) : 0;
+  const last = segments.length - 1;
+  if (segments.some((segment, i) => Buffer.byteLength(segment) + (i === last ? shortest : 0) > 255))
+    throw tooLong();
 }
 
 /** Returns the real path of a match, refusing one that leaves its space's type directory. */
@@ -152,10 +161,9 @@ function findIn(
   unique: boolean,
 ) {
   const typeRoot = typeRootOf(space, kind);
-  const slash = id.lastIndexOf('/');
-  const folder = slash === -1 ? '' : id.slice(0, slash);
-  if (folder.split('/').some((segment) => Buffer.byteLength(segment) > 255)) throw tooLong();
-  const files = filesNamed(join(typeRoot, folder), id.slice(slash + 1), extensions);
+  const folders = id.split('/');
+  const base = folders.pop()!;
+  const files = filesNamed(join(typeRoot, ...folders), base, extensions);
   let found: { path: string; extension: string } | undefined;
   const others: string[] = [];
   for (const { path, extension } of files) {
@@ -182,6 +190,7 @@ export async function resolveItem(
   options: ResolveOptions = {},
 ): Promise<ResolvedItem | undefined> {
   const id = normalizeId(rawId);
+  checkIdFits(id, extensions);
   const candidates = options.within
     ? [options.within]
     : options.only

@@ -13,8 +13,8 @@ export interface RunContext {
   userSpace: string;
   systemSpace: string;
   hostEnv: Record<string, string | undefined>;
-  /** Function-style workers run as threads of this one-shot host (ExecutorOptions.workerThreads). */
-  workerThreads?: boolean;
+  /** Function-style workers run as threads of this one-shot host (ExecuteToolOptions.workerThread). */
+  workerThread?: boolean;
   signal?: AbortSignal;
   onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
 }
@@ -383,7 +383,7 @@ function workerSettings(value: unknown, context: RunContext): WorkerSettings | u
     ...(Number.isInteger(concurrency) && concurrency > 0 ? { maxConcurrency: concurrency } : {}),
     // A thread of the host only when the host asked (a one-shot CLI), whatever an item's config
     // says: a thread shares the host's fd 1 and working directory (SECURITY.md, warm workers).
-    thread: context.workerThreads === true,
+    thread: context.workerThread === true,
   };
 }
 

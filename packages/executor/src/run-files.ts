@@ -21,7 +21,7 @@ import { materializeSnapshot, snapshotRoot } from './snapshot.js';
 const LIB_SKIPPED_DIRS = new Set(['node_modules', '.git', '__pycache__', '.venv']);
 
 async function verifiedToolFile(path: string, context: ItemContext): Promise<VerifiedLooseFile> {
-  const file = await readVerifiedFile(path, context.spaces.user, context, true);
+  const file = await readVerifiedFile(path, context.spaces.user, context, { onlyInTools: true });
   if (!file) {
     throw new RyeError(
       'INTEGRITY',

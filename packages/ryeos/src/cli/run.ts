@@ -16,7 +16,10 @@ interface Verb {
   processSettings(env: Record<string, string | undefined>): RyeSettings;
 }
 
-const COMMANDS: Record<string, (args: string[], env: Record<string, string | undefined>) => Promise<Verb>> = {
+/** Loads a verb's module (given the verb's arguments and the environment, for what it starts early). */
+type VerbLoader = (args: string[], env: Record<string, string | undefined>) => Promise<Verb>;
+
+const COMMANDS: Record<string, VerbLoader> = {
   demo: async () => {
     const verb = await import('../commands/demo.js');
     return { ...verb, run: verb.demoCommand };
@@ -65,7 +68,7 @@ const COMMANDS: Record<string, (args: string[], env: Record<string, string | und
  */
 function mayRunTool(args: string[], env: Record<string, string | undefined>): boolean {
   if (env.RYE_WARM_WORKERS === '0') return false;
-  if (args.some((arg) => /^--(dry-run|async|target|thread|help)\b/.test(arg) || arg === '-h')) return false;
+  if (args.some((arg) => /^--(dry-run|async|target|thread)\b/.test(arg))) return false;
   const ref = args.find((arg) => !arg.startsWith('-'));
   const kind = ref === undefined ? undefined : /^([a-z]+):/.exec(ref)?.[1];
   return ref !== undefined && (kind === undefined || kind === 'tool');

@@ -1,4 +1,4 @@
-# rye:signed:2026-11-27T22:21:09Z:c921472027eb8f6d906550c5527b37b0d9c34c6517a9eaa28efd7a2c68fa7587:DTvrYX16NycFDs4_V1z6MsD8Fm9HvPOUXfRJhAj8QYMwE8gMRe6giFyjIGOf4zerVdrUHZNeKPP4xcdfFYKjAg==:007af625371e6e71
+# rye:signed:2026-11-27T22:35:24Z:03056d0186bb9f6dc5b615089e0d30f29d2d9786ce49edab0bd613108938c904:uLqZWF8wjrm2Qg5ZmveTotCzj2yzqd8dwkrbBGiYvSENRCjzeE5KcJ2NJkaPkvFiiLG5apdMBD5bZ72dNfn9AQ==:007af625371e6e71
 """Runs a function-style Python tool: a file that defines execute(params, project_path).
 
     python function_worker.py <tool_path> <project_path>
@@ -113,9 +113,11 @@ class Call:
         self.result = bytearray()
         self.output = bytearray()
         self.totals = {"stdout": 0, "stderr": 0}
-        self.pid = None
         self.output_fd = None
         self.tail = b""
+        # Set once its child closed fd 3 without a trailer (Worker.wait_ending).
+        self.deadline = None
+        self.killed = False
 
     def take_result(self, chunk):
         """Keeps the result (capped) and the stream's last bytes, where a trailer would be."""
@@ -137,13 +139,10 @@ class Call:
         buffer.extend(chunk[:room])
 
 
-# Children kept forked ahead of calls. One suffices: a fork's cost is mostly CPU (the child's
-# page copies), so more spares only help while a core sits idle, and each holds ~2 MB.
-SPARES = 1
-
-
 class Spare:
-    """A child forked ahead of its call: it waits on its own pipe for the call's input."""
+    """A child forked ahead of its call: it waits on its own pipe for the call's input. One is
+    kept: a fork's cost is mostly CPU (the child's page copies), so more would only help while a
+    core sits idle, and each holds ~2 MB."""
 
     def __init__(self, pid, request_w, result_r, output_r):
         self.pid = pid
@@ -239,8 +238,8 @@ class Worker:
         self.selector = selectors.DefaultSelector()
         self.pending = b""
         self.calls = {}
-        self.spares = []
-        self.spares_asked = 0
+        self.spare = None
+        self.spare_asked = False
         self.zygote = None
         self.zygote_pending = b""
         self.exits = {}
@@ -271,7 +270,7 @@ class Worker:
         theirs.close()
         self.zygote = mine
         self.selector.register(mine, selectors.EVENT_READ, "zygote")
-        self.ask_spares()
+        self.ask_spare()
 
     def send(self, message):
         self.channel.write((json.dumps(message) + "\n").encode("utf-8"))
@@ -283,12 +282,11 @@ class Worker:
             message["truncated"] = truncated
         self.send(message)
 
-    def ask_spares(self):
-        """Asks the zygote for the next calls' children now: a call then starts without a fork."""
-        wanted = SPARES - len(self.spares) - self.spares_asked
-        if wanted > 0:
-            self.zygote.sendall(b"f" * wanted)
-            self.spares_asked += wanted
+    def ask_spare(self):
+        """Asks the zygote for the next call's child now: a call then starts without a fork."""
+        if self.spare is None and not self.spare_asked:
+            self.zygote.sendall(b"f")
+            self.spare_asked = True
 
     def read_zygote(self):
         """Takes what the zygote said: a ready child (with its pipes), or a child's exit."""
@@ -300,8 +298,8 @@ class Worker:
         for line in lines:
             word, *numbers = line.split()
             if word == b"spare" and len(fds) == 3:
-                self.spares.append(Spare(int(numbers[0]), *fds))
-                self.spares_asked -= 1
+                self.spare = Spare(int(numbers[0]), *fds)
+                self.spare_asked = False
                 fds = []
             elif word == b"exit":
                 self.child_exited(int(numbers[0]), int(numbers[1]))
@@ -321,10 +319,10 @@ class Worker:
         if self.load_error is not None:
             self.answer(call, "", self.load_error, 1)
             return
-        while not self.spares:
-            self.ask_spares()
+        while self.spare is None:
+            self.ask_spare()
             self.read_zygote()
-        spare = self.spares.pop(0)
+        spare, self.spare = self.spare, None
         # One byte ahead of the input: a child that reads nothing at all knows this process is
         # gone (its end of the pipe closed), not that the call has empty input.
         data = b"!" + (request.get("input") or "").encode("utf-8")
@@ -333,7 +331,6 @@ class Worker:
         except OSError:
             pass  # the child died early: its pipes say so, and the call gets its exit status
         os.close(spare.request_w)
-        call.pid = spare.pid
         call.output_fd = spare.output_r
         self.calls[spare.pid] = call
         self.selector.register(spare.result_r, selectors.EVENT_READ, (spare.pid, "stdout"))
@@ -413,7 +410,6 @@ class Worker:
             status = self.exits.pop(pid, None)
             if status is None:
                 call.deadline = time.monotonic() + 0.1
-                call.killed = False
                 self.ending[pid] = call
                 return
             exit_code = exit_code_of(status)
@@ -497,14 +493,14 @@ class Worker:
                 # The next call's child is forked once no call is running: a fork beside a
                 # running call takes the CPU it needs (measured: 3-4 ms later answers).
                 if not self.calls and self.zygote is not None:
-                    self.ask_spares()
+                    self.ask_spare()
         except ZygoteGone:
             sys.stderr.write("The worker's zygote ended; the worker stops\n")
         finally:
             # The host is gone (or retired this worker): no call, nor anything it started,
             # outlives it; the waiting spare and the zygote go too.
-            for spare in self.spares:
-                kill_group(spare.pid)
+            if self.spare is not None:
+                kill_group(self.spare.pid)
             for pid in list(self.calls):
                 kill_group(pid)
             kill_group(os.getpgrp())
