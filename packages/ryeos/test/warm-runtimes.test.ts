@@ -3,7 +3,7 @@
  * chain with signed project tools: what a worker shares and what it never shares, failures,
  * timeouts, the one-shot path of the CLI, and a tool that prints while the MCP server runs it.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -326,6 +326,40 @@ def execute(params, project_path):
     expect(performance.now() - start).toBeLessThan(3_000);
     expect(await closing).toMatchObject({ status: 'error' });
   });
+
+  it.runIf(process.platform === 'linux')(
+    'a call cannot reach the worker through /proc (not dumpable), and dies when its worker is killed outright',
+    async () => {
+      const t = await project();
+      const probe = `${PY_HEADER}import ctypes, os, time
+def execute(params, project_path):
+    dumpable = ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
+    zygote = os.getppid()
+    with open("/proc/%d/stat" % zygote) as f:
+        worker = int(f.read().rsplit(")", 1)[1].split()[1])
+    if params.get("linger"):
+        with open(os.path.join(project_path, "call.json"), "w") as f:
+            f.write('{"pid": %d, "worker": %d}' % (os.getpid(), worker))
+        time.sleep(60)
+    return {"success": True, "dumpable": dumpable, "worker": worker}
+`;
+      await setUp(t, { 'demo/probe.py': probe });
+      const r = api(t);
+      const first = await r.execute({ item_id: 'tool:demo/probe' });
+      // What every process of the worker inherits: /proc/<pid>/fd of the worker, the zygote and
+      // other calls is closed to processes of the same user (a call among them).
+      expect(first).toMatchObject({ status: 'success', data: { dumpable: 0 } });
+      const lingering = r.execute({ item_id: 'tool:demo/probe', parameters: { linger: true } });
+      const marker = join(t.project, 'call.json');
+      expect(await until(() => existsSync(marker), 10_000)).toBe(true);
+      const { pid, worker } = JSON.parse(readFileSync(marker, 'utf8')) as { pid: number; worker: number };
+      // A kill the worker cannot clean up after: its whole group at once. The running call, in a
+      // group of its own, goes with its zygote.
+      process.kill(-worker, 'SIGKILL');
+      expect(await until(() => !isAlive(pid), 5_000)).toBe(true);
+      expect(await lingering).toMatchObject({ status: 'error' });
+    },
+  );
 
   it('a timeout kills the call and its worker; the next call works', async () => {
     const t = await project();
