@@ -1,6 +1,7 @@
 import { packageBuild } from '@ryeos/build-config/tsup';
 import type { Options } from 'tsup';
 import { defineConfig } from 'tsup';
+import { builtinsByRequire } from './scripts/builtins-by-require.mjs';
 import { bundleLayers, LAYER_IMPORT, LAZY, lazyFromCli, verbsApart } from './scripts/bundle-layers.mjs';
 
 /**
@@ -18,6 +19,8 @@ function binBuild(options: Options): Options {
     clean: false,
     target: 'node20',
     noExternal: [LAYER_IMPORT],
+    // Builtins are left to builtinsByRequire, with their `node:` prefix.
+    removeNodeProtocol: false,
     ...options,
   }) as Options;
 }
@@ -37,7 +40,7 @@ export default [
       ...Object.fromEntries(Object.entries(LAZY).map(([name, path]) => [`rye-lazy-${name}`, path])),
     },
     splitting: true,
-    esbuildPlugins: [verbsApart(Object.keys(APART)), bundleLayers],
+    esbuildPlugins: [verbsApart(Object.keys(APART)), bundleLayers, builtinsByRequire],
   }),
   // The verbs a cold start is measured on, each built alone into one file: a cold `rye search`
   // loads the CLI's start and that file (issue 12). What they load on first use comes from the
@@ -46,7 +49,7 @@ export default [
     binBuild({
       entry: { [`rye-${verb}`]: `src/commands/${verb}.ts` },
       splitting: false,
-      esbuildPlugins: [lazyFromCli(inline), bundleLayers],
+      esbuildPlugins: [lazyFromCli(inline), bundleLayers, builtinsByRequire],
     }),
   ),
 ];

@@ -2,9 +2,9 @@
  * ENV_CONFIG resolution (items-and-execution spec §4.3) and `${VAR}` templates.
  * Pure: reads the environment it is given and never mutates `process.env`.
  */
-import { execFile } from 'node:child_process';
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
+import { childProcess } from './child-process.js';
 
 export type Env = Record<string, string>;
 
@@ -293,7 +293,7 @@ function runResolveCommand(argv: string[], env: Env): Promise<string | undefined
   const [command, ...args] = argv;
   if (!command) return Promise.resolve(undefined);
   return new Promise((resolve) => {
-    execFile(command, args, { env, timeout: 5000 }, (error, stdout) => {
+    childProcess().execFile(command, args, { env, timeout: 5000 }, (error, stdout) => {
       const first = String(stdout).split('\n')[0]?.trim();
       resolve(!error && first ? first : undefined);
     });

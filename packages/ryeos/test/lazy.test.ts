@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -113,5 +113,70 @@ describe('a cold rye process', () => {
       'version: "1.0.0"\ntool_type: runtime\nexecutor_id: rye/core/primitives/subprocess\ndescription: "A project tool"\n',
     );
     expect(packagesLoaded('search', 'tool', 'project', '--all')).toContain('yaml');
+  });
+});
+
+/**
+ * What a cold `rye execute` of a function-style tool costs node: its tool runs on a thread, so no
+ * process module is loaded, and node's builtins are required, not imported as ES modules (whose
+ * facade reads every export and runs their lazy getters, such as WebCrypto's).
+ */
+describe('a cold rye execute of a function-style tool', () => {
+  const cli = join(import.meta.dirname, '..', 'dist', 'cli.js');
+  const builtinLog = `process.on('exit', () => process.stderr.write('BUILTINS ' + process.moduleLoadList.join(',') + '\\n'));`;
+  let root: string;
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'rye-cold-fn-'));
+    mkdirSync(join(root, 'project', '.ai', 'tools', 'demo'), { recursive: true });
+    mkdirSync(join(root, 'user'), { recursive: true });
+    writeFileSync(
+      join(root, 'project', '.ai', 'tools', 'demo', 'fn.js'),
+      [
+        "export const __version__ = '1.0.0';",
+        "export const __tool_type__ = 'javascript';",
+        "export const __executor_id__ = 'rye/core/runtimes/node/function';",
+        "export const __category__ = 'demo';",
+        "export const __tool_description__ = 'Doubles n';",
+        'export async function execute(params) { return { n: params.n * 2 }; }',
+        '',
+      ].join('\n'),
+    );
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  const rye = (args: string[], preload?: string) =>
+    spawnSync(
+      process.execPath,
+      [...(preload ? ['--import', `data:text/javascript,${encodeURIComponent(preload)}`] : []), cli, ...args],
+      {
+        cwd: join(root, 'project'),
+        env: { PATH: process.env.PATH, HOME: join(root, 'user'), USER_SPACE: join(root, 'user') },
+        encoding: 'utf8',
+      },
+    );
+
+  it('loads neither child_process nor WebCrypto', () => {
+    for (const args of [
+      ['keys', 'generate'],
+      ['sign', 'tool:demo/fn'],
+    ]) {
+      const run = rye(args);
+      expect(run.status, run.stdout + run.stderr).toBe(0);
+    }
+    const run = rye(['execute', 'tool:demo/fn', '--params', '{"n":21}'], builtinLog);
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout).data).toEqual({ n: 42 });
+    const loaded = /BUILTINS (.*)/.exec(run.stderr)?.[1]?.split(',') ?? [];
+    expect(loaded).toContain('NativeModule crypto');
+    for (const module of ['child_process', 'internal/crypto/webcrypto']) {
+      expect(loaded, `${module} loaded`).not.toContain(`NativeModule ${module}`);
+    }
+  });
+
+  it('is ASCII throughout, so node decodes it fast and V8 keeps it one byte per character', () => {
+    const dir = join(import.meta.dirname, '..', 'dist');
+    for (const name of readdirSync(dir).filter((file) => file.endsWith('.js'))) {
+      expect(/[\u0080-\uffff]/.test(readFileSync(join(dir, name), 'utf8')), name).toBe(false);
+    }
   });
 });

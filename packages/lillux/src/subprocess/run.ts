@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { childProcess } from '../child-process.js';
 import { RyeError } from '../errors.js';
 import { childEnv, elapsed, osErrorMessage, spawnErrorSentence, validateCommon } from './shared.js';
 import { groupProbe, killGroup, killTree } from './tree.js';
@@ -214,7 +214,7 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
   const env = childEnv(options.env, options.envMode);
   let child: ChildProcess;
   try {
-    child = spawn(command, [...args], {
+    child = childProcess().spawn(command, [...args], {
       cwd,
       env: env ?? process.env,
       stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],

@@ -7,10 +7,10 @@
  * stdio) writes to fd 1 or 2 is only the worker's log, so it can never pass for an answer.
  */
 import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Worker } from 'node:worker_threads';
+import { childProcess } from '../child-process.js';
 import { bootableThread, bootThread, takePrestartedThread } from '../thread-boot.js';
 import { killTree } from './tree.js';
 
@@ -69,7 +69,7 @@ function processChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
     events.exit(reason, spawnError);
   };
   try {
-    child = spawn(spec.command, [...spec.args], {
+    child = childProcess().spawn(spec.command, [...spec.args], {
       cwd: spec.cwd,
       env: spec.env,
       stdio: ['pipe', 'pipe', 'pipe', 'pipe'],

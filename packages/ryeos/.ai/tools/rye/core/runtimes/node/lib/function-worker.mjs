@@ -1,4 +1,4 @@
-// rye:signed:2026-11-25T04:39:55Z:c2a03ea48bde7dc28c6f08521d01ee88cfc517bed7af61f159d726e32f7e4923:R8d_cthKYsXS2WI9dRALFr3V_SdWl7mPl6AjK6OyKecYW5mAHHteOe33ZllSy7N3TIDghjlfxRoHeZX3Qu3-BA==:007af625371e6e71
+// rye:signed:2026-11-27T23:15:25Z:217e80a9ea20d4b77fc768ab0fcb2fbf42bb74056651d478a858df74a6007658:iPd4-gKGw3oUC2DgmQphyG-_3wYTe80jgasl7aSL-ID_w4Wpa-y4xFJFqgou6E1KpXORNeEnZcmvIxQ3CSG8Cg==:007af625371e6e71
 // Runs a function-style node tool: a module that exports `execute(params, context)`.
 //   node function-worker.mjs <tool> --project-path <dir>
 // Three ways to be started (lillux runWarm documents the protocol):
@@ -9,10 +9,6 @@
 // the tool once, and runs calls concurrently. What a tool prints (stdout or stderr) is its log:
 // it goes to the call's stderr, never into the protocol.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createReadStream } from 'node:fs';
-import { Socket } from 'node:net';
-import { createInterface } from 'node:readline';
-import { Readable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
 import { prepareTool } from './launch.mjs';
 
@@ -132,6 +128,13 @@ if (workerData?.ryeWorker && parentPort) {
   const send = (message) => parentPort.postMessage(message);
   parentPort.on('message', (request) => void handle(request, send).then(send));
 } else if (process.env.RYE_WORKER_PROTOCOL === '1') {
+  // Loaded here only: a thread needs none of them (net alone brings streams and more).
+  const [{ createReadStream }, { Socket }, { createInterface }, { Readable }] = await Promise.all([
+    import('node:fs'),
+    import('node:net'),
+    import('node:readline'),
+    import('node:stream'),
+  ]);
   // Answers go on fd 3, which only this script writes: whatever reaches fd 1 (a program the tool
   // starts with inherited stdio, a raw write) is log, never an answer.
   const answers = new Socket({ fd: 3, readable: false, writable: true });
