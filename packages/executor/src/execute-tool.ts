@@ -3,7 +3,6 @@
  * snapshot. Loaded when a tool first runs, so that searching, loading and signing never load the
  * chain runner, the subprocess and HTTP primitives or the snapshot code.
  */
-import { realpathSync } from 'node:fs';
 import { toErrorEnvelope } from '@ryeos/lillux';
 import { computeAnchor, dependencyFiles } from './anchor.js';
 import type { ChainElement } from './chain.js';
@@ -15,6 +14,7 @@ import type { ChainDetail, ExecuteToolOptions, Executor, TraceEvent } from './ex
 import type { VerifiedLooseFile } from './files.js';
 import { readVerifiedFile } from './files.js';
 import { outsideOperation } from './observations.js';
+import { realPath } from './real-paths.js';
 import { canonicalRef } from './refs.js';
 import type { RunContext } from './run-chain.js';
 import { PRIMITIVE_RUNNERS, prepareRun, runPrimitive } from './run-chain.js';
@@ -104,7 +104,7 @@ export async function executeTool(
     const prepared = await prepareRun(chain, runParams, anchor, context);
     allWarnings.push(...prepared.warnings);
     // Everything the interpreter is handed from a tools directory verifies — in a dry run too.
-    const known = new Set([realpathSync.native(chain[0]!.path), ...verifiedFiles.map((file) => file.path)]);
+    const known = new Set([realPath(chain[0]!.path), ...verifiedFiles.map((file) => file.path)]);
     // The command too, when it names a file in a tools folder (`command: "{tool_dir}/run.sh"`).
     const handed = [
       prepared.config.command,
@@ -129,7 +129,7 @@ export async function executeTool(
     if (options.trace) trace.push(...prepared.contributions.map((c) => ({ step: 'resolve_env', ...c })));
     // What runs is what was verified (DECISIONS 29): the interpreter loads the snapshot.
     if (PRIMITIVE_RUNNERS[prepared.primitive].runsFiles)
-      runFromSnapshot(prepared, chain, anchor, verifiedFiles, executor.spaces.user.base);
+      runFromSnapshot(prepared, chain, anchor, verifiedFiles, executor.spaces.user.base, executor.env);
     // The run happens outside the operation's observations: a worker started here keeps its
     // callbacks, which must not see this operation's answers later.
     const outcome = await outsideOperation(() => runPrimitive(prepared, context));
