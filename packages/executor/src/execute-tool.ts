@@ -129,7 +129,7 @@ export async function executeTool(
     if (options.trace) trace.push(...prepared.contributions.map((c) => ({ step: 'resolve_env', ...c })));
     // What runs is what was verified (DECISIONS 29): the interpreter loads the snapshot.
     if (PRIMITIVE_RUNNERS[prepared.primitive].runsFiles)
-      runFromSnapshot(prepared, chain, anchor, verifiedFiles, executor.spaces.user.base, executor.env);
+      runFromSnapshot(prepared, chain, anchor, verifiedFiles, executor.spaces.user.base);
     // The run happens outside the operation's observations: a worker started here keeps its
     // callbacks, which must not see this operation's answers later.
     const outcome = await outsideOperation(() => runPrimitive(prepared, context));

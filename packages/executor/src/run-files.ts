@@ -104,7 +104,6 @@ export function runFromSnapshot(
   anchor: AnchorState,
   files: VerifiedFile[],
   userSpace: string,
-  hostEnv: Readonly<Record<string, string | undefined>>,
 ): void {
   const tool = chain[0]!;
   const { config, env } = prepared;
@@ -122,15 +121,7 @@ export function runFromSnapshot(
     config.args = config.args.map((a) => (typeof a === 'string' ? snapshot.rewrite(a) : a));
   if (anchor.cwd !== undefined && config.cwd === anchor.cwd) config.cwd = map(anchor.cwd);
   for (const name of Object.keys(anchor.envPaths)) {
-    if (env[name] === undefined) continue;
-    // The host's own entries (the user's PATH) are the user's to choose and never lead into a
-    // snapshot's verified folders by an item's doing; the chain's additions are mapped. Each map
-    // is a real-path lookup, which the user's dozen PATH entries cost on every warm call.
-    const own = new Set((hostEnv[name] ?? '').split(delimiter));
-    env[name] = env[name]
-      .split(delimiter)
-      .map((entry) => (own.has(entry) ? entry : map(entry)))
-      .join(delimiter);
+    if (env[name] !== undefined) env[name] = env[name].split(delimiter).map(map).join(delimiter);
   }
   env.RYE_SNAPSHOT_DIR = snapshot.dir;
   env.RYE_SNAPSHOT_SOURCES = JSON.stringify(snapshot.sources);

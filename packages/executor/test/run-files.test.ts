@@ -1,7 +1,8 @@
 /**
- * A run is pointed at its snapshot: the folders of verified files that the chain adds to a path
- * variable (an anchor's env_paths, a runtime's env_config) lead into the snapshot, while the
- * host's own entries (the user's PATH) stay as the user set them.
+ * A run is pointed at its snapshot: every entry of a path variable the anchor names that leads to
+ * a folder of verified files leads into the snapshot instead, whoever put it there. An entry of the
+ * host's own (the user's PYTHONPATH naming a tool folder) counts too: left alone, it would put the
+ * original folder, and an unsigned `json.pyc` planted there, ahead of the verified copy.
  */
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +20,7 @@ afterEach(() => {
 });
 
 describe('runFromSnapshot', () => {
-  it("maps the chain's path entries into the snapshot and leaves the host's own", () => {
+  it("maps every entry that leads to verified files, the host's own too", () => {
     const base = realpathSync(mkdtempSync(join(tmpdir(), 'rye-run-files-')));
     dirs.push(base);
     const space: Space = { name: 'project', label: 'project', base: join(base, 'project') };
@@ -48,13 +49,13 @@ describe('runFromSnapshot', () => {
       envPaths: { PATH: { prepend: [join(toolDir, 'lib')], append: [] } },
     };
 
-    runFromSnapshot(prepared, chain, anchor, files, join(base, 'user'), { PATH: hostPath });
+    runFromSnapshot(prepared, chain, anchor, files, join(base, 'user'));
 
     const snapshot = prepared.env.RYE_SNAPSHOT_DIR!;
-    const [added, ...host] = prepared.env.PATH!.split(delimiter);
-    expect(added!.startsWith(snapshot)).toBe(true);
-    expect(added!.endsWith(join('demo', 'lib'))).toBe(true);
-    expect(host.join(delimiter)).toBe(hostPath);
+    const [added, system, hostEntry] = prepared.env.PATH!.split(delimiter);
+    expect(added).toBe(join(snapshot, '0-project', '.ai', 'tools', 'demo', 'lib'));
+    expect(system).toBe('/usr/bin');
+    expect(hostEntry).toBe(join(snapshot, '0-project', '.ai', 'tools', 'demo', 'bin'));
     expect((prepared.config.args as string[])[0]!.startsWith(snapshot)).toBe(true);
   });
 });
