@@ -16,7 +16,7 @@ const KEPT = new Set(['module', 'node:module']);
 export const builtinsByRequire = {
   name: 'ryeos-builtins-by-require',
   setup(build) {
-    build.onResolve({ filter: /^(node:)?[a-z_/]+$/ }, (args) => {
+    build.onResolve({ filter: /^(node:)?[a-z0-9_/]+$/ }, (args) => {
       if (args.kind !== 'import-statement' || !isBuiltin(args.path) || KEPT.has(args.path)) return undefined;
       const name = args.path.startsWith('node:') ? args.path : `node:${args.path}`;
       return { path: name, namespace: NAMESPACE, sideEffects: false };
