@@ -31,6 +31,9 @@ parentPort.on('message', function boot(message) {
   process.argv = [process.argv[0], spec.script, ...spec.argv];
   for (const name of Object.keys(process.env)) delete process.env[name];
   Object.assign(process.env, spec.env);
+  // require()'s global folders come from NODE_PATH and HOME, read when the thread booted with an
+  // empty environment: read again, so a package resolves as it would in a worker process.
+  require('node:module')._initPaths?.();
   import(pathToFileURL(spec.script).href).then(() => {
     parentPort.off('message', boot);
     for (const message of held.splice(0)) parentPort.emit('message', message);

@@ -414,11 +414,18 @@ export async function execute(params, context) {
     tool: process.argv[1],
     project: context.projectPath,
     secret: process.env.RYE_TEST_HOST_ONLY ?? null,
+    // Where require() looks for a package: NODE_PATH and HOME count, as in a process.
+    requirePaths: createRequire(import.meta.url).resolve.paths('some-package'),
   };
 }
 `;
-    await setUp(t, { 'demo/probe.js': probe });
-    const env = { ...t.env, RYE_TEST_HOST_ONLY: 'not for tools' };
+    await setUp(t, {
+      'demo/probe.js': probe.replace(
+        'export async',
+        "import { createRequire } from 'node:module';\nexport async",
+      ),
+    });
+    const env = { ...t.env, RYE_TEST_HOST_ONLY: 'not for tools', NODE_PATH: join(t.root, 'shared-packages') };
     const viaCli = await rye(['execute', 'tool:demo/probe', '--project', t.project], { env });
     expect(viaCli.code, viaCli.stderr).toBe(0);
     // stdout is exactly one JSON document: the result (what the tool printed went to its log).
@@ -438,6 +445,8 @@ export async function execute(params, context) {
     expect(thread.tool).toBe(processData.tool);
     expect(thread.project).toBe(t.project);
     expect(thread.secret).toBe(processData.secret);
+    expect(thread.requirePaths).toEqual(processData.requirePaths);
+    expect(thread.requirePaths).toContain(join(t.root, 'shared-packages'));
   });
 
   it('a tool that throws fails its call; the next run is fresh and quick', async () => {
