@@ -173,7 +173,7 @@ describe('a cold rye execute of a function-style tool', () => {
     }
   });
 
-  it('is ASCII throughout, so node decodes it fast and V8 keeps it one byte per character', () => {
+  it('starts from built files that are ASCII throughout (decoded fast, kept one byte per character)', () => {
     const dir = join(import.meta.dirname, '..', 'dist');
     for (const name of readdirSync(dir).filter((file) => file.endsWith('.js'))) {
       expect(/[\u0080-\uffff]/.test(readFileSync(join(dir, name), 'utf8')), name).toBe(false);
