@@ -404,6 +404,7 @@ describe('the one-shot CLI runs a function tool on a thread of its own', () => {
   it('as a worker process would: same working directory, environment and argv; stdout stays the result', async () => {
     const t = await project();
     const probe = `${JS_HEADER}
+import { createRequire } from 'node:module';
 export async function execute(params, context) {
   console.log('a log line');
   process.stdout.write('more log\\n');
@@ -419,12 +420,7 @@ export async function execute(params, context) {
   };
 }
 `;
-    await setUp(t, {
-      'demo/probe.js': probe.replace(
-        'export async',
-        "import { createRequire } from 'node:module';\nexport async",
-      ),
-    });
+    await setUp(t, { 'demo/probe.js': probe });
     const env = { ...t.env, RYE_TEST_HOST_ONLY: 'not for tools', NODE_PATH: join(t.root, 'shared-packages') };
     const viaCli = await rye(['execute', 'tool:demo/probe', '--project', t.project], { env });
     expect(viaCli.code, viaCli.stderr).toBe(0);
