@@ -43,8 +43,22 @@ Module._load = function (request, ...rest) {
   return load.call(this, request, ...rest);
 };`;
 
+const cli = join(import.meta.dirname, '..', 'dist', 'cli.js');
+
+/**
+ * `rye <args>` in `<root>/project`, with `<root>/user` as its user space and home; `preload`, when
+ * given, is --import'ed first.
+ */
+function ryeIn(root: string, args: string[], preload?: string) {
+  const flags = preload ? ['--import', `data:text/javascript,${encodeURIComponent(preload)}`] : [];
+  return spawnSync(process.execPath, [...flags, cli, ...args], {
+    cwd: join(root, 'project'),
+    env: { PATH: process.env.PATH, HOME: join(root, 'user'), USER_SPACE: join(root, 'user') },
+    encoding: 'utf8',
+  });
+}
+
 describe('a cold rye process', () => {
-  const cli = join(import.meta.dirname, '..', 'dist', 'cli.js');
   const PARSERS = ['yaml', '@babel/parser', 'smol-toml', 'saxes'];
   let root: string;
   beforeAll(() => {
@@ -55,15 +69,7 @@ describe('a cold rye process', () => {
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
   const packagesLoaded = (...args: string[]) => {
-    const run = spawnSync(
-      process.execPath,
-      ['--import', `data:text/javascript,${encodeURIComponent(packageLog)}`, cli, ...args],
-      {
-        cwd: join(root, 'project'),
-        env: { PATH: process.env.PATH, HOME: join(root, 'user'), USER_SPACE: join(root, 'user') },
-        encoding: 'utf8',
-      },
-    );
+    const run = ryeIn(root, args, packageLog);
     expect(run.status, run.stdout + run.stderr).toBe(0);
     return run.stderr
       .split('\n')
@@ -96,11 +102,7 @@ describe('a cold rye process', () => {
       ['keys', 'generate'],
       ['sign', 'knowledge:note'],
     ]) {
-      const run = spawnSync(process.execPath, [cli, ...args], {
-        cwd: join(root, 'project'),
-        env: { PATH: process.env.PATH, HOME: join(root, 'user'), USER_SPACE: join(root, 'user') },
-        encoding: 'utf8',
-      });
+      const run = ryeIn(root, args);
       expect(run.status, run.stdout + run.stderr).toBe(0);
     }
     expect(packagesLoaded('execute', 'knowledge:note')).toContain('yaml');
@@ -122,7 +124,6 @@ describe('a cold rye process', () => {
  * facade reads every export and runs their lazy getters, such as WebCrypto's).
  */
 describe('a cold rye execute of a function-style tool', () => {
-  const cli = join(import.meta.dirname, '..', 'dist', 'cli.js');
   const builtinLog = `process.on('exit', () => process.stderr.write('BUILTINS ' + process.moduleLoadList.join(',') + '\\n'));`;
   let root: string;
   beforeAll(() => {
@@ -144,26 +145,15 @@ describe('a cold rye execute of a function-style tool', () => {
   });
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  const rye = (args: string[], preload?: string) =>
-    spawnSync(
-      process.execPath,
-      [...(preload ? ['--import', `data:text/javascript,${encodeURIComponent(preload)}`] : []), cli, ...args],
-      {
-        cwd: join(root, 'project'),
-        env: { PATH: process.env.PATH, HOME: join(root, 'user'), USER_SPACE: join(root, 'user') },
-        encoding: 'utf8',
-      },
-    );
-
   it('loads neither child_process nor WebCrypto', () => {
     for (const args of [
       ['keys', 'generate'],
       ['sign', 'tool:demo/fn'],
     ]) {
-      const run = rye(args);
+      const run = ryeIn(root, args);
       expect(run.status, run.stdout + run.stderr).toBe(0);
     }
-    const run = rye(['execute', 'tool:demo/fn', '--params', '{"n":21}'], builtinLog);
+    const run = ryeIn(root, ['execute', 'tool:demo/fn', '--params', '{"n":21}'], builtinLog);
     expect(run.status, run.stdout + run.stderr).toBe(0);
     expect(JSON.parse(run.stdout).data).toEqual({ n: 42 });
     const loaded = /BUILTINS (.*)/.exec(run.stderr)?.[1]?.split(',') ?? [];
