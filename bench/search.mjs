@@ -1,8 +1,9 @@
 // Search over 10,000 generated items (issue 12: warm query p50 < 10 ms; issue 11: < 20 ms):
 //  - cold: the first search of each kind (tool, directive, knowledge), which builds the index
 //  - warm: ~200 varied queries (terms, AND/OR/NOT, phrases, wildcards, fuzzy, proximity,
-//    namespaces, filters, sorts, pages) against the warm index; every search still lists the
-//    type directories and stats every file, so edits are always seen
+//    namespaces, filters, sorts, pages) against the warm index, which sees every edit made
+//    before a search: by its directory watches where it can (Linux, local file systems), by
+//    statting every file otherwise (RYE_SEARCH_WATCH=0 forces that)
 // Run after `pnpm build`: node bench/search.mjs   (BENCH_ITEMS=n, default 10000)
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -25,7 +25,7 @@ import { createWorkspace } from './helpers/workspace.js';
 
 function expected(path: string): number[] {
   const info = statSync(path, { throwIfNoEntry: false });
-  return info ? [info.isFile() ? 1 : 0, info.size, info.mtimeMs, info.ctimeMs] : [0, 0, 0, 0];
+  return info ? [info.isFile() ? info.nlink : 0, info.size, info.mtimeMs, info.ctimeMs] : [0, 0, 0, 0];
 }
 
 describe('stats on two threads', () => {

@@ -1,10 +1,14 @@
 /**
  * The search index: per executor, per kind, per space, each directory's listing and, for each
- * item file in it, {stat stamp, entry}. Every search stats the directories it walks (a changed
+ * item file in it, {stat stamp, entry}. A search stats the directories it walks (a changed
  * directory is listed again, so new and deleted files are seen) and stats every candidate file:
  * an entry whose size, mtime and ctime are unchanged is reused, a changed file is re-read.
  * Sync fs on purpose: thousands of tiny calls are much cheaper without a threadpool round trip
  * per call. Per file and search, the work is one `statSync` and three number compares.
+ *
+ * From a root's second walk on, its directories are watched (dir-watch.ts): a watched directory
+ * with no change notice since it was read is neither statted nor listed, and its files are
+ * reused without a stat (except links, which can change from outside the directory).
  *
  * Timestamps can be coarse (a clock tick): a file changed twice within one tick can keep its
  * stamp. As in git's "racy" check, a file or directory whose mtime is within RACY_MS of when it
@@ -21,6 +25,8 @@ import type { ItemKind } from '../refs.js';
 import { typeRootOf } from '../resolve.js';
 import type { Space } from '../spaces.js';
 import { trustedDir } from '../trust.js';
+import type { DirWatch } from './dir-watch.js';
+import { DirWatches } from './dir-watch.js';
 import type { IndexEntry, SearchReader } from './entry.js';
 import { buildEntry } from './entry.js';
 import { dirInNamespace, inNamespace } from './scope.js';
@@ -28,6 +34,8 @@ import type { FileStats, StatTarget } from './stat-pool.js';
 import { statFiles } from './stat-pool.js';
 
 const RACY_MS = 50;
+/** How long a watched directory is taken on its watch's word before it is statted again. */
+const RECHECK_MS = 2_000;
 const NO_THROW = { throwIfNoEntry: false } as const;
 
 /** Built-in collection excludes; a bundler `collect.yaml` adds to them. */
@@ -45,6 +53,8 @@ interface FileRecord extends Stamp {
   entry: IndexEntry;
   /** Set while the record is racy: the text it was built from. */
   racyText?: string;
+  /** The file has other hard links, through which it can change unseen by a directory watch. */
+  linked: boolean;
 }
 
 /** One candidate item file of a directory listing. */
@@ -54,17 +64,33 @@ interface FileSlot extends StatTarget {
   id: string;
   stem: string;
   extension: string;
+  /** A symlink: its target can change unseen by a directory watch. */
+  link: boolean;
   record?: FileRecord;
+  /** The walk (epoch) that found this slot's record fresh without a stat. */
+  freshAt?: number;
+  /** The last walk that statted the file. */
+  statEpoch?: number;
 }
 
 interface DirNode {
+  dev: number;
+  ino: number;
   mtimeMs: number;
   ctimeMs: number;
   racy: boolean;
   /** Epoch of the last search that walked this directory. */
   seen: number;
+  /** When it was last statted (Date.now()). */
+  checkedAt: number;
+  /** The last walk (epoch) that took it on its watch's word, without a stat. */
+  trustedAt: number;
+  /** The walk whose stats of its files came after its watch began (the walk that started it). */
+  watchedFrom: number;
   subdirs: { rel: string; abs: string }[];
   files: FileSlot[];
+  /** Set once the directory is watched: while not dirty, nothing in it changed. */
+  watch?: DirWatch;
 }
 
 interface RootIndex {
@@ -72,6 +98,8 @@ interface RootIndex {
   typeRoot: string;
   /** Relative directory ('' = the type root, `a/b`) → node. */
   dirs: Map<string, DirNode>;
+  /** Walks so far: directories are watched from the second on. */
+  walks: number;
 }
 
 interface KindIndex {
@@ -118,14 +146,30 @@ interface WalkContext {
   entries: IndexEntry[];
   /** The walk's candidate files, in order, visited once all are statted. */
   slots: FileSlot[];
+  /** Those of `slots` that need a stat (the others are fresh). */
+  stale: FileSlot[];
+  /** Whether this walk watches the directories it reads. */
+  watching: boolean;
+  /** Date.now() when the walk began. */
+  now: number;
 }
 
 export class SearchIndex {
   private readonly kinds = new Map<ItemKind, KindIndex>();
+  private readonly watches: DirWatches;
   private epoch = 0;
   private lastTrustStamp = '';
+  /** What the last refresh did (for tests): paths statted (directories and files), directories listed. */
+  readonly lastRefresh = { statted: 0, listed: 0 };
 
-  constructor(private readonly context: ItemContext) {}
+  constructor(private readonly context: ItemContext) {
+    this.watches = new DirWatches();
+  }
+
+  /** Call (and await) before `refresh`: lets pending change notices arrive (dir-watch.ts). */
+  settle(): Promise<void> {
+    return this.watches.settle();
+  }
 
   /** Refreshes and returns the given spaces' entries (inside `namespace`) for one kind. */
   refresh(
@@ -145,11 +189,15 @@ export class SearchIndex {
       index.excludes !== excludes ||
       Boolean(index.reader) !== Boolean(reader)
     ) {
+      if (index) closeWatches(index);
       index = { config, reader, excludes, extensions: new Set(config.extensions), roots: new Map() };
       this.kinds.set(kind, index);
     }
     index.reader = reader;
     const epoch = ++this.epoch;
+    const now = Date.now();
+    this.lastRefresh.statted = 0;
+    this.lastRefresh.listed = 0;
     // The same stamp as last time is the same string: entries compare it by reference then.
     const stamp = this.trustStamp();
     if (stamp !== this.lastTrustStamp) this.lastTrustStamp = stamp;
@@ -160,20 +208,44 @@ export class SearchIndex {
       const typeRoot = typeRootOf(space, kind);
       let root = index.roots.get(typeRoot);
       if (!root) {
-        root = { space, typeRoot, dirs: new Map() };
+        root = { space, typeRoot, dirs: new Map(), walks: 0 };
         index.roots.set(typeRoot, root);
       }
-      const ctx: WalkContext = { kind, index, root, namespace, trustStamp, epoch, entries: [], slots: [] };
+      const watching = ++root.walks > 1;
+      const ctx: WalkContext = {
+        kind,
+        index,
+        root,
+        namespace,
+        trustStamp,
+        epoch,
+        entries: [],
+        slots: [],
+        stale: [],
+        watching,
+        now,
+      };
       this.walk(ctx, '', typeRoot);
       return ctx;
     });
-    const stats = statFiles(walks.length === 1 ? walks[0]!.slots : walks.flatMap((ctx) => ctx.slots));
+    const stale = walks.length === 1 ? walks[0]!.stale : walks.flatMap((ctx) => ctx.stale);
+    const stats = statFiles(stale);
+    this.lastRefresh.statted += stale.length;
     let at = 0;
     return walks.map((ctx) => {
-      for (const slot of ctx.slots) this.visit(ctx, slot, stats, at++);
+      for (const slot of ctx.slots) {
+        if (slot.freshAt === epoch) this.reuse(ctx, slot, slot.record!);
+        else this.visit(ctx, slot, stats, at++);
+      }
       const { root } = ctx;
       // Forget directories that are gone (only a full walk knows).
-      if (!namespace) for (const [rel, node] of root.dirs) if (node.seen !== epoch) root.dirs.delete(rel);
+      if (!namespace) {
+        for (const [rel, node] of root.dirs) {
+          if (node.seen === epoch) continue;
+          node.watch?.close();
+          root.dirs.delete(rel);
+        }
+      }
       return { space: root.space, entries: ctx.entries, lookup: (id: string) => lookupIn(root, id, epoch) };
     });
   }
@@ -187,38 +259,92 @@ export class SearchIndex {
       if (namespace && !dirInNamespace(sub.rel, namespace)) continue;
       this.walk(ctx, sub.rel, sub.abs);
     }
+    // A directory taken on its watch's word: its plain files statted since the watch began are
+    // as they were then. (A racy record needs no second look: it was read after the watch began.)
+    const trusted = node.trustedAt === ctx.epoch;
     for (const slot of node.files) {
       if (namespace && !inNamespace(slot.id, namespace)) continue;
       ctx.slots.push(slot);
+      const { record } = slot;
+      if (trusted && record && !slot.link && !record.linked && (slot.statEpoch ?? -1) >= node.watchedFrom) {
+        slot.freshAt = ctx.epoch;
+      } else {
+        ctx.stale.push(slot);
+      }
     }
   }
 
-  /** A directory's node, listed again when its stat changed; undefined when it is gone. */
+  /**
+   * A directory's node, listed again when its stat changed; undefined when it is gone. A watched
+   * directory without a change notice is taken as it is (the type root is still statted: an
+   * ancestor moved or replaced raises no notice, but gives the root another device or inode),
+   * for RECHECK_MS at most: then it is statted again, in case the kernel dropped a notice.
+   */
   private node(ctx: WalkContext, rel: string, abs: string): DirNode | undefined {
     const { dirs } = ctx.root;
-    const info = statSync(abs, NO_THROW);
     const cached = dirs.get(rel);
+    const quiet = cached !== undefined && isQuiet(cached) && ctx.now - cached.checkedAt < RECHECK_MS;
+    if (quiet && rel !== '') {
+      cached.trustedAt = ctx.epoch;
+      return cached;
+    }
+    const info = statSync(abs, NO_THROW);
+    this.lastRefresh.statted++;
     if (!info?.isDirectory()) {
-      if (cached) dirs.delete(rel);
+      if (cached) forget(dirs, rel, cached);
       return undefined;
     }
-    if (cached && !cached.racy && cached.mtimeMs === info.mtimeMs && cached.ctimeMs === info.ctimeMs) {
+    const same = cached !== undefined && cached.dev === info.dev && cached.ino === info.ino;
+    if (quiet && same) {
+      cached.trustedAt = ctx.epoch;
+      return cached;
+    }
+    // Another directory now at this path (an ancestor was moved or replaced): nothing known
+    // below it holds, and its subdirectories' watches were on the old tree.
+    if (cached && !same) forgetBelow(dirs, rel);
+    // A watch without a notice on this same directory is kept (this is a recheck). Otherwise a
+    // new one starts, before the directory is read again: the stat above may predate it, so a
+    // directory whose watch starts here is listed again whatever its stat says.
+    let watch = same && isQuiet(cached) ? cached.watch : undefined;
+    const watchedFrom = watch ? cached!.watchedFrom : ctx.epoch;
+    if (!watch && ctx.watching) {
+      cached?.watch?.close();
+      watch = this.watches.start(abs, info.dev);
+    }
+    if (
+      cached &&
+      same &&
+      watch === cached.watch &&
+      !cached.racy &&
+      cached.mtimeMs === info.mtimeMs &&
+      cached.ctimeMs === info.ctimeMs
+    ) {
+      cached.checkedAt = ctx.now;
       return cached;
     }
     let dirents: Dirent[];
     try {
       dirents = readdirSync(abs, { withFileTypes: true });
+      this.lastRefresh.listed++;
     } catch {
+      watch?.close();
+      if (cached) forget(dirs, rel, cached);
       return undefined;
     }
     const node: DirNode = {
+      dev: info.dev,
+      ino: info.ino,
       mtimeMs: info.mtimeMs,
       ctimeMs: info.ctimeMs,
       racy: isRacy(info.mtimeMs, Date.now()),
       seen: ctx.epoch,
+      checkedAt: ctx.now,
+      trustedAt: -1,
+      watchedFrom,
       subdirs: [],
       files: [],
     };
+    if (watch) node.watch = watch;
     const previous = new Map(cached?.files.map((slot) => [slot.name, slot]));
     const { excludes, extensions } = ctx.index;
     let realRoot: string | undefined;
@@ -248,9 +374,12 @@ export class SearchIndex {
         }
       }
       const stem = name.slice(0, dot);
-      const slot: FileSlot = { name, path, id: rel ? `${rel}/${stem}` : stem, stem, extension };
+      const slot: FileSlot = { name, path, id: rel ? `${rel}/${stem}` : stem, stem, extension, link };
       const old = previous.get(name);
-      if (old?.record) slot.record = old.record;
+      if (old?.record) {
+        slot.record = old.record;
+        slot.statEpoch = old.statEpoch;
+      }
       node.files.push(slot);
     }
     dirs.set(rel, node);
@@ -259,7 +388,9 @@ export class SearchIndex {
 
   /** One file, with its stat (the `at`-th of `stats`). */
   private visit(ctx: WalkContext, slot: FileSlot, stats: FileStats, at: number): void {
-    if (stats[4 * at] !== 1) {
+    slot.statEpoch = ctx.epoch;
+    const links = stats[4 * at]!;
+    if (!(links >= 1)) {
       delete slot.record;
       return;
     }
@@ -270,32 +401,45 @@ export class SearchIndex {
     };
     let record = slot.record;
     if (record && record.racyText === undefined && sameStamp(record, info)) {
-      if (record.entry.trustStamp !== ctx.trustStamp) {
-        // The trust store changed: signature status is recomputed.
-        const text = this.read(slot.path);
-        if (text === undefined) return;
-        record.entry = this.build(ctx, slot, text);
-      }
-    } else {
+      this.reuse(ctx, slot, record);
+      return;
+    }
+    const text = this.read(slot.path);
+    if (text === undefined) {
+      delete slot.record;
+      return;
+    }
+    const readAt = Date.now();
+    if (
+      !record ||
+      record.racyText !== text ||
+      !sameStamp(record, info) ||
+      record.entry.trustStamp !== ctx.trustStamp
+    ) {
+      record = {
+        size: info.size,
+        mtimeMs: info.mtimeMs,
+        ctimeMs: info.ctimeMs,
+        entry: this.build(ctx, slot, text),
+        linked: links > 1,
+      };
+      slot.record = record;
+    }
+    if (isRacy(info.mtimeMs, readAt)) record.racyText = text;
+    else delete record.racyText;
+    ctx.entries.push(record.entry);
+  }
+
+  /** A file whose record is current: its entry, rebuilt only if the trust store changed. */
+  private reuse(ctx: WalkContext, slot: FileSlot, record: FileRecord): void {
+    if (record.entry.trustStamp !== ctx.trustStamp) {
+      // The trust store changed: signature status is recomputed.
       const text = this.read(slot.path);
-      if (text === undefined) return;
-      const readAt = Date.now();
-      if (
-        !record ||
-        record.racyText !== text ||
-        !sameStamp(record, info) ||
-        record.entry.trustStamp !== ctx.trustStamp
-      ) {
-        record = {
-          size: info.size,
-          mtimeMs: info.mtimeMs,
-          ctimeMs: info.ctimeMs,
-          entry: this.build(ctx, slot, text),
-        };
-        slot.record = record;
+      if (text === undefined) {
+        delete slot.record;
+        return;
       }
-      if (isRacy(info.mtimeMs, readAt)) record.racyText = text;
-      else delete record.racyText;
+      record.entry = this.build(ctx, slot, text);
     }
     ctx.entries.push(record.entry);
   }
@@ -368,6 +512,28 @@ export class SearchIndex {
     }
     return { stamp, dirs, files };
   }
+}
+
+/** Watched, and no change notice since it was read. */
+function isQuiet(node: DirNode | undefined): node is DirNode & { watch: DirWatch } {
+  return node?.watch !== undefined && !node.watch.dirty;
+}
+
+/** Drops a directory that is gone, with its watch. */
+function forget(dirs: Map<string, DirNode>, rel: string, node: DirNode): void {
+  node.watch?.close();
+  dirs.delete(rel);
+}
+
+/** Drops every directory below `rel` (all of them for the type root ''), with their watches. */
+function forgetBelow(dirs: Map<string, DirNode>, rel: string): void {
+  const prefix = rel ? `${rel}/` : '';
+  for (const [key, node] of dirs) if (key !== rel && key.startsWith(prefix)) forget(dirs, key, node);
+}
+
+/** Closes the watches of a kind's index that is being replaced. */
+function closeWatches(index: KindIndex): void {
+  for (const root of index.roots.values()) for (const node of root.dirs.values()) node.watch?.close();
 }
 
 function asList(value: unknown): string[] {

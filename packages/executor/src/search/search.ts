@@ -405,7 +405,9 @@ export async function searchItems(context: ItemContext, request: SearchRequest):
   const config = await context.kinds.get(kind);
   const prepared = prepare(request, kind, config.searchFields);
   const reader = kind === 'tool' ? undefined : context.readers[kind]?.search;
-  const roots = searchIndexOf(context).refresh(kind, config, selectSpaces(context, space), namespace, reader);
+  const index = searchIndexOf(context);
+  await index.settle();
+  const roots = index.refresh(kind, config, selectSpaces(context, space), namespace, reader);
   const hits: Hit[] = [];
   let hidden = 0;
   for (const root of roots) {

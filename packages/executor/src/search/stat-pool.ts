@@ -19,7 +19,10 @@ function workerThreads(): typeof import('node:worker_threads') {
   return createRequire(import.meta.url)('node:worker_threads');
 }
 
-/** Per file, four numbers: isFile (1 or 0; NaN until taken), size, mtimeMs, ctimeMs. */
+/**
+ * Per file, four numbers: its hard link count when a regular file (0 when not; NaN until taken),
+ * size, mtimeMs, ctimeMs.
+ */
 export type FileStats = Float64Array<ArrayBufferLike>;
 
 /** Something with a path to stat, remembering the helper's number for it. */
@@ -79,7 +82,7 @@ for (;;) {
         out[4 * j + 1] = s ? s.size : 0;
         out[4 * j + 2] = s ? s.mtimeMs : 0;
         out[4 * j + 3] = s ? s.ctimeMs : 0;
-        out[4 * j] = s && s.isFile() ? 1 : 0;
+        out[4 * j] = s && s.isFile() ? s.nlink : 0;
       }
     }
     Atomics.sub(ctl, ${INFLIGHT}, 1);
@@ -93,7 +96,7 @@ function write(out: FileStats, j: number, info: Stats | undefined): void {
   out[4 * j + 1] = info ? info.size : 0;
   out[4 * j + 2] = info ? info.mtimeMs : 0;
   out[4 * j + 3] = info ? info.ctimeMs : 0;
-  out[4 * j] = info?.isFile() ? 1 : 0;
+  out[4 * j] = info?.isFile() ? info.nlink : 0;
 }
 
 class StatPool {
