@@ -18,7 +18,9 @@ function binBuild(options: Options): Options {
     sourcemap: true,
     clean: false,
     target: 'node20',
-    noExternal: [LAYER_IMPORT],
+    // eventsource-parser (8 KB) is bundled too: the http_client primitive's SSE decoder imports
+    // it on every cold `rye execute`, and resolving it as a package cost ~5 ms, compiling it ~0.1.
+    noExternal: [LAYER_IMPORT, 'eventsource-parser'],
     // Builtins are left to builtinsByRequire, with their `node:` prefix.
     removeNodeProtocol: false,
     ...options,
