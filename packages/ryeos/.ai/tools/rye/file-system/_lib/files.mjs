@@ -1,7 +1,7 @@
-// rye:signed:2026-11-27T19:31:56Z:b3f3953db85715c9e8d39c7d2202ba899ddc91fea69498a72b43559bf9d1f76e:cc08AAMAOkgNFy8_7LZTfi1SnBCsglFOziwzIzw2Rxa4i4Ca-61IjSDIRmUkAxE-gvaVyU86NPTBxn0w5Bs0Dw==:007af625371e6e71
+// rye:signed:2026-11-28T01:19:22Z:f475730ffe06c634d4d2205eba825757ce6a3c5fb5abf0cc7dff9d682694a183:7TN-AE33sNGwBAuvnhP47r-IzvH_LIvdGKzI8Ofdrb_pGjKfoQF0KL55RGo24GM20CWLkbBJl2K2lezbdD14AQ==:007af625371e6e71
 // Reading and writing whole text files with the limits every file-system tool shares.
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { mkdir, open, readlink, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { isInside, pathError, refuseProtected } from './paths.mjs';
@@ -28,6 +28,21 @@ export async function statOrUndefined(path) {
   }
 }
 
+const OPEN_FOR_READING = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** The message for a failed open of `shown` for reading. */
+function openError(error, shown) {
+  if (error.code === 'ENOENT') return new ToolError(`File not found: ${shown}`);
+  if (error.code === 'ELOOP') return new ToolError(`${shown} is a symbolic link that changed while it was opened`);
+  return pathError(error, shown);
+}
+
+/** Throws unless the file actually opened (`opened`, its real path) is one a tool may read. */
+function checkOpened(opened, shown, root) {
+  if (root !== undefined && !isInside(root, opened)) throw new ToolError(`Path '${shown}' is outside the project root ${root}`);
+  refuseProtected(opened, shown, root);
+}
+
 /**
  * Opens `real` for reading without following a symlink in its last component, then checks the
  * file actually opened (through its descriptor) is the one that was checked: still inside the
@@ -37,19 +52,32 @@ export async function statOrUndefined(path) {
 export async function openChecked(real, shown, root) {
   let handle;
   try {
-    handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    handle = await open(real, OPEN_FOR_READING);
   } catch (error) {
-    if (error.code === 'ENOENT') throw new ToolError(`File not found: ${shown}`);
-    if (error.code === 'ELOOP') throw new ToolError(`${shown} is a symbolic link that changed while it was opened`);
-    throw pathError(error, shown);
+    throw openError(error, shown);
   }
   try {
-    const opened = await openedPath(handle, real);
-    if (root !== undefined && !isInside(root, opened)) throw new ToolError(`Path '${shown}' is outside the project root ${root}`);
-    refuseProtected(opened, shown, root);
+    checkOpened(await openedPath(handle, real), shown, root);
     return handle;
   } catch (error) {
     await handle.close();
+    throw error;
+  }
+}
+
+/** openChecked with a descriptor, in sync calls (see paths.mjs: cheaper for one small file). */
+function openCheckedSync(real, shown, root) {
+  let fd;
+  try {
+    fd = openSync(real, OPEN_FOR_READING);
+  } catch (error) {
+    throw openError(error, shown);
+  }
+  try {
+    checkOpened(openedPathSync(fd, real), shown, root);
+    return fd;
+  } catch (error) {
+    closeSync(fd);
     throw error;
   }
 }
@@ -60,27 +88,39 @@ async function openedPath(handle, real) {
     return await readlink(`/proc/self/fd/${handle.fd}`);
   } catch {
     const [byFd, byPath] = await Promise.all([handle.stat(), stat(real)]);
-    if (byFd.dev !== byPath.dev || byFd.ino !== byPath.ino) throw new ToolError(`${real} changed while it was opened`);
-    return real;
+    return sameFile(byFd, byPath, real);
   }
+}
+
+function openedPathSync(fd, real) {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return sameFile(fstatSync(fd), statSync(real), real);
+  }
+}
+
+function sameFile(byFd, byPath, real) {
+  if (byFd.dev !== byPath.dev || byFd.ino !== byPath.ino) throw new ToolError(`${real} changed while it was opened`);
+  return real;
 }
 
 /** Reads a UTF-8 text file, refusing directories, files over 10 MB and binary files. */
 export async function readTextFile(real, shown, root) {
-  const handle = await openChecked(real, shown, root);
+  const fd = openCheckedSync(real, shown, root);
   try {
-    const info = await handle.stat();
+    const info = fstatSync(fd);
     if (info.isDirectory()) throw new ToolError(`${shown} is a directory (use rye/file-system/ls)`);
     if (!info.isFile()) throw new ToolError(`${shown} is not a regular file`);
     if (info.size > MAX_FILE_BYTES)
       throw new ToolError(
         `${shown} is ${formatBytes(info.size)}; files over ${formatBytes(MAX_FILE_BYTES)} are refused`,
       );
-    const buffer = await handle.readFile();
+    const buffer = readFileSync(fd);
     if (isBinary(buffer)) throw new ToolError(`${shown} is a binary file (it contains NUL bytes)`);
     return { text: buffer.toString('utf8'), mode: info.mode };
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 

@@ -1,9 +1,11 @@
-// rye:signed:2026-11-27T19:31:56Z:f30e1a2e5cbfc6812c10cea21bc579d7df167b351332386c43de012fc1d0f1d8:kNbOViIWbxP9LazmsneqjEgXEzmn8OiiJ8COHG_IvN1Gjet5jCj9Y-0nZehdqoz6hlZaxqHmpkRqrpeD_0gnAQ==:007af625371e6e71
+// rye:signed:2026-11-28T01:19:22Z:166b6e884b188b796f135a091aa92aa3590861c0b77505a66ad6cbc0aa1f03c6:5atTnVvpIb7kvMRDUS0a7n_UULqXl9Ts9rDCMthkhWHCthLbNZvLGiOC6g4Utcuq7vc17hHwwdKQmPJucZnADw==:007af625371e6e71
 // Confinement of path parameters to the project root. Every path is resolved to its real
 // location (symlinks followed, including those of missing targets and their parents) and the
 // tools then work on that real path, so what was checked is what gets read or written.
-import { realpathSync } from 'node:fs';
-import { lstat, readlink, realpath } from 'node:fs/promises';
+// Sync on purpose: a handful of tiny calls, each far cheaper than a threadpool round trip (a
+// warm read spent most of its time waking threadpool threads), and a worker's calls only wait
+// microseconds for one another.
+import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from './tool.mjs';
@@ -12,7 +14,7 @@ import { ToolError } from './tool.mjs';
 export async function projectRoot(projectPath) {
   let root;
   try {
-    root = await realpath(projectPath);
+    root = realpathSync.native(projectPath);
   } catch {
     throw new ToolError(`Project path ${projectPath} does not exist`);
   }
@@ -30,19 +32,24 @@ export function isInside(root, path) {
  * Where `path` really points, whether or not it exists: the realpath of the longest existing
  * prefix plus the missing rest. A dangling symlink is followed to its target.
  */
-async function realLocation(path, hops = 0) {
+function realLocation(path, hops = 0) {
   if (hops > 40) throw new ToolError(`Too many levels of symbolic links: ${path}`);
   try {
-    return await realpath(path);
+    return realpathSync.native(path);
   } catch (error) {
     if (error.code !== 'ENOENT' && error.code !== 'ENOTDIR') throw error;
   }
   const parent = dirname(path);
   if (parent === path) return path;
-  const realParent = await realLocation(parent, hops);
+  const realParent = realLocation(parent, hops);
   const here = resolve(realParent, basename(path));
-  const info = await lstat(here).catch(() => undefined);
-  if (info?.isSymbolicLink()) return realLocation(resolve(realParent, await readlink(here)), hops + 1);
+  let info;
+  try {
+    info = lstatSync(here);
+  } catch {
+    // missing, or not reachable: resolved as it is
+  }
+  if (info?.isSymbolicLink()) return realLocation(resolve(realParent, readlinkSync(here)), hops + 1);
   return here;
 }
 
@@ -62,7 +69,7 @@ export function protectedDirs(env = process.env, root = undefined) {
   if (env.RYE_SIGNING_KEY_DIR) dirs.push(env.RYE_SIGNING_KEY_DIR);
   return dirs.map((dir) => {
     try {
-      return realpathSync(dir);
+      return realpathSync.native(dir);
     } catch {
       return resolve(dir);
     }
@@ -100,7 +107,7 @@ export async function resolveInside(root, path) {
   const absolute = isAbsolute(path) ? resolve(path) : resolve(root, path);
   let real;
   try {
-    real = await realLocation(absolute);
+    real = realLocation(absolute);
   } catch (error) {
     throw pathError(error, path);
   }
