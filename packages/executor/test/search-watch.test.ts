@@ -5,11 +5,16 @@
  */
 import { spawnSync } from 'node:child_process';
 import {
+  appendFileSync,
+  closeSync,
   linkSync,
   mkdirSync,
+  openSync,
   readFile,
   renameSync,
+  rmdirSync,
   rmSync,
+  statSync,
   symlinkSync,
   unlinkSync,
   writeFileSync,
@@ -187,11 +192,11 @@ describe('a watched search index, walked in parts and over time', () => {
     for (let i = 0; i < 5; i++) await ws.write('project', `tools/n/t${i}.py`, tool('n', 'papa'));
     const executor = await ws.executor();
     const index = searchIndexOf(executor);
-    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    vi.useFakeTimers({ toFake: ['performance'] });
     try {
       for (let i = 0; i < 3; i++) await searchItems(executor, { scope: 'tool', query: 'papa' });
       expect(index.lastRefresh).toEqual({ statted: 3, listed: 0 });
-      vi.setSystemTime(Date.now() + 2_500);
+      vi.advanceTimersByTime(2_500);
       await searchItems(executor, { scope: 'tool', query: 'papa' });
       expect(index.lastRefresh.statted).toBeGreaterThan(5);
       await searchItems(executor, { scope: 'tool', query: 'papa' });
@@ -199,6 +204,120 @@ describe('a watched search index, walked in parts and over time', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('a watched search index, against a fresh one after harder changes', () => {
+  const roots: string[] = [];
+  afterAll(() => {
+    for (const root of roots) rmSync(root, { recursive: true, force: true });
+  });
+
+  /** A warmed index over these tools, and a check that it finds what a fresh one finds. */
+  async function warmed(files: Record<string, string>) {
+    const ws = await createWorkspace();
+    roots.push(ws.root);
+    const tools = join(ws.project, '.ai', 'tools');
+    const put = (rel: string, description: string) => {
+      mkdirSync(join(tools, rel, '..'), { recursive: true });
+      writeFileSync(
+        join(tools, rel),
+        signText(tool(rel.split('/')[0]!, description), join(tools, rel), ws.userKey),
+      );
+    };
+    for (const [rel, description] of Object.entries(files)) put(rel, description);
+    const executor = await ws.executor();
+    const search = (query: string) => searchItems(executor, { scope: 'tool', query, limit: 100 });
+    for (let i = 0; i < 3; i++) await search('alpha');
+    const find = async (query: string) => {
+      const warm = await search(query);
+      expect(warm).toEqual(await searchItems(await ws.executor(), { scope: 'tool', query, limit: 100 }));
+      return ids(warm);
+    };
+    return { ws, tools, put, search, find, index: searchIndexOf(executor) };
+  }
+
+  it('sees a directory removed while something holds it open, made again and filled', async () => {
+    // The removed directory's own notice waits until it is closed; its parent's does not.
+    const s = await warmed({ 'a/x.py': 'alpha x' });
+    mkdirSync(join(s.tools, 'a/sub'));
+    for (let i = 0; i < 3; i++) await s.search('alpha');
+    const held = openSync(join(s.tools, 'a/sub'), 'r');
+    try {
+      rmdirSync(join(s.tools, 'a/sub'));
+      s.put('a/sub/new.py', 'quebec new');
+      expect(await s.find('quebec')).toEqual(['a/sub/new']);
+    } finally {
+      closeSync(held);
+    }
+  });
+
+  it('does not carry entries over to a directory moved in the place of another', async () => {
+    // Same names, same sizes, written in the same clock tick: only the directory tells them apart.
+    const s = await warmed({});
+    const texts = ['x', 'y'].map((dir, i) => {
+      mkdirSync(join(s.tools, dir), { recursive: true });
+      return signText(tool(dir, `alpha ${4 + i}`), join(s.tools, dir, 'b.py'), s.ws.userKey);
+    });
+    const stamp = (dir: string) => {
+      const info = statSync(join(s.tools, dir, 'b.py'));
+      return `${info.size} ${info.mtimeMs} ${info.ctimeMs}`;
+    };
+    for (let tries = 0; tries < 50; tries++) {
+      writeFileSync(join(s.tools, 'x/b.py'), texts[0]!);
+      writeFileSync(join(s.tools, 'y/b.py'), texts[1]!);
+      if (stamp('x') === stamp('y')) break;
+    }
+    expect(stamp('x')).toEqual(stamp('y'));
+    await new Promise((resolve) => setTimeout(resolve, 60)); // past the racy window
+    for (let i = 0; i < 3; i++) await s.search('alpha');
+    renameSync(join(s.tools, 'x'), join(s.ws.root, 'swap'));
+    renameSync(join(s.tools, 'y'), join(s.tools, 'x'));
+    renameSync(join(s.ws.root, 'swap'), join(s.tools, 'y'));
+    const found = await s.search('alpha');
+    expect(found.results.map((r) => `${r.id} ${r.description}`).sort()).toEqual([
+      'x/b alpha 5',
+      'y/b alpha 4',
+    ]);
+    await s.find('alpha');
+  });
+
+  it('follows a symlinked item to wherever it leads now, and never out of its type directory', async () => {
+    const s = await warmed({ 'a/x.py': 'alpha x', '_shared/t.py': 'alpha shared' });
+    // Dangling when its directory is read; its target appears later.
+    symlinkSync('../b/t.py', join(s.tools, 'a/later.py'));
+    await s.search('alpha');
+    s.put('b/t.py', 'romeo target');
+    expect(await s.find('romeo')).toEqual(['a/later', 'b/t']);
+    // Its target's folder becomes a file: no item, and no error.
+    rmSync(join(s.tools, 'b'), { recursive: true });
+    writeFileSync(join(s.tools, 'b'), 'not a folder');
+    expect(await s.find('romeo')).toEqual([]);
+    // Led out of the type directory through a folder link that is re-pointed.
+    symlinkSync('_shared', join(s.tools, 'via'));
+    symlinkSync('../via/t.py', join(s.tools, 'a/shared.py'));
+    expect(await s.find('shared')).toEqual(['_shared/t', 'a/shared'].filter((id) => !id.startsWith('_')));
+    const outside = join(s.ws.root, 'outside');
+    mkdirSync(outside);
+    writeFileSync(
+      join(outside, 't.py'),
+      signText(tool('a', 'sierra outside'), join(outside, 't.py'), s.ws.userKey),
+    );
+    unlinkSync(join(s.tools, 'via'));
+    symlinkSync(outside, join(s.tools, 'via'));
+    expect(await s.find('sierra')).toEqual([]);
+  });
+
+  it('re-stats, without listing again, a directory whose only change is to a file that is no item', async () => {
+    const s = await warmed({ 'a/x.py': 'alpha x' });
+    writeFileSync(join(s.tools, 'a/log.txt'), '');
+    await new Promise((resolve) => setTimeout(resolve, 60)); // past the racy window of its listing
+    await s.search('alpha');
+    await s.search('alpha');
+    appendFileSync(join(s.tools, 'a/log.txt'), 'more');
+    await s.search('alpha');
+    expect(s.index.lastRefresh.listed).toBe(0);
+    expect(await s.find('alpha')).toEqual(['a/x']);
   });
 });
 

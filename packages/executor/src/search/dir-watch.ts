@@ -6,7 +6,7 @@
  * kernel said something in it changed (inotify, through `fs.watch`), and its unchanged files are
  * reused without a stat.
  *
- * Why a notice is never missed:
+ * Why a change made before a search is seen by it:
  * - A directory's watch starts before it is listed and its files are statted, so every change
  *   after the read that built the cache raises a notice.
  * - inotify queues a notice inside the system call that made the change. libuv reads the whole
@@ -17,15 +17,20 @@
  *   kernel (network and FUSE file systems can change underneath; `LOCAL_FILE_SYSTEMS`).
  * - A watch sees changes made through its own directory. Links can change a file from
  *   elsewhere: symlinked files and files with more than one hard link are statted on every
- *   search, as before. A renamed or replaced directory raises a notice in its parent; a moved
- *   ancestor of a type root is caught by the root's device and inode, checked on every search.
+ *   search. A renamed, removed or replaced directory raises a notice in its parent; a moved
+ *   ancestor of a type root shows in the root's identity, statted on every search.
+ *
+ * What inotify cannot report, a search sees within RECHECK_MS (index-cache.ts: every watched
+ * directory is statted again after 2 s): a write through a shared memory mapping, a hard link
+ * made after the file was read and written through its new name, and notices the kernel drops
+ * when more than fs.inotify.max_queued_events of them wait for a busy process.
  *
  * Watches start only on a root's second walk (a one-shot CLI search never pays for them), are
- * capped per index, never keep the process alive, and close when their index is dropped.
- * `RYE_SEARCH_WATCH=0` turns them off.
+ * capped per thread (`watchCap`), never keep the process alive, and close when their index is
+ * dropped. `RYE_SEARCH_WATCH=0` turns them off: every search then stats every file.
  */
 import type { FSWatcher } from 'node:fs';
-import { statfsSync, watch } from 'node:fs';
+import { readFileSync, statfsSync, watch } from 'node:fs';
 
 /** Magic numbers (statfs f_type) of file systems that change only through this kernel. */
 const LOCAL_FILE_SYSTEMS = new Set([
@@ -40,16 +45,36 @@ const LOCAL_FILE_SYSTEMS = new Set([
 ]);
 
 /**
- * Directories this process watches at most, over all indexes; the rest are statted on every
- * search. inotify watches are counted per user (fs.inotify.max_user_watches, 8,192 on older
- * kernels), so a huge workspace must not take them all from the user's editor.
+ * Directories this thread watches at most, over all its indexes; the rest are statted on every
+ * search. inotify watches are counted per user (fs.inotify.max_user_watches: 8,192 on older
+ * kernels), so a hostile or huge workspace must not take them from the user's editor: a
+ * sixteenth of the user's allowance, 4,096 at most.
  */
-const MAX_WATCHES = 4_096;
+let maxWatches: number | undefined;
 let watching = 0;
+
+function watchCap(): number {
+  if (maxWatches === undefined) {
+    let allowance = 8_192;
+    try {
+      allowance =
+        Number.parseInt(readFileSync('/proc/sys/fs/inotify/max_user_watches', 'utf8'), 10) || allowance;
+    } catch {
+      // not readable: assume the old default
+    }
+    maxWatches = Math.min(4_096, Math.floor(allowance / 16));
+  }
+  return maxWatches;
+}
+
+/** Errors after which no watch can start for a while (the user's or the system's limits). */
+const EXHAUSTED = new Set(['ENOSPC', 'EMFILE', 'ENFILE']);
 
 /** A directory's watch: `dirty` from the first notice until its directory is read again. */
 export interface DirWatch {
   dirty: boolean;
+  /** Closed (by its index, or after an error): it sees nothing any more. */
+  closed: boolean;
   close(): void;
 }
 
@@ -79,17 +104,18 @@ export class DirWatches {
    * watching is off, the cap is reached, its file system is not local, or the watch failed.
    */
   start(path: string, device: number): DirWatch | undefined {
-    if (!this.enabled || watching >= MAX_WATCHES || !this.localDevice(path, device)) return undefined;
-    const state = { dirty: false, close: () => {} };
+    if (!this.enabled || watching >= watchCap() || !this.localDevice(path, device)) return undefined;
+    const state: DirWatch = { dirty: false, closed: false, close: () => {} };
     let watcher: FSWatcher;
     try {
       // The listener holds only `state`: a dropped index is not kept alive by its watches.
       watcher = watch(path, { persistent: false }, () => {
         state.dirty = true;
       });
-    } catch {
-      // Out of inotify watches (ENOSPC), descriptors, or permission: stat from now on.
-      this.enabled = false;
+    } catch (error) {
+      // Out of inotify watches or descriptors: this index stats from now on. Anything else
+      // (no permission for this directory) only leaves this directory unwatched.
+      if (EXHAUSTED.has((error as NodeJS.ErrnoException).code ?? '')) this.enabled = false;
       return undefined;
     }
     const { open } = this;
@@ -98,6 +124,7 @@ export class DirWatches {
     watcher.on('error', () => state.close());
     state.close = () => {
       state.dirty = true;
+      state.closed = true;
       if (!open.delete(watcher)) return;
       watching--;
       watcher.close();

@@ -14,7 +14,7 @@
  * stamp. As in git's "racy" check, a file or directory whose mtime is within RACY_MS of when it
  * was read is checked again (by content / by listing) on the next search.
  */
-import type { Dirent } from 'node:fs';
+import type { Dirent, Stats } from 'node:fs';
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import type { ItemContext } from '../context.js';
@@ -76,12 +76,14 @@ interface FileSlot extends StatTarget {
 interface DirNode {
   dev: number;
   ino: number;
+  /** With dev and ino, tells this directory from a later one given the same inode number. */
+  birthtimeMs: number;
   mtimeMs: number;
   ctimeMs: number;
   racy: boolean;
   /** Epoch of the last search that walked this directory. */
   seen: number;
-  /** When it was last statted (Date.now()). */
+  /** When it was last statted (performance.now()). */
   checkedAt: number;
   /** The last walk (epoch) that took it on its watch's word, without a stat. */
   trustedAt: number;
@@ -150,8 +152,10 @@ interface WalkContext {
   stale: FileSlot[];
   /** Whether this walk watches the directories it reads. */
   watching: boolean;
-  /** Date.now() when the walk began. */
+  /** performance.now() when the walk began. */
   now: number;
+  /** The type root's real path, once a symlinked item needed it. */
+  realRoot?: string;
 }
 
 export class SearchIndex {
@@ -195,7 +199,8 @@ export class SearchIndex {
     }
     index.reader = reader;
     const epoch = ++this.epoch;
-    const now = Date.now();
+    // A monotonic clock for RECHECK_MS: a wall-clock step back must not stretch it.
+    const now = performance.now();
     this.lastRefresh.statted = 0;
     this.lastRefresh.listed = 0;
     // The same stamp as last time is the same string: entries compare it by reference then.
@@ -250,18 +255,18 @@ export class SearchIndex {
     });
   }
 
-  private walk(ctx: WalkContext, rel: string, abs: string): void {
-    const node = this.node(ctx, rel, abs);
+  private walk(ctx: WalkContext, rel: string, abs: string, parentTrusted = false): void {
+    const node = this.node(ctx, rel, abs, parentTrusted);
     if (!node) return;
     node.seen = ctx.epoch;
     const { namespace } = ctx;
+    const trusted = node.trustedAt === ctx.epoch;
     for (const sub of node.subdirs) {
       if (namespace && !dirInNamespace(sub.rel, namespace)) continue;
-      this.walk(ctx, sub.rel, sub.abs);
+      this.walk(ctx, sub.rel, sub.abs, trusted);
     }
     // A directory taken on its watch's word: its plain files statted since the watch began are
     // as they were then. (A racy record needs no second look: it was read after the watch began.)
-    const trusted = node.trustedAt === ctx.epoch;
     for (const slot of node.files) {
       if (namespace && !inNamespace(slot.id, namespace)) continue;
       ctx.slots.push(slot);
@@ -275,51 +280,48 @@ export class SearchIndex {
   }
 
   /**
-   * A directory's node, listed again when its stat changed; undefined when it is gone. A watched
-   * directory without a change notice is taken as it is (the type root is still statted: an
-   * ancestor moved or replaced raises no notice, but gives the root another device or inode),
-   * for RECHECK_MS at most: then it is statted again, in case the kernel dropped a notice.
+   * A directory's node, listed again when its stat changed; undefined when it is gone.
+   *
+   * A watched directory without a change notice is taken as it is, for RECHECK_MS at most (then
+   * it is statted again, in case the kernel dropped a notice). A subdirectory is taken so only
+   * when its parent was in this walk: a quiet parent means nothing was renamed, removed or
+   * created in it, so the path still names the same directory (a directory's own notice of its
+   * removal can come late, while something holds it open). The type root is always statted: an
+   * ancestor moved or replaced raises no notice, but gives it another identity.
    */
-  private node(ctx: WalkContext, rel: string, abs: string): DirNode | undefined {
+  private node(ctx: WalkContext, rel: string, abs: string, parentTrusted: boolean): DirNode | undefined {
     const { dirs } = ctx.root;
     const cached = dirs.get(rel);
     const quiet = cached !== undefined && isQuiet(cached) && ctx.now - cached.checkedAt < RECHECK_MS;
-    if (quiet && rel !== '') {
+    if (quiet && parentTrusted) {
       cached.trustedAt = ctx.epoch;
       return cached;
     }
-    const info = statSync(abs, NO_THROW);
-    this.lastRefresh.statted++;
+    const info = this.stat(abs);
     if (!info?.isDirectory()) {
       if (cached) forget(dirs, rel, cached);
       return undefined;
     }
-    const same = cached !== undefined && cached.dev === info.dev && cached.ino === info.ino;
+    const same = cached !== undefined && sameIdentity(cached, info);
     if (quiet && same) {
       cached.trustedAt = ctx.epoch;
       return cached;
     }
-    // Another directory now at this path (an ancestor was moved or replaced): nothing known
-    // below it holds, and its subdirectories' watches were on the old tree.
+    // Another directory now at this path: nothing known below it holds.
     if (cached && !same) forgetBelow(dirs, rel);
-    // A watch without a notice on this same directory is kept (this is a recheck). Otherwise a
-    // new one starts, before the directory is read again: the stat above may predate it, so a
-    // directory whose watch starts here is listed again whatever its stat says.
-    let watch = same && isQuiet(cached) ? cached.watch : undefined;
-    const watchedFrom = watch ? cached!.watchedFrom : ctx.epoch;
-    if (!watch && ctx.watching) {
-      cached?.watch?.close();
-      watch = this.watches.start(abs, info.dev);
-    }
+    const { watch, watchedFrom, current } = this.watchFor(ctx, abs, same ? cached : undefined, info);
+    if (cached && !same) cached.watch?.close();
     if (
       cached &&
       same &&
-      watch === cached.watch &&
       !cached.racy &&
-      cached.mtimeMs === info.mtimeMs &&
-      cached.ctimeMs === info.ctimeMs
+      cached.mtimeMs === current.mtimeMs &&
+      cached.ctimeMs === current.ctimeMs
     ) {
       cached.checkedAt = ctx.now;
+      cached.watchedFrom = watchedFrom;
+      if (watch) cached.watch = watch;
+      else delete cached.watch;
       return cached;
     }
     let dirents: Dirent[];
@@ -332,11 +334,12 @@ export class SearchIndex {
       return undefined;
     }
     const node: DirNode = {
-      dev: info.dev,
-      ino: info.ino,
-      mtimeMs: info.mtimeMs,
-      ctimeMs: info.ctimeMs,
-      racy: isRacy(info.mtimeMs, Date.now()),
+      dev: current.dev,
+      ino: current.ino,
+      birthtimeMs: current.birthtimeMs,
+      mtimeMs: current.mtimeMs,
+      ctimeMs: current.ctimeMs,
+      racy: isRacy(current.mtimeMs, Date.now()),
       seen: ctx.epoch,
       checkedAt: ctx.now,
       trustedAt: -1,
@@ -345,9 +348,9 @@ export class SearchIndex {
       files: [],
     };
     if (watch) node.watch = watch;
-    const previous = new Map(cached?.files.map((slot) => [slot.name, slot]));
+    // Records carry over by name only within the same directory (not one moved in its place).
+    const previous = new Map(same ? cached?.files.map((slot) => [slot.name, slot]) : []);
     const { excludes, extensions } = ctx.index;
-    let realRoot: string | undefined;
     for (const dirent of dirents) {
       const { name } = dirent;
       if (name.startsWith('.') || name.startsWith('_')) continue;
@@ -356,6 +359,7 @@ export class SearchIndex {
         node.subdirs.push({ rel: rel ? `${rel}/${name}` : name, abs: join(abs, name) });
         continue;
       }
+      // A symlink is listed whatever it points to now; each search checks where (visit).
       const link = dirent.isSymbolicLink();
       if (!dirent.isFile() && !link) continue;
       if (excludes.files.has(name)) continue;
@@ -364,15 +368,6 @@ export class SearchIndex {
       const extension = name.slice(dot);
       if (!extensions.has(extension)) continue;
       const path = join(abs, name);
-      if (link) {
-        // A link is followed only when it stays inside the type directory (as resolution does).
-        try {
-          realRoot ??= realpathSync(ctx.root.typeRoot);
-          if (!realpathSync(path).startsWith(realRoot + sep)) continue;
-        } catch {
-          continue;
-        }
-      }
       const stem = name.slice(0, dot);
       const slot: FileSlot = { name, path, id: rel ? `${rel}/${stem}` : stem, stem, extension, link };
       const old = previous.get(name);
@@ -386,11 +381,49 @@ export class SearchIndex {
     return node;
   }
 
+  /**
+   * The watch a directory is read under on this walk, from when its files' stats count (see
+   * `watchedFrom`), and its stat as of the watch (`current`). The same directory keeps its watch,
+   * whose notice is taken now. Anything else gets a new watch (on watching walks), and is statted
+   * again once it is on: a change between the first stat and the watch's start raised no notice.
+   */
+  private watchFor(
+    ctx: WalkContext,
+    abs: string,
+    same: DirNode | undefined,
+    info: Stats,
+  ): { watch: DirWatch | undefined; watchedFrom: number; current: Stats } {
+    const kept = same?.watch;
+    if (kept && !kept.closed) {
+      if (!kept.dirty) return { watch: kept, watchedFrom: same.watchedFrom, current: info };
+      kept.dirty = false;
+      return { watch: kept, watchedFrom: ctx.epoch, current: info };
+    }
+    const watch = ctx.watching ? this.watches.start(abs, info.dev) : undefined;
+    if (!watch) return { watch: undefined, watchedFrom: ctx.epoch, current: info };
+    const again = this.stat(abs);
+    if (again?.isDirectory() && sameIdentity(again, info))
+      return { watch, watchedFrom: ctx.epoch, current: again };
+    // Replaced meanwhile: read without a watch this time; the next walk starts one.
+    watch.close();
+    return { watch: undefined, watchedFrom: ctx.epoch, current: info };
+  }
+
+  /** A stat that never throws (a path through a file, a loop, no permission: undefined). */
+  private stat(path: string): Stats | undefined {
+    this.lastRefresh.statted++;
+    try {
+      return statSync(path, NO_THROW);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** One file, with its stat (the `at`-th of `stats`). */
   private visit(ctx: WalkContext, slot: FileSlot, stats: FileStats, at: number): void {
     slot.statEpoch = ctx.epoch;
     const links = stats[4 * at]!;
-    if (!(links >= 1)) {
+    if (!(links >= 1) || (slot.link && !this.linkInside(ctx, slot.path))) {
       delete slot.record;
       return;
     }
@@ -428,6 +461,16 @@ export class SearchIndex {
     if (isRacy(info.mtimeMs, readAt)) record.racyText = text;
     else delete record.racyText;
     ctx.entries.push(record.entry);
+  }
+
+  /** A symlinked item counts only while it leads inside its type directory (as resolution does). */
+  private linkInside(ctx: WalkContext, path: string): boolean {
+    try {
+      ctx.realRoot ??= realpathSync(ctx.root.typeRoot);
+      return realpathSync(path).startsWith(ctx.realRoot + sep);
+    } catch {
+      return false;
+    }
   }
 
   /** A file whose record is current: its entry, rebuilt only if the trust store changed. */
@@ -519,16 +562,28 @@ function isQuiet(node: DirNode | undefined): node is DirNode & { watch: DirWatch
   return node?.watch !== undefined && !node.watch.dirty;
 }
 
-/** Drops a directory that is gone, with its watch. */
+type Identity = Pick<Stats, 'dev' | 'ino' | 'birthtimeMs'>;
+
+/** Same device, inode and birth time: the same directory. */
+function sameIdentity(a: Identity, b: Identity): boolean {
+  return a.dev === b.dev && a.ino === b.ino && a.birthtimeMs === b.birthtimeMs;
+}
+
+/** Drops a directory that is gone, and everything known below it, with their watches. */
 function forget(dirs: Map<string, DirNode>, rel: string, node: DirNode): void {
   node.watch?.close();
   dirs.delete(rel);
+  forgetBelow(dirs, rel);
 }
 
 /** Drops every directory below `rel` (all of them for the type root ''), with their watches. */
 function forgetBelow(dirs: Map<string, DirNode>, rel: string): void {
   const prefix = rel ? `${rel}/` : '';
-  for (const [key, node] of dirs) if (key !== rel && key.startsWith(prefix)) forget(dirs, key, node);
+  for (const [key, node] of dirs) {
+    if (key === rel || !key.startsWith(prefix)) continue;
+    node.watch?.close();
+    dirs.delete(key);
+  }
 }
 
 /** Closes the watches of a kind's index that is being replaced. */

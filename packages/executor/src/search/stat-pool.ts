@@ -78,7 +78,10 @@ for (;;) {
       for (let j = i; j < Math.min(i + ${CHUNK}, count); j++) {
         const path = paths[ids[j]];
         if (path === undefined) continue;
-        const s = statSync(path, NO_THROW);
+        let s;
+        try {
+          s = statSync(path, NO_THROW);
+        } catch {}
         out[4 * j + 1] = s ? s.size : 0;
         out[4 * j + 2] = s ? s.mtimeMs : 0;
         out[4 * j + 3] = s ? s.ctimeMs : 0;
@@ -91,6 +94,15 @@ for (;;) {
   }
 }
 `;
+
+/** statSync that never throws: a path through a file, a loop or no permission is no file. */
+function statOf(path: string): Stats | undefined {
+  try {
+    return statSync(path, NO_THROW);
+  } catch {
+    return undefined;
+  }
+}
 
 function write(out: FileStats, j: number, info: Stats | undefined): void {
   out[4 * j + 1] = info ? info.size : 0;
@@ -181,7 +193,7 @@ class StatPool {
     Atomics.notify(ctl, GEN);
     for (let i = Atomics.add(ctl, NEXT, CHUNK); i < count; i = Atomics.add(ctl, NEXT, CHUNK)) {
       const end = Math.min(i + CHUNK, count);
-      for (let j = i; j < end; j++) write(out, j, statSync(targets[j]!.path, NO_THROW));
+      for (let j = i; j < end; j++) write(out, j, statOf(targets[j]!.path));
     }
     // Close the request, then let the helper finish the chunks it took.
     Atomics.store(ctl, OPEN, 0);
@@ -196,7 +208,7 @@ class StatPool {
     const result = out.slice(0, 4 * count);
     // Whatever the helper left undone (it failed or hung): taken here.
     for (let j = 0; j < count; j++) {
-      if (Number.isNaN(result[4 * j])) write(result, j, statSync(targets[j]!.path, NO_THROW));
+      if (Number.isNaN(result[4 * j])) write(result, j, statOf(targets[j]!.path));
     }
     if (this.dead) void this.worker.terminate();
     return result;
@@ -223,7 +235,7 @@ export function statFiles(targets: readonly StatTarget[]): FileStats {
     if (pool) return pool.stat(targets);
   }
   const out = new Float64Array(4 * targets.length);
-  for (let j = 0; j < targets.length; j++) write(out, j, statSync(targets[j]!.path, NO_THROW));
+  for (let j = 0; j < targets.length; j++) write(out, j, statOf(targets[j]!.path));
   return out;
 }
 
