@@ -12,8 +12,10 @@ import {
   realpath,
   stat,
   symlink,
+  unlink,
   writeFile,
 } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -167,6 +169,59 @@ describe('rye/file-system/read', () => {
       path: 'notes/a.txt',
       total_lines: 3,
     });
+  });
+});
+
+describe('rye/file-system path resolution', () => {
+  it('answers a chain of links that would grow a path without end with a clear error', async () => {
+    // Each link leads to a long missing path under the next one (a hostile repository's trap):
+    // resolved by hand, the path only grows; recursion used to overflow the stack.
+    const chain = join(project, 'chain');
+    await mkdir(chain);
+    const missing = 'm/'.repeat(2000);
+    for (let i = 1; i < 39; i++) await symlink(`L${i + 1}/${missing}m`, join(chain, `L${i}`));
+    await symlink('nothing', join(chain, 'L39'));
+    expect(await fail('read', { path: 'chain/L1/x' })).toBe(
+      "Path 'chain/L1/x' is too long for the file system",
+    );
+  });
+
+  it('answers a path missing far below a deep folder, and a call beside it, in seconds', async () => {
+    const deep = 'd/'.repeat(300);
+    await ok('write', { path: `${deep}x.txt`, content: 'x' });
+    const started = performance.now();
+    const [missing, other] = await Promise.all([
+      fail('read', { path: `${deep}${'m/'.repeat(200)}f.txt` }),
+      ok('read', { path: `${deep}x.txt` }),
+    ]);
+    expect(missing).toMatch(/^File not found: /);
+    expect(other).toMatchObject({ output: '     1\tx' });
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
+  it('refuses a socket as not a regular file, and resolves .. after a link the way the kernel does', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(join(project, 'sock'), resolve));
+    try {
+      expect(await fail('read', { path: 'sock' })).toBe('sock is not a regular file');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    // The project's .ai/state is protected wherever its links lead: lnk/.. is the folder above
+    // lnk's target, not the project's .ai.
+    const ai = join(project, '.ai');
+    await mkdir(join(project, 'deep', 'inner'), { recursive: true });
+    await mkdir(join(project, 'deep', 'realstate'));
+    await writeFile(join(project, 'deep', 'realstate', 'ledger.json'), '{}');
+    await symlink('../deep/inner', join(ai, 'lnk'));
+    await symlink('lnk/../realstate', join(ai, 'state'));
+    try {
+      expect(await fail('read', { path: 'deep/realstate/ledger.json' })).toContain(
+        'file tools never touch it',
+      );
+    } finally {
+      await unlink(join(ai, 'state'));
+    }
   });
 });
 

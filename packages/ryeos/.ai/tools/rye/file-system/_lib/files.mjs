@@ -1,7 +1,7 @@
-// rye:signed:2026-11-28T01:19:22Z:f475730ffe06c634d4d2205eba825757ce6a3c5fb5abf0cc7dff9d682694a183:7TN-AE33sNGwBAuvnhP47r-IzvH_LIvdGKzI8Ofdrb_pGjKfoQF0KL55RGo24GM20CWLkbBJl2K2lezbdD14AQ==:007af625371e6e71
+// rye:signed:2026-11-28T02:03:07Z:ce14a9c9d54395933f22e401923368c4d604ea5ca1f492c5eb13edf7eb867a7e:RbpTWA2ktilqh2Rll-DXI2xnNQemXaQCWQ8mZ2O6STTiMRxrNG318T6UXcavlflkKvVj8YtydM95zFu1jjO5Aw==:007af625371e6e71
 // Reading and writing whole text files with the limits every file-system tool shares.
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, statSync } from 'node:fs';
 import { mkdir, open, readlink, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { isInside, pathError, refuseProtected } from './paths.mjs';
@@ -34,6 +34,7 @@ const OPEN_FOR_READING = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O
 function openError(error, shown) {
   if (error.code === 'ENOENT') return new ToolError(`File not found: ${shown}`);
   if (error.code === 'ELOOP') return new ToolError(`${shown} is a symbolic link that changed while it was opened`);
+  if (error.code === 'ENXIO' || error.code === 'EAGAIN') return new ToolError(`${shown} is not a regular file`);
   return pathError(error, shown);
 }
 
@@ -105,6 +106,17 @@ function sameFile(byFd, byPath, real) {
   return real;
 }
 
+function readUpTo(fd, size) {
+  const buffer = Buffer.allocUnsafe(size);
+  let filled = 0;
+  while (filled < size) {
+    const read = readSync(fd, buffer, filled, size - filled, filled);
+    if (read === 0) break;
+    filled += read;
+  }
+  return buffer.subarray(0, filled);
+}
+
 /** Reads a UTF-8 text file, refusing directories, files over 10 MB and binary files. */
 export async function readTextFile(real, shown, root) {
   const fd = openCheckedSync(real, shown, root);
@@ -116,7 +128,8 @@ export async function readTextFile(real, shown, root) {
       throw new ToolError(
         `${shown} is ${formatBytes(info.size)}; files over ${formatBytes(MAX_FILE_BYTES)} are refused`,
       );
-    const buffer = readFileSync(fd);
+    // What the size check saw, no more: a file growing meanwhile is read up to that size.
+    const buffer = readUpTo(fd, info.size);
     if (isBinary(buffer)) throw new ToolError(`${shown} is a binary file (it contains NUL bytes)`);
     return { text: buffer.toString('utf8'), mode: info.mode };
   } finally {

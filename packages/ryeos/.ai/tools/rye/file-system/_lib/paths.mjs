@@ -1,11 +1,12 @@
-// rye:signed:2026-11-28T01:19:22Z:166b6e884b188b796f135a091aa92aa3590861c0b77505a66ad6cbc0aa1f03c6:5atTnVvpIb7kvMRDUS0a7n_UULqXl9Ts9rDCMthkhWHCthLbNZvLGiOC6g4Utcuq7vc17hHwwdKQmPJucZnADw==:007af625371e6e71
+// rye:signed:2026-11-28T02:03:07Z:11f208d23837c39453524710ccdff1769215472dc8c6812adf09cd208d4b06a7:DRWJIIAycjdD9b17Mv6sHn-p_5yPqIddK_d1XlT4sBcJeNBc2oYHyTpv4UVMD228VNr_nZNTh13z0AXgO-5fCw==:007af625371e6e71
 // Confinement of path parameters to the project root. Every path is resolved to its real
 // location (symlinks followed, including those of missing targets and their parents) and the
 // tools then work on that real path, so what was checked is what gets read or written.
-// Sync on purpose: a handful of tiny calls, each far cheaper than a threadpool round trip (a
-// warm read spent most of its time waking threadpool threads), and a worker's calls only wait
-// microseconds for one another.
-import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
+// An existing path is resolved with one sync call, far cheaper than a threadpool round trip (a
+// warm read spent most of its time waking threadpool threads); a path with a missing part takes
+// the slow way, async, so that a pathological one never holds up the worker's other calls.
+import { realpathSync } from 'node:fs';
+import { lstat, readlink, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from './tool.mjs';
@@ -32,25 +33,54 @@ export function isInside(root, path) {
  * Where `path` really points, whether or not it exists: the realpath of the longest existing
  * prefix plus the missing rest. A dangling symlink is followed to its target.
  */
-function realLocation(path, hops = 0) {
-  if (hops > 40) throw new ToolError(`Too many levels of symbolic links: ${path}`);
+async function realLocation(path) {
   try {
     return realpathSync.native(path);
   } catch (error) {
     if (error.code !== 'ENOENT' && error.code !== 'ENOTDIR') throw error;
   }
-  const parent = dirname(path);
-  if (parent === path) return path;
-  const realParent = realLocation(parent, hops);
-  const here = resolve(realParent, basename(path));
-  let info;
+  return missingLocation(path);
+}
+
+const MAX_LINKS = 40;
+/** Longer paths are refused (PATH_MAX): a chain of links could otherwise grow one without end. */
+const MAX_PATH = 4096;
+
+/** A path's realpath, or undefined when a part of it is missing. */
+async function realpathOrMissing(path) {
   try {
-    info = lstatSync(here);
-  } catch {
-    // missing, or not reachable: resolved as it is
+    return await realpath(path);
+  } catch (error) {
+    if (error.code !== 'ENOENT' && error.code !== 'ENOTDIR') throw error;
+    return undefined;
   }
-  if (info?.isSymbolicLink()) return realLocation(resolve(realParent, readlinkSync(here)), hops + 1);
-  return here;
+}
+
+/**
+ * realLocation for a path with a missing part: the deepest existing ancestor (found with one
+ * stat per missing level, not a realpath per prefix), the missing rest below it, and a dangling
+ * link at the first missing level followed, within one budget of links for the whole path. A
+ * loop, not recursion: however deep the path, the stack stays flat.
+ */
+async function missingLocation(path) {
+  for (let links = 0; ; links++) {
+    const real = await realpathOrMissing(path);
+    if (real !== undefined) return real;
+    const missing = [];
+    let parent = path;
+    do {
+      missing.unshift(basename(parent));
+      parent = dirname(parent);
+    } while (dirname(parent) !== parent && !(await stat(parent).then(() => true, () => false)));
+    const realParent = (await realpathOrMissing(parent)) ?? parent;
+    const here = resolve(realParent, missing[0]);
+    const info = await lstat(here).catch(() => undefined);
+    if (!info?.isSymbolicLink()) return join(here, ...missing.slice(1));
+    if (links >= MAX_LINKS) throw new ToolError(`Too many levels of symbolic links: ${path}`);
+    path = resolve(realParent, await readlink(here), ...missing.slice(1));
+    // Said in the caller's terms (resolveInside: pathError).
+    if (path.length >= MAX_PATH) throw Object.assign(new Error('path too long'), { code: 'ENAMETOOLONG' });
+  }
 }
 
 /**
@@ -107,7 +137,7 @@ export async function resolveInside(root, path) {
   const absolute = isAbsolute(path) ? resolve(path) : resolve(root, path);
   let real;
   try {
-    real = realLocation(absolute);
+    real = await realLocation(absolute);
   } catch (error) {
     throw pathError(error, path);
   }
