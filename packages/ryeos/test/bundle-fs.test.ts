@@ -186,6 +186,12 @@ describe('rye/file-system path resolution', () => {
     );
   });
 
+  it('refuses a path with a NUL byte in words', async () => {
+    expect(await fail('read', { path: 'notes/a.txt\u0000x' })).toBe(
+      "Path 'notes/a.txt\\0x' contains a NUL byte",
+    );
+  });
+
   it('answers a path missing far below a deep folder, and a call beside it, in seconds', async () => {
     const deep = 'd/'.repeat(300);
     await ok('write', { path: `${deep}x.txt`, content: 'x' });

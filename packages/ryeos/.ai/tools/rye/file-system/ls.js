@@ -1,4 +1,4 @@
-// rye:signed:2026-11-25T02:47:07Z:6049101bf16b925e433afb070bd453f440ec049ae543a471fbfdd1e6b25284b1:Zusifzvn_pfMX20olf1pJ7fRxLX2BI7Kpr3C1ngjT9SP0zTrC2Ec6aOUgt-hQ4Upw82SSu-Thjy79NDOlb9ZBQ==:007af625371e6e71
+// rye:signed:2026-11-28T02:13:05Z:0a99f7bd314366d41f1c9d6fde434299ab1e3f6a2275e0509f2bfc1e03246ef4:AWpU3HtVeIp8qNnHIZ1p0NLVLVjeig4aJNzho7jcaAI3I6jj5oR2I2lg_9kXVXvQRyNcuzHvTCj2klEbDfl8AQ==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
@@ -19,7 +19,7 @@ export const CONFIG_SCHEMA = {
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { statOrUndefined } from './_lib/files.mjs';
-import { projectRoot, resolveInside } from './_lib/paths.mjs';
+import { pathError, projectRoot, resolveInside } from './_lib/paths.mjs';
 import { optionalString, functionTool, ToolError } from './_lib/tool.mjs';
 
 const ORDER = { dir: 0, file: 1, symlink: 1, other: 1 };
@@ -38,7 +38,13 @@ export const execute = functionTool(async (params, projectPath) => {
   if (!info.isDirectory()) throw new ToolError(`${shown} is not a directory (use rye/file-system/read)`);
 
   const entries = [];
-  for (const dirent of await readdir(real, { withFileTypes: true })) {
+  let dirents;
+  try {
+    dirents = await readdir(real, { withFileTypes: true });
+  } catch (error) {
+    throw pathError(error, shown);
+  }
+  for (const dirent of dirents) {
     // lstat: a symlink is reported as such, never followed (its target may be outside the root).
     const entry = await lstat(join(real, dirent.name)).catch(() => undefined);
     if (!entry) continue; // removed while listing

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-28T02:03:07Z:11f208d23837c39453524710ccdff1769215472dc8c6812adf09cd208d4b06a7:DRWJIIAycjdD9b17Mv6sHn-p_5yPqIddK_d1XlT4sBcJeNBc2oYHyTpv4UVMD228VNr_nZNTh13z0AXgO-5fCw==:007af625371e6e71
+// rye:signed:2026-11-28T02:13:05Z:cc097cb9de16c44d3edd626324f1c4f936571fa87939c118e6a3f2cf4e66c146:C8B4z0ZT4-s6RmmA62BB0kVIN0iprqGvo2pSHmgWrNRm0Qck-6C-pl2_BAhlT7XZmMteiMqMCZej2aafDSEWCw==:007af625371e6e71
 // Confinement of path parameters to the project root. Every path is resolved to its real
 // location (symlinks followed, including those of missing targets and their parents) and the
 // tools then work on that real path, so what was checked is what gets read or written.
@@ -77,7 +77,10 @@ async function missingLocation(path) {
     const info = await lstat(here).catch(() => undefined);
     if (!info?.isSymbolicLink()) return join(here, ...missing.slice(1));
     if (links >= MAX_LINKS) throw new ToolError(`Too many levels of symbolic links: ${path}`);
-    path = resolve(realParent, await readlink(here), ...missing.slice(1));
+    // Gone or no longer a link since the lstat: resolved again from the top.
+    const target = await readlink(here).catch(() => undefined);
+    if (target === undefined) continue;
+    path = resolve(realParent, target, ...missing.slice(1));
     // Said in the caller's terms (resolveInside: pathError).
     if (path.length >= MAX_PATH) throw Object.assign(new Error('path too long'), { code: 'ENAMETOOLONG' });
   }
@@ -134,6 +137,7 @@ export function pathError(error, path) {
  * `shown` is the path relative to the root, for messages and results.
  */
 export async function resolveInside(root, path) {
+  if (path.includes('\0')) throw new ToolError(`Path '${path.replaceAll('\0', '\\0')}' contains a NUL byte`);
   const absolute = isAbsolute(path) ? resolve(path) : resolve(root, path);
   let real;
   try {
