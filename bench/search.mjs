@@ -110,7 +110,12 @@ async function setUp(count) {
     const format = FORMATS[rel.slice(rel.lastIndexOf('.'))];
     await writeFile(path, signContent(text, { format, keyPair: key }));
   }
-  const env = { PATH: process.env.PATH, USER_SPACE: bases.user };
+  // RYE_SEARCH_WATCH=0 node bench/search.mjs measures without directory watches.
+  const env = {
+    PATH: process.env.PATH,
+    USER_SPACE: bases.user,
+    RYE_SEARCH_WATCH: process.env.RYE_SEARCH_WATCH,
+  };
   const options = {
     projectPath: bases.project,
     userSpace: bases.user,

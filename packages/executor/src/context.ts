@@ -7,6 +7,7 @@ import type { ContentCache } from './content-cache.js';
 import type { KindRegistry } from './kinds.js';
 import type { SignableKind } from './refs.js';
 import type { SearchReader } from './search/entry.js';
+import type { RyeSettings } from './settings.js';
 import type { Spaces } from './spaces.js';
 import type { TrustStore } from './trust.js';
 import type { IntegrityPolicy } from './verify.js';
@@ -45,4 +46,6 @@ export interface ItemContext {
   integrity: IntegrityPolicy;
   cache: ContentCache;
   readers: ItemReaders;
+  /** The entry point's settings, where a helper needs one (an Executor has them all). */
+  settings?: Pick<RyeSettings, 'searchWatch'>;
 }

@@ -26,6 +26,8 @@ export interface RyeSettings {
   readonly debug: boolean;
   /** `RYE_KERNEL_NODE`: the node binary runtimes reuse (DECISIONS 23). */
   readonly kernelNode: string | undefined;
+  /** `RYE_SEARCH_WATCH=0` turns off a warm search index's directory watches (search/dir-watch.ts). */
+  readonly searchWatch: boolean;
 }
 
 export interface SettingsOverrides {
@@ -47,5 +49,6 @@ export function readSettings(
     acceptLegacySignatures: env.RYE_ACCEPT_LEGACY_SIGNATURES === '1',
     debug: Boolean(env.RYE_DEBUG),
     kernelNode: env.RYE_KERNEL_NODE || undefined,
+    searchWatch: env.RYE_SEARCH_WATCH !== '0',
   });
 }

@@ -324,14 +324,12 @@ describe('a watched search index, against a fresh one after harder changes', () 
 describe('RYE_SEARCH_WATCH=0', () => {
   it('keeps statting every file on every search', async () => {
     const ws = await createWorkspace();
-    process.env.RYE_SEARCH_WATCH = '0';
     try {
       for (let i = 0; i < 5; i++) await ws.write('project', `tools/n/t${i}.py`, tool('n', 'lima'));
-      const executor = await ws.executor();
+      const executor = await ws.executor({ PATH: process.env.PATH, RYE_SEARCH_WATCH: '0' });
       for (let i = 0; i < 3; i++) await searchItems(executor, { scope: 'tool', query: 'lima' });
       expect(searchIndexOf(executor).lastRefresh.statted).toBeGreaterThan(5);
     } finally {
-      delete process.env.RYE_SEARCH_WATCH;
       rmSync(ws.root, { recursive: true, force: true });
     }
   });

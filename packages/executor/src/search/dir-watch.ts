@@ -78,10 +78,6 @@ export interface DirWatch {
   close(): void;
 }
 
-function watchingAllowed(env: NodeJS.ProcessEnv): boolean {
-  return process.platform === 'linux' && env.RYE_SEARCH_WATCH !== '0';
-}
-
 /** The watches of one search index. */
 export class DirWatches {
   private readonly open = new Set<FSWatcher>();
@@ -89,8 +85,9 @@ export class DirWatches {
   private readonly devices = new Map<number, boolean>();
   private enabled: boolean;
 
-  constructor(env: NodeJS.ProcessEnv = process.env) {
-    this.enabled = watchingAllowed(env);
+  /** @param wanted false with `RYE_SEARCH_WATCH=0` (the entry point's settings) */
+  constructor(wanted: boolean) {
+    this.enabled = wanted && process.platform === 'linux';
     if (this.enabled) closeWhenDropped.register(this, this.open);
   }
 

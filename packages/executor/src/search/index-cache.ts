@@ -167,7 +167,7 @@ export class SearchIndex {
   readonly lastRefresh = { statted: 0, listed: 0 };
 
   constructor(private readonly context: ItemContext) {
-    this.watches = new DirWatches();
+    this.watches = new DirWatches(context.settings?.searchWatch ?? true);
   }
 
   /** Call (and await) before `refresh`: lets pending change notices arrive (dir-watch.ts). */
