@@ -307,10 +307,12 @@ export class SearchIndex {
       cached.trustedAt = ctx.epoch;
       return cached;
     }
-    // Another directory now at this path: nothing known below it holds.
-    if (cached && !same) forgetBelow(dirs, rel);
+    // Another directory now at this path: nothing known below it holds, nor its watch.
+    if (cached && !same) {
+      forgetBelow(dirs, rel);
+      cached.watch?.close();
+    }
     const { watch, watchedFrom, current } = this.watchFor(ctx, abs, same ? cached : undefined, info);
-    if (cached && !same) cached.watch?.close();
     if (
       cached &&
       same &&
