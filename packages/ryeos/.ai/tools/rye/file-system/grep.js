@@ -1,4 +1,4 @@
-// rye:signed:2026-11-27T19:31:56Z:4c7c6dc58771c3f801ff59dd2104c6748b91d71f272b8c51f18e5829cf74ae27:QyxkuATH_uRRGQ-ICfwXb8xse9lU3ndjJ8UL3pABshtFXWqaKP7Uq4igAx0WD0h2LOWVSuoasZqt-7QApFQ2AA==:007af625371e6e71
+// rye:signed:2026-11-28T02:47:47Z:93916feba5dbd8bbc2f67cee02303c7b81ba365080ba6e1953401f4505a0b0d7:jJzZPlhgTXTIQmmKLt5im1KUOvSbneiwlSbW5cG3hJaOC5orCRdNjESyc-OYpByLMZwglNOg50TLrE6R2m5WCA==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
@@ -30,7 +30,7 @@ export const CONFIG_SCHEMA = {
   required: ['pattern'],
 };
 
-import { isBinary, MAX_FILE_BYTES, openChecked, statOrUndefined } from './_lib/files.mjs';
+import { isBinary, MAX_FILE_BYTES, readChecked, statOrUndefined } from './_lib/files.mjs';
 import { projectRoot, resolveInside, shownPath } from './_lib/paths.mjs';
 import { boolean, integer, optionalString, requiredString, functionTool, ToolError } from './_lib/tool.mjs';
 import { listFiles } from './_lib/walk.mjs';
@@ -82,12 +82,9 @@ export const execute = functionTool(async (params, projectPath) => {
     }
     let buffer;
     try {
-      const handle = await openChecked(file, shownPath(root, file), root);
-      try {
-        buffer = await handle.readFile();
-      } finally {
-        await handle.close();
-      }
+      ({ buffer } = readChecked(file, shownPath(root, file), root, (opened) => {
+        if (!opened.isFile() || opened.size > MAX_FILE_BYTES) throw new ToolError('changed');
+      }));
     } catch {
       continue; // changed or moved while searching: not read
     }

@@ -1,8 +1,8 @@
-// rye:signed:2026-11-28T02:03:07Z:ce14a9c9d54395933f22e401923368c4d604ea5ca1f492c5eb13edf7eb867a7e:RbpTWA2ktilqh2Rll-DXI2xnNQemXaQCWQ8mZ2O6STTiMRxrNG318T6UXcavlflkKvVj8YtydM95zFu1jjO5Aw==:007af625371e6e71
+// rye:signed:2026-11-28T02:47:47Z:91df8cc370bb017df3eec8f2bafd1c279ef23e00e5093c6bd3ed3be683459156:RFmHkDSr-Fq8xSycKO78cYZ1FnTCV8tiggQS8Mr1vL9yiZ2WqKa2Gb8qJ4Lflrm8WsLM0BakYdBjxZ9dDTPiCQ==:007af625371e6e71
 // Reading and writing whole text files with the limits every file-system tool shares.
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, statSync } from 'node:fs';
-import { mkdir, open, readlink, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { isInside, pathError, refuseProtected } from './paths.mjs';
 import { ToolError } from './tool.mjs';
@@ -48,26 +48,10 @@ function checkOpened(opened, shown, root) {
  * Opens `real` for reading without following a symlink in its last component, then checks the
  * file actually opened (through its descriptor) is the one that was checked: still inside the
  * project and outside protected folders. A path component swapped for a symlink between the check
- * and the open (a race a concurrent process can win) is caught here instead of read.
+ * and the open (a race a concurrent process can win) is caught here instead of read. Sync calls
+ * on a descriptor: for one file, far cheaper than threadpool round trips (see paths.mjs).
  */
-export async function openChecked(real, shown, root) {
-  let handle;
-  try {
-    handle = await open(real, OPEN_FOR_READING);
-  } catch (error) {
-    throw openError(error, shown);
-  }
-  try {
-    checkOpened(await openedPath(handle, real), shown, root);
-    return handle;
-  } catch (error) {
-    await handle.close();
-    throw error;
-  }
-}
-
-/** openChecked with a descriptor, in sync calls (see paths.mjs: cheaper for one small file). */
-function openCheckedSync(real, shown, root) {
+function openChecked(real, shown, root) {
   let fd;
   try {
     fd = openSync(real, OPEN_FOR_READING);
@@ -75,7 +59,7 @@ function openCheckedSync(real, shown, root) {
     throw openError(error, shown);
   }
   try {
-    checkOpened(openedPathSync(fd, real), shown, root);
+    checkOpened(openedPath(fd, real), shown, root);
     return fd;
   } catch (error) {
     closeSync(fd);
@@ -84,26 +68,14 @@ function openCheckedSync(real, shown, root) {
 }
 
 /** Where an open descriptor really points: /proc/self/fd on Linux, else the same inode check. */
-async function openedPath(handle, real) {
-  try {
-    return await readlink(`/proc/self/fd/${handle.fd}`);
-  } catch {
-    const [byFd, byPath] = await Promise.all([handle.stat(), stat(real)]);
-    return sameFile(byFd, byPath, real);
-  }
-}
-
-function openedPathSync(fd, real) {
+function openedPath(fd, real) {
   try {
     return readlinkSync(`/proc/self/fd/${fd}`);
   } catch {
-    return sameFile(fstatSync(fd), statSync(real), real);
+    const [byFd, byPath] = [fstatSync(fd), statSync(real)];
+    if (byFd.dev !== byPath.dev || byFd.ino !== byPath.ino) throw new ToolError(`${real} changed while it was opened`);
+    return real;
   }
-}
-
-function sameFile(byFd, byPath, real) {
-  if (byFd.dev !== byPath.dev || byFd.ino !== byPath.ino) throw new ToolError(`${real} changed while it was opened`);
-  return real;
 }
 
 function readUpTo(fd, size) {
@@ -117,24 +89,33 @@ function readUpTo(fd, size) {
   return buffer.subarray(0, filled);
 }
 
-/** Reads a UTF-8 text file, refusing directories, files over 10 MB and binary files. */
-export async function readTextFile(real, shown, root) {
-  const fd = openCheckedSync(real, shown, root);
+/**
+ * The bytes of a checked file (openChecked), once `check` has seen its stat and not thrown, and
+ * its stat: up to the size `check` saw, no more (a file growing meanwhile is not read past it).
+ */
+export function readChecked(real, shown, root, check) {
+  const fd = openChecked(real, shown, root);
   try {
     const info = fstatSync(fd);
+    check(info);
+    return { buffer: readUpTo(fd, info.size), info };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads a UTF-8 text file, refusing directories, files over 10 MB and binary files. */
+export async function readTextFile(real, shown, root) {
+  const { buffer, info } = readChecked(real, shown, root, (info) => {
     if (info.isDirectory()) throw new ToolError(`${shown} is a directory (use rye/file-system/ls)`);
     if (!info.isFile()) throw new ToolError(`${shown} is not a regular file`);
     if (info.size > MAX_FILE_BYTES)
       throw new ToolError(
         `${shown} is ${formatBytes(info.size)}; files over ${formatBytes(MAX_FILE_BYTES)} are refused`,
       );
-    // What the size check saw, no more: a file growing meanwhile is read up to that size.
-    const buffer = readUpTo(fd, info.size);
-    if (isBinary(buffer)) throw new ToolError(`${shown} is a binary file (it contains NUL bytes)`);
-    return { text: buffer.toString('utf8'), mode: info.mode };
-  } finally {
-    closeSync(fd);
-  }
+  });
+  if (isBinary(buffer)) throw new ToolError(`${shown} is a binary file (it contains NUL bytes)`);
+  return { text: buffer.toString('utf8'), mode: info.mode };
 }
 
 /**
@@ -152,7 +133,7 @@ export async function atomicWrite(real, content, mode, root) {
     // its descriptor: a folder swapped for a symlink after the path check is caught here.
     const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
     try {
-      const landed = await openedPath(handle, temp);
+      const landed = openedPath(handle.fd, temp);
       if (root !== undefined && !isInside(root, landed)) throw new ToolError(`${basename(real)}: its folder moved out of the project`);
       refuseProtected(landed, basename(real), root);
       await handle.writeFile(data);
