@@ -375,12 +375,18 @@ describe('the loop', () => {
       ],
     });
     const stop = new AbortController();
-    setTimeout(() => stop.abort(), 600);
+    // Cancelled while the second (slow) answer streams, however long the first turn took.
+    const waiting = setInterval(() => {
+      if (server.requests.length < 2) return;
+      clearInterval(waiting);
+      setTimeout(() => stop.abort(), 300);
+    }, 10);
     const result = await fixture().rye.execute({
       item_id: 'directive:acme/c',
       thread: 'fork',
       signal: stop.signal,
     });
+    clearInterval(waiting);
     expect(result, JSON.stringify(result)).toMatchObject({ status: 'error', thread_status: 'cancelled' });
     expect(server.requests).toHaveLength(2);
     const { listThreads } = await import('@ryeos/threads');
