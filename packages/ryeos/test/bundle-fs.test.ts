@@ -438,6 +438,36 @@ describe('rye/file-system/grep', () => {
     expect(await fail('grep', { pattern: 'x', path: 'nowhere' })).toBe('Path not found: nowhere');
   });
 
+  it('matches in linear time: catastrophic patterns answer at once on either engine; lookaround is refused', async () => {
+    // Each of these backtracks exponentially on a plain backtracking engine over a 5,000-char line.
+    await put('redos/a.txt', `${`${'a'.repeat(5000)}b\n`.repeat(20)}aaa\n`);
+    const started = performance.now();
+    for (const [pattern, ignore_case] of [
+      ['(a+)+$', false], // V8, falling back to its linear engine
+      ['(a|aa){1,40}$', false], // counted past what V8's linear engine takes: RE2
+      ['(A+)+$', true], // case-insensitive: RE2
+    ] as const) {
+      const found = await ok('grep', { pattern, ignore_case, path: 'redos' });
+      expect(found.matches, pattern).toEqual([{ path: 'redos/a.txt', line: 21, text: 'aaa' }]);
+    }
+    expect(performance.now() - started).toBeLessThan(10_000);
+    for (const pattern of ['(?=(a+)+$)x', '(?<!b)a', '(a)\\1', '(?<x>a)\\k<x>'])
+      expect(await fail('grep', { pattern, path: 'redos' }), pattern).toMatch(
+        /cannot be matched in linear time .*no lookaround .* no backreferences/,
+      );
+  });
+
+  it('bounds context to 100 lines and a result to 10,000 lines of matches and context', async () => {
+    await put('many/lines.txt', 'x\n'.repeat(30_000));
+    expect(await refused('grep', { pattern: 'x', path: 'many', context: 1_000_000 })).toMatch(/context/);
+    const big = await ok('grep', { pattern: 'x', path: 'many', context: 100, limit: 100_000 });
+    const matches = big.matches as { before: unknown[]; after: unknown[] }[];
+    const lines = matches.reduce((sum, m) => sum + 1 + m.before.length + m.after.length, 0);
+    expect(lines).toBeLessThanOrEqual(10_000);
+    expect(lines).toBeGreaterThan(9_500);
+    expect(big).toMatchObject({ truncated: true, note: expect.stringMatching(/^Stopped at 10000 lines/) });
+  });
+
   it('never reads outside the project', async () => {
     for (const path of ['..', '../outside', join(outside, 'secret.txt'), 'escape', 'escape.txt'])
       expect(await fail('grep', { pattern: 'SECRET', path })).toMatch(OUTSIDE);

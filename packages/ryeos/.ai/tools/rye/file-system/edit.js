@@ -1,4 +1,4 @@
-// rye:signed:2026-11-25T02:47:07Z:a2c7816a1ff77d6104fd45baa181c58007ec914209e4218ebc8061e3e0f7e52c:tRlK3SlZgSSpTXtoxwMVDZyGlxfMgaXQe4ZD7__89kiGsDD5PcQegqdZXrKjD3HJ4tArUbmS9Pz1ZBBLcPvnBQ==:007af625371e6e71
+// rye:signed:2026-11-28T03:19:28Z:cea8728b7c212a8810622a68b7c9ea0fe093878252590c51d18086433f74760a:XGv9Q02o5OsrX9mWcVSiuK4WdcOhbSz0N_1whkXdZMyotCtutgJdpEhdDujmBg79ZI91_qNu4_vrVwL-69kFAg==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
@@ -21,7 +21,8 @@ export const CONFIG_SCHEMA = {
   anyOf: [{ required: ['path'] }, { required: ['file_path'] }],
 };
 
-import { atomicWrite, readTextFile } from './_lib/files.mjs';
+import { atomicWrite } from './_lib/atomic-write.mjs';
+import { readTextFile } from './_lib/files.mjs';
 import { projectRoot, resolveInside } from './_lib/paths.mjs';
 import { boolean, requiredString, functionTool, ToolError } from './_lib/tool.mjs';
 
@@ -60,6 +61,6 @@ export const execute = functionTool(async (params, projectPath) => {
   const updated = replaceAll
     ? text.split(oldString).join(newString)
     : text.replace(oldString, () => newString);
-  await atomicWrite(real, updated, mode, root);
+  atomicWrite(real, shown, updated, mode, root);
   return { path: shown, replacements: replaceAll ? count : 1 };
 });

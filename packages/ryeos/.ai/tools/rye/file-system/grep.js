@@ -1,4 +1,4 @@
-// rye:signed:2026-11-28T02:47:47Z:93916feba5dbd8bbc2f67cee02303c7b81ba365080ba6e1953401f4505a0b0d7:jJzZPlhgTXTIQmmKLt5im1KUOvSbneiwlSbW5cG3hJaOC5orCRdNjESyc-OYpByLMZwglNOg50TLrE6R2m5WCA==:007af625371e6e71
+// rye:signed:2026-11-28T03:21:28Z:4217ef27369836a2a9ccc46492f8d01d0061f5b84f0a0b001b82cbdb2e43fd27:VXfb4zU_LfW1vTtHJqDghWXImO7cP8BOJmw7QtGSHUNv5poCaWD803XS6tsMGmcR3zNih4_UonmJq1uxsK8eDQ==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
@@ -8,7 +8,11 @@ export const __tool_description__ =
 export const CONFIG_SCHEMA = {
   type: 'object',
   properties: {
-    pattern: { type: 'string', description: 'JavaScript regular expression, matched against each line' },
+    pattern: {
+      type: 'string',
+      description:
+        'Regular expression matched against each line (JavaScript syntax without lookaround or backreferences, like ripgrep)',
+    },
     path: {
       type: 'string',
       description: 'File or directory to search, relative to the project root (default: the root)',
@@ -24,7 +28,8 @@ export const CONFIG_SCHEMA = {
     context: {
       type: 'integer',
       minimum: 0,
-      description: 'Lines of context before and after each match (default 0)',
+      maximum: 100,
+      description: 'Lines of context before and after each match (default 0, at most 100)',
     },
   },
   required: ['pattern'],
@@ -32,18 +37,15 @@ export const CONFIG_SCHEMA = {
 
 import { isBinary, MAX_FILE_BYTES, readChecked, statOrUndefined } from './_lib/files.mjs';
 import { projectRoot, resolveInside, shownPath } from './_lib/paths.mjs';
+import { compileBounded } from './_lib/regex.mjs';
 import { boolean, integer, optionalString, requiredString, functionTool, ToolError } from './_lib/tool.mjs';
 import { listFiles } from './_lib/walk.mjs';
 
 const MAX_LINE_CHARS = 2000;
-
-function compile(pattern, ignoreCase) {
-  try {
-    return new RegExp(pattern, ignoreCase ? 'i' : '');
-  } catch (error) {
-    throw new ToolError(`Invalid regular expression '${pattern}': ${error.message}`);
-  }
-}
+const MAX_CONTEXT = 100;
+/** Lines in one result, matches and context together: whatever limit and context ask for, a
+ * result stays a few MB (each line is clipped to MAX_LINE_CHARS). */
+const MAX_RESULT_LINES = 10_000;
 
 const clip = (text) =>
   text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)} … [line truncated]` : text;
@@ -62,16 +64,18 @@ async function candidates(base, shown, filter, root) {
 export const execute = functionTool(async (params, projectPath) => {
   const root = await projectRoot(projectPath);
   const pattern = requiredString(params, 'pattern');
-  const regex = compile(pattern, boolean(params, 'ignore_case'));
+  const regex = compileBounded(pattern, boolean(params, 'ignore_case'));
   const limit = integer(params, 'limit', 500, 1);
-  const context = integer(params, 'context', 0, 0);
+  const context = integer(params, 'context', 0, 0, MAX_CONTEXT);
   const filter = optionalString(params, 'glob', ['include']);
   const { real: base, shown } = await resolveInside(root, optionalString(params, 'path') ?? '.');
   const files = await candidates(base, shown, filter, root);
 
   const matches = [];
   const skipped = { binary: 0, too_large: 0 };
+  let changed = 0;
   let searched = 0;
+  let lineCount = 0;
   let truncated = false;
   for (const file of files) {
     const info = await statOrUndefined(file);
@@ -86,6 +90,7 @@ export const execute = functionTool(async (params, projectPath) => {
         if (!opened.isFile() || opened.size > MAX_FILE_BYTES) throw new ToolError('changed');
       }));
     } catch {
+      changed++;
       continue; // changed or moved while searching: not read
     }
     if (isBinary(buffer)) {
@@ -97,25 +102,34 @@ export const execute = functionTool(async (params, projectPath) => {
     const path = shownPath(root, file);
     for (let i = 0; i < lines.length && !truncated; i++) {
       if (!regex.test(lines[i])) continue;
-      if (matches.length === limit) {
+      const before = Math.max(0, i - context);
+      const after = Math.min(lines.length, i + 1 + context);
+      if (matches.length === limit || lineCount + (after - before) > MAX_RESULT_LINES) {
         truncated = true;
         break;
       }
+      lineCount += after - before;
       const match = { path, line: i + 1, text: clip(lines[i]) };
       if (context > 0) {
         const around = (from, to) =>
           lines.slice(from, to).map((text, k) => ({ line: from + k + 1, text: clip(text) }));
-        match.before = around(Math.max(0, i - context), i);
-        match.after = around(i + 1, Math.min(lines.length, i + 1 + context));
+        match.before = around(before, i);
+        match.after = around(i + 1, after);
       }
       matches.push(match);
     }
     if (truncated) break;
   }
-  if (files.length === 1 && files[0] === base && searched === 0)
-    throw new ToolError(
-      `${shown} is ${skipped.binary ? 'a binary file' : 'larger than 10 MB'}; not searched`,
-    );
+  if (files.length === 1 && files[0] === base && searched === 0) {
+    const why = skipped.binary
+      ? 'is a binary file'
+      : skipped.too_large
+        ? 'is larger than 10 MB'
+        : changed
+          ? 'changed or moved while it was searched'
+          : 'is no longer a regular file';
+    throw new ToolError(`${shown} ${why}; not searched`);
+  }
 
   const result = {
     pattern,
@@ -127,6 +141,9 @@ export const execute = functionTool(async (params, projectPath) => {
   };
   if (skipped.binary || skipped.too_large) result.skipped = skipped;
   if (truncated)
-    result.note = `Stopped at limit=${limit} matches; narrow the pattern, path or glob, or raise limit`;
+    result.note =
+      matches.length === limit
+        ? `Stopped at limit=${limit} matches; narrow the pattern, path or glob, or raise limit`
+        : `Stopped at ${MAX_RESULT_LINES} lines of matches and context; narrow the pattern, path or glob, or lower context`;
   return result;
 });

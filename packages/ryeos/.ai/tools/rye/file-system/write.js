@@ -1,4 +1,4 @@
-// rye:signed:2026-11-25T02:47:07Z:1b73ec08503aa41df7748cc7e7519c67c22be20d1db83f8ec914cbeee572b48e:h353E04A3XvZrfMFbvB7OJHvd72757vtLH4zEgZAIbL9ZoSkShZGUZUfIw_WnUwah-btwUWS2cJzQ6DTGjvqBA==:007af625371e6e71
+// rye:signed:2026-11-28T03:19:28Z:c5fd5cca2481eb3819a3984a1cbc9e222fda6fe847f09e7b181c484c1594d3ca:-pNwAjW85trx6ZZjkZHPtMvnXJLSpC-Gyf3ZXgXAhvLkGPOUeSHF9FNI9t5ydeStn0ZGbBzjyjYGnVdzEkQmAA==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
@@ -16,7 +16,8 @@ export const CONFIG_SCHEMA = {
   anyOf: [{ required: ['path'] }, { required: ['file_path'] }],
 };
 
-import { atomicWrite, formatBytes, MAX_FILE_BYTES, statOrUndefined } from './_lib/files.mjs';
+import { atomicWrite } from './_lib/atomic-write.mjs';
+import { formatBytes, MAX_FILE_BYTES, statOrUndefined } from './_lib/files.mjs';
 import { projectRoot, resolveInside } from './_lib/paths.mjs';
 import { requiredString, functionTool, ToolError } from './_lib/tool.mjs';
 
@@ -31,6 +32,6 @@ export const execute = functionTool(async (params, projectPath) => {
   const { real, shown } = await resolveInside(root, path);
   const existing = await statOrUndefined(real);
   if (existing?.isDirectory()) throw new ToolError(`${shown} is a directory`);
-  const bytes = await atomicWrite(real, content, existing?.mode, root);
+  const bytes = atomicWrite(real, shown, content, existing?.mode, root);
   return { path: shown, bytes_written: bytes, created: !existing };
 });

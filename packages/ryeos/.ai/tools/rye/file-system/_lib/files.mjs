@@ -1,9 +1,7 @@
-// rye:signed:2026-11-28T02:47:47Z:91df8cc370bb017df3eec8f2bafd1c279ef23e00e5093c6bd3ed3be683459156:RFmHkDSr-Fq8xSycKO78cYZ1FnTCV8tiggQS8Mr1vL9yiZ2WqKa2Gb8qJ4Lflrm8WsLM0BakYdBjxZ9dDTPiCQ==:007af625371e6e71
+// rye:signed:2026-11-28T03:19:28Z:d9875281a265d37a4af75e21636ca877430aed02ce07280ab859e5c1cfc1dc9b:kZv7mPQQYh8J3tsv24iyassbyeggMtiy1ycnayOa6YjtOzKC6Osgkp_YeogmODAMle8FInQgP7z0a8Lh-CxFAg==:007af625371e6e71
 // Reading and writing whole text files with the limits every file-system tool shares.
-import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, statSync } from 'node:fs';
-import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { stat } from 'node:fs/promises';
 import { isInside, pathError, refuseProtected } from './paths.mjs';
 import { ToolError } from './tool.mjs';
 
@@ -68,7 +66,7 @@ function openChecked(real, shown, root) {
 }
 
 /** Where an open descriptor really points: /proc/self/fd on Linux, else the same inode check. */
-function openedPath(fd, real) {
+export function openedPath(fd, real) {
   try {
     return readlinkSync(`/proc/self/fd/${fd}`);
   } catch {
@@ -116,35 +114,4 @@ export async function readTextFile(real, shown, root) {
   });
   if (isBinary(buffer)) throw new ToolError(`${shown} is a binary file (it contains NUL bytes)`);
   return { text: buffer.toString('utf8'), mode: info.mode };
-}
-
-/**
- * Writes `content` atomically: a temporary file in the same directory (so rename stays on one
- * file system), then rename over the target. Creates missing parent directories and keeps the
- * mode of a file it replaces. Returns the number of bytes written.
- */
-export async function atomicWrite(real, content, mode, root) {
-  const dir = dirname(real);
-  const temp = join(dir, `.${basename(real)}.rye-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
-  const data = Buffer.from(content, 'utf8');
-  try {
-    await mkdir(dir, { recursive: true });
-    // The temp file is created without following links, and where it landed is checked through
-    // its descriptor: a folder swapped for a symlink after the path check is caught here.
-    const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-    try {
-      const landed = openedPath(handle.fd, temp);
-      if (root !== undefined && !isInside(root, landed)) throw new ToolError(`${basename(real)}: its folder moved out of the project`);
-      refuseProtected(landed, basename(real), root);
-      await handle.writeFile(data);
-      await handle.chmod(mode !== undefined ? mode & 0o7777 : 0o644);
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, real);
-  } catch (error) {
-    await unlink(temp).catch(() => {});
-    throw pathError(error, basename(real));
-  }
-  return data.length;
 }

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-25T02:47:07Z:0c170baabf1c16e4429641a8670f00b777983b2262a88a78888998ffb20bb989:7Pj37gFGDx-hvAw_HZJrNA-X3RqpSFh65wS4na3TMyPntNPAcPFLeKgKOPmcx-vfFIuwUG5960ifw62vE2duDw==:007af625371e6e71
+// rye:signed:2026-11-28T03:21:28Z:c00d7ff0eed429216b7103a0fc586cdf1fcae8aa6d579add36b28229b207f821:_PmVoN0aUmOVm_Rv3AA_yFzTtC3gUcP4ZK6Y0nRHAj2abh0M2w5gsrmxk9IORADdmGf4tFeQ-nb_lLAWcripDg==:007af625371e6e71
 // Shared plumbing of the rye/file-system tools: the function-style contract of the node/function
 // runtime and parameter checks. A tool exports `execute(params, context)`; failures the caller
 // can act on are `{success: false, error}` (the executor turns them into an error envelope).
@@ -44,12 +44,14 @@ export function optionalString(params, name, aliases = []) {
 }
 
 /** An integer parameter ≥ `min` (numeric strings accepted, as LLM clients send them). */
-export function integer(params, name, fallback, min = 0) {
+export function integer(params, name, fallback, min = 0, max = Number.MAX_SAFE_INTEGER) {
   const raw = params[name];
   if (raw === undefined || raw === null || raw === '') return fallback;
   const value = typeof raw === 'string' ? Number(raw) : raw;
-  if (!Number.isInteger(value) || value < min)
-    throw new ToolError(`Parameter '${name}' must be an integer ≥ ${min} (got ${JSON.stringify(raw)})`);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;
+    throw new ToolError(`Parameter '${name}' must be an integer ${range} (got ${JSON.stringify(raw)})`);
+  }
   return value;
 }
 
