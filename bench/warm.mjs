@@ -3,7 +3,8 @@
 //    against the official filesystem MCP server's read_file on the same file (installed from npm
 //    into this bench's temp folder, never a repo dependency; goal ryeos/official ≤ 6×)
 //  - warm `execute` of a trivial node/function JS tool (goal p50 ≤ 3 ms) and of a trivial
-//    python/function tool (goal p50 ≤ 5 ms), back to back and (python) 20 ms apart
+//    python/function tool (goal p50 ≤ 5 ms); for comparison the same python tool on
+//    python/function_isolated (a forked child per call), back to back and 20 ms apart
 //  - 3 bursts of 200 concurrent executes (JS tool and read, all sent at once): errors (must be 0),
 //    p50/p99, wall time, and the server's RSS before, after each burst and ~2 s after the last
 //  - each tool's first call (cold worker), once
@@ -121,6 +122,10 @@ async function measure(
   await mkdir(join(project, '.ai', 'tools', 'bench'), { recursive: true });
   await writeFile(join(project, '.ai', 'tools', 'bench', 'fn_js.js'), JS_TOOL);
   await writeFile(join(project, '.ai', 'tools', 'bench', 'fn_py.py'), PY_TOOL);
+  await writeFile(
+    join(project, '.ai', 'tools', 'bench', 'fn_pyiso.py'),
+    PY_TOOL.replace('python/function"', 'python/function_isolated"'),
+  );
   await writeFile(join(project, 'notes.txt'), NOTES);
   const installing = installOfficial(join(root, 'fs-server'));
   const env = { PATH: process.env.PATH, USER_SPACE: user };
@@ -128,6 +133,7 @@ async function measure(
     ['keys', 'generate'],
     ['sign', 'tool:bench/fn_js', '--project', project],
     ['sign', 'tool:bench/fn_py', '--project', project],
+    ['sign', 'tool:bench/fn_pyiso', '--project', project],
   ]) {
     const r = spawnSync(process.execPath, [CLI, ...args], { env, encoding: 'utf8' });
     if (r.status !== 0) throw new Error(r.stdout + r.stderr);
@@ -142,6 +148,7 @@ async function measure(
     read: { id: 'rye/file-system/read', parameters: { path: 'notes.txt' } },
     js: { id: 'bench/fn_js', parameters: { n: 1 } },
     py: { id: 'bench/fn_py', parameters: { n: 1 } },
+    pyiso: { id: 'bench/fn_pyiso', parameters: { n: 1 } },
   };
   const execute = (key) =>
     timedCall(rye, 'execute', {
@@ -153,7 +160,7 @@ async function measure(
   await timedCall(rye, 'search', { project_path: project, scope: 'tool', query: 'read' });
 
   const result = { bench: 'warm_runtimes', runs, cold_first_call_ms: {} };
-  for (const key of ['read', 'js', 'py']) {
+  for (const key of ['read', 'js', 'py', 'pyiso']) {
     const { ms, reply } = await execute(key);
     const text = reply.result.content.map((c) => c.text ?? '').join('');
     if (key === 'read' && !text.includes('quick brown fox'))
@@ -188,23 +195,24 @@ async function measure(
   // Warm: a few warm-up calls, then `runs` timed ones; ryeos and official reads interleaved so
   // both see the same machine load.
   for (let i = 0; i < WARM_UP; i++) {
-    for (const key of ['read', 'js', 'py']) await execute(key);
+    for (const key of ['read', 'js', 'py', 'pyiso']) await execute(key);
     await official?.read();
   }
-  const times = { read: [], official: [], js: [], py: [] };
+  const times = { read: [], official: [], js: [], py: [], pyiso: [] };
   for (let i = 0; i < runs; i++) {
     times.read.push((await execute('read')).ms);
     if (official) times.official.push((await official.read()).ms);
   }
   for (let i = 0; i < runs; i++) times.js.push((await execute('js')).ms);
   for (let i = 0; i < runs; i++) times.py.push((await execute('py')).ms);
-  // The same python calls 20 ms apart, as a model's turns space a thread's calls: a python call
-  // runs in a child forked ahead of it while the worker is idle, and back-to-back calls leave it
-  // no idle time (on a machine where page faults are slow, the forks then set the pace).
-  times.pySpaced = [];
+  for (let i = 0; i < runs; i++) times.pyiso.push((await execute('pyiso')).ms);
+  // The isolated calls 20 ms apart, as a model's turns space a thread's calls: each runs in a
+  // child forked ahead of it while the worker is idle, and back-to-back calls leave it no idle
+  // time (on a machine where page faults are slow, the forks then set the pace).
+  times.pyisoSpaced = [];
   for (let i = 0; i < Math.min(runs, 100); i++) {
     await sleep(20);
-    times.pySpaced.push((await execute('py')).ms);
+    times.pyisoSpaced.push((await execute('pyiso')).ms);
   }
 
   const line = (label, s, goal) =>
@@ -229,8 +237,10 @@ async function measure(
   say(line('warm execute bench/fn_js (node/function)', result.js, 3));
   result.py = { ...stats(times.py), goal_p50_ms: 5 };
   say(line('warm execute bench/fn_py (python/function)', result.py, 5));
-  result.py_spaced_20ms = { ...stats(times.pySpaced), goal_p50_ms: 5 };
-  say(line('warm execute bench/fn_py, calls 20 ms apart', result.py_spaced_20ms, 5));
+  result.py_isolated = stats(times.pyiso);
+  say(line('warm execute bench/fn_pyiso (python/function_isolated)', result.py_isolated));
+  result.py_isolated_spaced_20ms = stats(times.pyisoSpaced);
+  say(line('warm execute bench/fn_pyiso, calls 20 ms apart', result.py_isolated_spaced_20ms));
 
   // Concurrency: `concurrency` calls (half the JS tool, half read) written at once, burstCount times.
   const rss = { before_mb: rssMb(rye.pid), after_burst_mb: [] };

@@ -1,5 +1,6 @@
 /**
- * The function-style runtimes on warm workers (node/function, python/function), through the real
+ * The function-style runtimes on warm workers (node/function, python/function and
+ * python/function_isolated), through the real
  * chain with signed project tools: what a worker shares and what it never shares, failures,
  * timeouts, the one-shot path of the CLI, and a tool that prints while the MCP server runs it.
  */
@@ -30,14 +31,18 @@ export async function execute(params, context) {
 }
 `;
 
-const PY_HEADER = `__version__ = "1.0.0"
+const pyHeader = (runtime: 'function' | 'function_isolated') => `__version__ = "1.0.0"
 __tool_type__ = "python"
-__executor_id__ = "rye/core/runtimes/python/function"
+__executor_id__ = "rye/core/runtimes/python/${runtime}"
 __category__ = "demo"
 __tool_description__ = "A warm tool"
 `;
+/** Forked per call (python/function_isolated). */
+const PY_HEADER = pyHeader('function_isolated');
+/** Shared interpreter, fresh module per call (python/function). */
+const PY_SHARED_HEADER = pyHeader('function');
 
-const PY_COUNTER = `${PY_HEADER}import asyncio, os, time
+const counterBody = `import asyncio, os, time
 state = {"calls": 0}
 
 async def execute(params, project_path):
@@ -52,6 +57,8 @@ async def execute(params, project_path):
     await asyncio.sleep(0)
     return {"success": True, "calls": state["calls"], "pid": os.getpid(), "project": project_path}
 `;
+const PY_COUNTER = `${PY_HEADER}${counterBody}`;
+const PY_SHARED_COUNTER = `${PY_SHARED_HEADER}${counterBody}`;
 
 async function setUp(t: TempProject, tools: Record<string, string>): Promise<void> {
   expect((await rye(['keys', 'generate'], { env: t.env })).code).toBe(0);
@@ -216,7 +223,7 @@ console.log(JSON.stringify({ read: text }));
   });
 });
 
-describe('python/function', () => {
+describe('python/function_isolated', () => {
   it('a call sees only its own descriptors, and what it starts dies when it ends', async () => {
     const t = await project();
     const probe = `${PY_HEADER}import os, subprocess
@@ -249,7 +256,11 @@ def execute(params, project_path):
     for (const result of results) {
       expect(result).toMatchObject({
         status: 'success',
-        chain: ['demo/pycount', 'rye/core/runtimes/python/function', 'rye/core/primitives/subprocess'],
+        chain: [
+          'demo/pycount',
+          'rye/core/runtimes/python/function_isolated',
+          'rye/core/primitives/subprocess',
+        ],
         data: { success: true, calls: 1, project: t.project },
       });
     }
@@ -372,6 +383,106 @@ def execute(params, project_path):
   });
 });
 
+describe('python/function (one interpreter, a fresh module per call)', () => {
+  it('runs each call on a fresh module in the same interpreter, restoring environment, cwd and sys.path', async () => {
+    const t = await project();
+    const probe = `${PY_SHARED_HEADER}import os, sys
+seen = {"calls": 0}
+def execute(params, project_path):
+    seen["calls"] += 1
+    before = {"env": os.environ.get("RYE_DEMO_LEFT"), "cwd": os.getcwd(), "path": "/left/behind" in sys.path}
+    os.environ["RYE_DEMO_LEFT"] = "yes"
+    os.chdir("/")
+    sys.path.append("/left/behind")
+    print("a log line, not the result")
+    return {"success": True, "calls": seen["calls"], "pid": os.getpid(), "before": before, "stdin": sys.stdin.read()}
+`;
+    await setUp(t, { 'demo/probe.py': probe });
+    const r = api(t);
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await r.execute({ item_id: 'tool:demo/probe' }));
+    const cwd = (results[0]!.data as { before: { cwd: string } }).before.cwd;
+    for (const result of results) {
+      expect(result).toMatchObject({
+        status: 'success',
+        chain: ['demo/probe', 'rye/core/runtimes/python/function', 'rye/core/primitives/subprocess'],
+        // A tool reading its stdin reads nothing (not the worker's next request).
+        data: { success: true, calls: 1, before: { env: null, cwd, path: false }, stdin: '' },
+      });
+    }
+    expect(new Set(results.map((x) => (x.data as Data).pid)).size).toBe(1);
+  });
+
+  it('kills what a call started when it ends, children of children included', async () => {
+    const t = await project();
+    const spawner = `${PY_SHARED_HEADER}import os, subprocess
+def execute(params, project_path):
+    child = subprocess.Popen(["sleep", "77"])
+    # A grandchild whose parent exits at once: reparented to the worker, still killed.
+    shell = subprocess.run(["sh", "-c", "sleep 78 >/dev/null 2>&1 & echo $!"], capture_output=True, text=True)
+    return {"success": True, "pids": [child.pid, int(shell.stdout.strip())]}
+`;
+    await setUp(t, { 'demo/spawner.py': spawner });
+    const r = api(t);
+    const result = await r.execute({ item_id: 'tool:demo/spawner' });
+    expect(result).toMatchObject({ status: 'success' });
+    for (const pid of (result.data as { pids: number[] }).pids)
+      expect(await until(() => !isAlive(pid), 3_000), String(pid)).toBe(true);
+  });
+
+  it('answers concurrent calls one at a time; an exception, sys.exit and a hard exit fail only their own call', async () => {
+    const t = await project();
+    const ender = `${PY_SHARED_HEADER}import os, sys, time
+def execute(params, project_path):
+    print("before the end")
+    how = params.get("how")
+    if how == "raise":
+        raise ValueError("it went wrong")
+    if how == "exit":
+        sys.exit(3)
+    if how == "hard":
+        os._exit(7)
+    time.sleep(0.05)
+    return {"success": True, "pid": os.getpid(), "at": time.monotonic()}
+`;
+    await setUp(t, { 'demo/ender.py': ender });
+    const r = api(t);
+    const many = await Promise.all(
+      Array.from({ length: 6 }, () => r.execute({ item_id: 'tool:demo/ender' })),
+    );
+    for (const result of many) expect(result).toMatchObject({ status: 'success', data: { success: true } });
+    const pid = (many[0]!.data as Data).pid;
+    expect(new Set(many.map((x) => (x.data as Data).pid))).toEqual(new Set([pid]));
+    const raised = await r.execute({ item_id: 'tool:demo/ender', parameters: { how: 'raise' } });
+    expect(raised).toMatchObject({ status: 'error', error_type: 'execution' });
+    expect(raised.error).toMatch(/ValueError: it went wrong/);
+    const exited = await r.execute({ item_id: 'tool:demo/ender', parameters: { how: 'exit' } });
+    expect(exited.data).toMatchObject({ exit_code: 3, stderr: 'before the end\n' });
+    // The worker lives on after both.
+    const after = await r.execute({ item_id: 'tool:demo/ender' });
+    expect((after.data as Data).pid).toBe(pid);
+    // A hard exit takes the worker: that call fails, the next one gets a new worker.
+    const hard = await r.execute({ item_id: 'tool:demo/ender', parameters: { how: 'hard' } });
+    expect(hard).toMatchObject({ status: 'error' });
+    const fresh = await r.execute({ item_id: 'tool:demo/ender' });
+    expect(fresh).toMatchObject({ status: 'success' });
+    expect((fresh.data as Data).pid).not.toBe(pid);
+  });
+
+  it('a timeout kills the call and its worker; the next call works', async () => {
+    const t = await project();
+    await setUp(t, { 'demo/pyshared.py': PY_SHARED_COUNTER });
+    const r = api(t);
+    await r.execute({ item_id: 'tool:demo/pyshared' });
+    const hung = await r.execute({ item_id: 'tool:demo/pyshared', parameters: { hang: true, timeout: 0.5 } });
+    expect(hung).toMatchObject({ status: 'error', error_type: 'timeout' });
+    expect(await r.execute({ item_id: 'tool:demo/pyshared' })).toMatchObject({
+      status: 'success',
+      data: { calls: 1 },
+    });
+  });
+});
+
 /** Processes whose command line mentions `text` (Linux /proc). */
 function processesMentioning(text: string): number[] {
   const found: number[] = [];
@@ -389,8 +500,12 @@ describe('the one-shot CLI', () => {
     'runs function tools and leaves no worker behind when it exits',
     async () => {
       const t = await project();
-      await setUp(t, { 'demo/counter.js': JS_COUNTER, 'demo/pycount.py': PY_COUNTER });
-      for (const id of ['demo/counter', 'demo/pycount']) {
+      await setUp(t, {
+        'demo/counter.js': JS_COUNTER,
+        'demo/pycount.py': PY_COUNTER,
+        'demo/pyshared.py': PY_SHARED_COUNTER,
+      });
+      for (const id of ['demo/counter', 'demo/pycount', 'demo/pyshared']) {
         const run = await rye(['execute', `tool:${id}`, '--project', t.project], { env: t.env });
         expect(run.code, run.stderr).toBe(0);
         expect(run.json).toMatchObject({ status: 'success', data: { calls: 1 } });
@@ -466,17 +581,21 @@ export async function execute(params, context) {
 describe('the MCP server', () => {
   it.runIf(process.platform === 'linux')('stops its warm workers when it shuts down', async () => {
     const t = await project();
-    await setUp(t, { 'demo/counter.js': JS_COUNTER, 'demo/pycount.py': PY_COUNTER });
+    await setUp(t, {
+      'demo/counter.js': JS_COUNTER,
+      'demo/pycount.py': PY_COUNTER,
+      'demo/pyshared.py': PY_SHARED_COUNTER,
+    });
     const client = await connectMcpStdio('warm-shutdown', t.user);
-    for (const id of ['demo/counter', 'demo/pycount']) {
+    for (const id of ['demo/counter', 'demo/pycount', 'demo/pyshared']) {
       const result = await client.callTool({
         name: 'execute',
         arguments: { project_path: t.project, item_id: `tool:${id}` },
       });
       expect(result.isError, JSON.stringify(result)).toBeFalsy();
     }
-    // Both workers are alive while the server is (their snapshots live under the user space).
-    expect(processesMentioning(t.root).length).toBeGreaterThanOrEqual(2);
+    // The workers are alive while the server is (their snapshots live under the user space).
+    expect(processesMentioning(t.root).length).toBeGreaterThanOrEqual(3);
     await client.close();
     expect(await until(() => processesMentioning(t.root).length === 0, 5_000)).toBe(true);
   });

@@ -1,17 +1,25 @@
-# rye:signed:2026-11-27T22:35:24Z:03056d0186bb9f6dc5b615089e0d30f29d2d9786ce49edab0bd613108938c904:uLqZWF8wjrm2Qg5ZmveTotCzj2yzqd8dwkrbBGiYvSENRCjzeE5KcJ2NJkaPkvFiiLG5apdMBD5bZ72dNfn9AQ==:007af625371e6e71
+# rye:signed:2026-11-28T03:35:35Z:d8227b1f3f245ba1da33d798f47a4d59c0a89889db2fa3ecd7b36b0230b9a8fb:kOMPIg2YjZQUz41pba4OApBJCSBd1AWgqhcxuJXCvWt_Qsgd_xBZUj1ZbMkInYRXT2LRTqw9n1e9GnNlkEDMCQ==:007af625371e6e71
 """Runs a function-style Python tool: a file that defines execute(params, project_path).
 
-    python function_worker.py <tool_path> <project_path>
+    python function_worker.py <tool_path> <project_path> [--fork-per-call]
 
 One-shot (the default): reads the params JSON on stdin, prints the result as JSON and exits; what
 the tool prints goes to stderr. Warm (RYE_WORKER_PROTOCOL=1, lillux runWarm documents the
-protocol): imports the tool once, then answers one request per stdin line with one JSON line on
-fd 3 (stdout is only a log). Each call runs in a child forked from a zygote (a copy of this
-process made once the tool is imported), in its own process group, so it starts with the module
-already imported and leaves nothing behind for the next call: module state, globals and open
-files a call changes die with its child, and whatever it started is killed when it ends. The
-next call's child is forked while the worker is idle, and a child says how it ended before its
-teardown, so neither a fork nor an exit is on a call's path.
+protocol): answers one request per stdin line with one JSON line on fd 3 (stdout is only a log),
+in one of two ways:
+
+- shared (python/function): calls run one at a time in this interpreter, each on a fresh
+  instance of the tool's module (its code compiled once), as node/function shares one worker per
+  tool snapshot and project. The tool's own modules (those in its snapshot folder) are imported
+  afresh by each call; the environment, working directory and sys.path are restored after it,
+  and whatever processes it started are killed. Libraries it imports stay imported.
+- --fork-per-call (python/function_isolated): the tool is imported once, and each call runs in a
+  child forked from a zygote (a copy of this process made once the tool is imported), in its own
+  process group, so it starts with the module already imported and leaves nothing behind for the
+  next call: module state, globals and open files a call changes die with its child, and
+  whatever it started is killed when it ends. The next call's child is forked while the worker
+  is idle, and a child says how it ended before its teardown, so neither a fork nor an exit is
+  on a call's path.
 """
 import sys
 
@@ -33,6 +41,7 @@ import time  # noqa: E402
 import traceback  # noqa: E402
 
 TOOL, PROJECT = sys.argv[1], sys.argv[2]
+FORK_PER_CALL = "--fork-per-call" in sys.argv[3:]
 sys.path.insert(0, os.path.dirname(TOOL))
 
 
@@ -510,6 +519,207 @@ class ZygoteGone(Exception):
     pass
 
 
+class CallOutput:
+    """sys.stdout and sys.stderr while a shared call runs: its log, capped, streamed on request."""
+
+    encoding = "utf-8"
+    errors = "replace"
+
+    def __init__(self, worker, call):
+        self.worker = worker
+        self.call = call
+
+    def write(self, text):
+        if not isinstance(text, str):
+            raise TypeError("write() argument must be str, not %s" % type(text).__name__)
+        if text:
+            self.worker.keep(self.call, "stderr", text.encode("utf-8", "replace"))
+        return len(text)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def writable(self):
+        return True
+
+    def fileno(self):
+        raise OSError("a tool's log has no file descriptor; print to it instead")
+
+
+class SharedWorker:
+    """Runs calls one at a time in this interpreter, each on a fresh module instance (see the
+    module docstring). The host sends one call at a time (max_concurrency 1), and queues the rest."""
+
+    def __init__(self):
+        # Requests move off fd 0 and answers stay on fd 3, and fd 0 becomes /dev/null: a tool that
+        # reads its stdin reads nothing, instead of the next request.
+        self.requests = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 10)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.set_inheritable(3, False)
+        self.channel = os.fdopen(3, "wb", buffering=0)
+        self.pending = b""
+        # The tool's own folders: its own and its anchor's (PYTHONPATH), whose modules are the
+        # tool's code and are imported afresh by every call.
+        folders = [os.path.dirname(TOOL)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        self.folders = tuple(os.path.join(os.path.realpath(folder), "") for folder in folders)
+        prctl(PR_SET_CHILD_SUBREAPER, 1)
+        # Not dumpable: another process of this user cannot open this worker's descriptors
+        # through /proc/<pid>/fd (its requests, its answers). A tool runs in here, so it can.
+        prctl(PR_SET_DUMPABLE, 0)
+        self.code = None
+        self.load_error = None
+        try:
+            with open(TOOL, "rb") as source:
+                self.code = compile(source.read(), TOOL, "exec")
+            # Run once now: imports the libraries the tool uses (they stay imported), and says at
+            # once when there is no execute().
+            if getattr(self.fresh_module(), "execute", None) is None:
+                self.load_error = "No execute() in %s\n" % TOOL
+        except BaseException:
+            self.load_error = traceback.format_exc()
+        self.forget_own_modules(set())
+
+    def fresh_module(self):
+        module = type(sys)("rye_tool")
+        module.__file__ = TOOL
+        exec(self.code, module.__dict__)
+        return module
+
+    def forget_own_modules(self, before):
+        """Drops the tool's own modules a call imported, so the next call imports them afresh."""
+        for name, module in list(sys.modules.items()):
+            path = getattr(module, "__file__", None)
+            if name not in before and isinstance(path, str) and os.path.realpath(path).startswith(self.folders):
+                del sys.modules[name]
+
+    def send(self, message):
+        self.channel.write((json.dumps(message) + "\n").encode("utf-8"))
+
+    def keep(self, call, stream, chunk):
+        call.keep(call.output, "stderr", chunk)
+        if call.progress:
+            self.send({"id": call.id, "stream": "stderr", "chunk": chunk.decode("utf-8", "replace")})
+
+    def run(self, request):
+        call = Call(request)
+        if self.load_error is not None:
+            self.answer(call, b"", self.load_error.encode("utf-8"), 1)
+            return
+        environ, cwd, path, modules = dict(os.environ), os.getcwd(), list(sys.path), set(sys.modules)
+        streams = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = CallOutput(self, call)
+        code = 1
+        try:
+            text = call_tool(self.fresh_module(), request.get("input") or "")
+            call.take_result(text.encode("utf-8"))
+            code = 0
+        except SystemExit as exit:
+            code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        finally:
+            sys.stdout, sys.stderr = streams
+            restore_environ(environ)
+            try:
+                os.chdir(cwd)
+            except OSError:
+                pass
+            sys.path[:] = path
+            self.forget_own_modules(modules)
+            kill_descendants()
+        self.answer(call, bytes(call.result), bytes(call.output), code)
+
+    def answer(self, call, stdout, stderr, exit_code):
+        message = {
+            "id": call.id,
+            "stdout": stdout.decode("utf-8", "replace"),
+            "stderr": stderr.decode("utf-8", "replace"),
+            "exit_code": exit_code,
+        }
+        truncated = {s: n for s, n in call.totals.items() if call.cap is not None and n > call.cap}
+        if truncated:
+            message["truncated"] = truncated
+        self.send(message)
+
+    def serve(self):
+        try:
+            while True:
+                chunk = os.read(self.requests, 65536)
+                if not chunk:
+                    return
+                self.pending += chunk
+                *lines, self.pending = self.pending.split(b"\n")
+                for line in lines:
+                    try:
+                        request = json.loads(line) if line.strip() else None
+                    except ValueError:
+                        request = None
+                    if isinstance(request, dict):
+                        self.run(request)
+        finally:
+            kill_descendants()
+
+
+def restore_environ(saved):
+    for name in [name for name in os.environ if name not in saved]:
+        del os.environ[name]
+    for name, value in saved.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def child_pids(pid):
+    """The children of `pid`, from /proc/<pid>/task/*/children (Linux); [] where it is absent."""
+    found = []
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, task), "rb") as children:
+                found.extend(int(word) for word in children.read().split())
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+def kill_descendants():
+    """SIGKILL to every process this one started that is still running, and theirs. This
+    process is their subreaper, so one whose parent has exited is still found here. A shared
+    call's programs end with it, as a forked call's process group does."""
+    found, queue = [], child_pids(os.getpid())
+    while queue:
+        pid = queue.pop()
+        found.append(pid)
+        queue.extend(child_pids(pid))
+    for pid in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
 def warm_up():
     """Runs a call's own steps once on sample data while the child waits for its call. A forked
     child pays a copy-on-write fault for each page it first writes, and a reference count is a
@@ -528,8 +738,10 @@ def write_all(fd, data):
 
 if os.environ.get("RYE_WORKER_PROTOCOL") != "1":
     one_shot()
+elif not FORK_PER_CALL:
+    SharedWorker().serve()
 elif not hasattr(os, "fork"):
-    sys.stderr.write("A warm Python worker needs fork(); set RYE_WARM_WORKERS=0 to run each call alone\n")
+    sys.stderr.write("A forking Python worker needs fork(); set RYE_WARM_WORKERS=0 to run each call alone\n")
     sys.exit(1)
 else:
     Worker().serve()
