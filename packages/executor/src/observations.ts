@@ -27,6 +27,11 @@ export function observedOnce<T>(key: string, observe: () => T): T {
   return value;
 }
 
+/** Whether an operation scope is open (so that observedOnce remembers). */
+export function inOperation(): boolean {
+  return scope.getStore() !== undefined;
+}
+
 /** Runs `fn` outside any operation scope (the run itself, and callbacks it leaves behind). */
 export function outsideOperation<T>(fn: () => T): T {
   return scope.exit(fn);
