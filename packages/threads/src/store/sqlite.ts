@@ -74,8 +74,7 @@ export function openDatabase(
   try {
     if (fresh) chmodSync(path, 0o600);
     db.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
-    // WAL is persistent in the file; setting it again is a cheap no-op after the first open.
-    db.pragma('journal_mode = WAL');
+    enableWal(db, busyTimeoutMs);
     // NORMAL in WAL mode: a commit survives a crash of the process, and a power loss can only
     // drop the last commits, never corrupt; FULL would fsync every spend update.
     db.pragma('synchronous = NORMAL');
@@ -86,6 +85,25 @@ export function openDatabase(
     throw error;
   }
   return db;
+}
+
+/**
+ * Turns WAL on (persistent in the file: after the first open, a cheap no-op). The switch needs the
+ * database to itself for a moment and SQLite answers SQLITE_BUSY there without calling the busy
+ * handler, so processes opening a fresh store at the same moment retry it, within the busy
+ * timeout (a short synchronous wait: this happens only while a store is being created).
+ */
+function enableWal(db: Database, busyTimeoutMs: number): void {
+  const deadline = Date.now() + busyTimeoutMs;
+  for (let delayMs = 1; ; delayMs = Math.min(delayMs * 2, 50)) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if (!isBusy(error) || Date.now() >= deadline) throw error;
+    }
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, delayMs);
+  }
 }
 
 /** SQLite gave up waiting for a lock (busy timeout passed, or a snapshot went stale). */
