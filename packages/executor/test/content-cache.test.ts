@@ -40,6 +40,37 @@ describe('ContentCache', () => {
     expect(await readdir(bare)).toEqual([]);
   });
 
+  it("keeps a precomputed source's answer on disk, and asks the disk first next time", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rye-cache-'));
+    const secret = Buffer.from('p'.repeat(32));
+    const asked: string[] = [];
+    const source = {
+      lookup: (_ns: string, path: string) => {
+        asked.push(path);
+        return path === '/sys/a.yaml' ? { from: 'index' } : undefined;
+      },
+    };
+    const compute = () => ({ from: 'parser' });
+    expect(new ContentCache(dir, secret, source).derive('ns', '/sys/a.yaml', 'a: 1', compute)).toEqual({
+      from: 'index',
+    });
+    expect(asked).toEqual(['/sys/a.yaml']);
+    // A new process: the answer comes from the disk, and the source (a whole index to load and
+    // verify) is not asked at all.
+    expect(new ContentCache(dir, secret, source).derive('ns', '/sys/a.yaml', 'a: 1', compute)).toEqual({
+      from: 'index',
+    });
+    expect(asked).toEqual(['/sys/a.yaml']);
+    // Other bytes at the same path are another key: asked again, and parsed when unknown.
+    expect(new ContentCache(dir, secret, source).derive('ns', '/sys/a.yaml', 'a: 2', compute)).toEqual({
+      from: 'index',
+    });
+    expect(new ContentCache(dir, secret, source).derive('ns', '/sys/b.yaml', 'b: 1', compute)).toEqual({
+      from: 'parser',
+    });
+    expect(asked).toEqual(['/sys/a.yaml', '/sys/a.yaml', '/sys/b.yaml']);
+  });
+
   it('can never serve stale metadata: changed bytes are a different key', async () => {
     const cache = new ContentCache(await mkdtemp(join(tmpdir(), 'rye-cache-')));
     const v1 = extractToolMetadata('__version__ = "1.0.0"\n', '/t.py', 'python/ast', cache);
