@@ -4,6 +4,7 @@
  * called directly (as the warm worker calls it), so the swap can be placed exactly, and raced.
  */
 import { spawn } from 'node:child_process';
+import { mkdirSync, symlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, realpath, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,6 +66,34 @@ describe('atomicWrite pinned to the checked folder', () => {
     expect(atomicWrite(real, 'new/deep/f.txt', 'hello', undefined, project)).toBe(5);
     expect(await readdir(join(project, 'new', 'deep'))).toEqual(['f.txt']);
   });
+
+  it('leaves nothing when it fails: no temp file, no folder it created', async () => {
+    const tooLong = 'n'.repeat(256);
+    expect(() =>
+      atomicWrite(join(project, 'made', 'here', tooLong), 'made/here/x', 'text', undefined, project),
+    ).toThrow(/^Path 'made\/here\/x' is too long for the file system$/);
+    expect((await readdir(project)).sort()).toEqual(['d']);
+    // A name near NAME_MAX still leaves room for the temp file's.
+    const long = 'l'.repeat(250);
+    expect(atomicWrite(join(project, 'd', long), `d/${long}`, 'ok', undefined, project)).toBe(2);
+    expect(await readdir(join(project, 'd'))).toEqual([long]);
+  });
+
+  it.runIf(process.platform === 'linux')(
+    'refuses a path through a name that is not valid UTF-8',
+    async () => {
+      const { resolveInside } = (await import(join(LIB, 'paths.mjs'))) as {
+        resolveInside: (root: string, path: string) => Promise<unknown>;
+      };
+      // A folder named f\xffo (not UTF-8), reached through a link: it reads back as "f\uFFFDo".
+      const name = Buffer.from([0x66, 0xff, 0x6f]);
+      mkdirSync(Buffer.concat([Buffer.from(`${project}/`), name]));
+      symlinkSync(name, join(project, 'lnk'));
+      await expect(resolveInside(project, 'lnk/file.txt')).rejects.toThrow(
+        /^Path 'lnk\/file\.txt' leads through a name that is not valid UTF-8/,
+      );
+    },
+  );
 
   it.runIf(process.platform === 'linux')(
     'never writes into the link target while a folder and a link swap places under it',

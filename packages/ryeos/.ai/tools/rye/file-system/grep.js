@@ -1,4 +1,4 @@
-// rye:signed:2026-11-28T03:21:28Z:4217ef27369836a2a9ccc46492f8d01d0061f5b84f0a0b001b82cbdb2e43fd27:VXfb4zU_LfW1vTtHJqDghWXImO7cP8BOJmw7QtGSHUNv5poCaWD803XS6tsMGmcR3zNih4_UonmJq1uxsK8eDQ==:007af625371e6e71
+// rye:signed:2026-11-28T04:07:27Z:46f06b38fb6e66cf270aa4825b7ac9d06e9493e7b4e3c0e058e2dd4ee88f0e08:9s-cttp02M-x44tLxvdH1oRK_NfqKK0HcptkJF4av4yXQXWCba2gUxxjbjjoNGSjeuiMQ_ed97XPHK5R6HqgAw==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
@@ -11,7 +11,7 @@ export const CONFIG_SCHEMA = {
     pattern: {
       type: 'string',
       description:
-        'Regular expression matched against each line (JavaScript syntax without lookaround or backreferences, like ripgrep)',
+        'Regular expression matched against each line, in RE2 syntax as ripgrep takes it (no lookaround or backreferences; at most 1000 characters)',
     },
     path: {
       type: 'string',
@@ -46,6 +46,10 @@ const MAX_CONTEXT = 100;
 /** Lines in one result, matches and context together: whatever limit and context ask for, a
  * result stays a few MB (each line is clipped to MAX_LINE_CHARS). */
 const MAX_RESULT_LINES = 10_000;
+/** A line is matched on its first 64 KB: RE2's time per character grows with the pattern. */
+const MAX_MATCHED_CHARS = 65_536;
+/** A search stops after this long, with what it found so far (its worker serves other calls). */
+const MAX_SEARCH_MS = 30_000;
 
 const clip = (text) =>
   text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)} … [line truncated]` : text;
@@ -76,7 +80,10 @@ export const execute = functionTool(async (params, projectPath) => {
   let changed = 0;
   let searched = 0;
   let lineCount = 0;
+  let longLines = 0;
   let truncated = false;
+  let timedOut = false;
+  const deadline = performance.now() + MAX_SEARCH_MS;
   for (const file of files) {
     const info = await statOrUndefined(file);
     if (!info?.isFile()) continue;
@@ -101,7 +108,13 @@ export const execute = functionTool(async (params, projectPath) => {
     const lines = buffer.toString('utf8').split(/\r?\n/);
     const path = shownPath(root, file);
     for (let i = 0; i < lines.length && !truncated; i++) {
-      if (!regex.test(lines[i])) continue;
+      if (performance.now() > deadline) {
+        truncated = timedOut = true;
+        break;
+      }
+      const line = lines[i];
+      if (line.length > MAX_MATCHED_CHARS) longLines++;
+      if (!regex.test(line.length > MAX_MATCHED_CHARS ? line.slice(0, MAX_MATCHED_CHARS) : line)) continue;
       const before = Math.max(0, i - context);
       const after = Math.min(lines.length, i + 1 + context);
       if (matches.length === limit || lineCount + (after - before) > MAX_RESULT_LINES) {
@@ -140,10 +153,19 @@ export const execute = functionTool(async (params, projectPath) => {
     truncated,
   };
   if (skipped.binary || skipped.too_large) result.skipped = skipped;
-  if (truncated)
-    result.note =
-      matches.length === limit
-        ? `Stopped at limit=${limit} matches; narrow the pattern, path or glob, or raise limit`
-        : `Stopped at ${MAX_RESULT_LINES} lines of matches and context; narrow the pattern, path or glob, or lower context`;
+  const notes = [];
+  if (timedOut)
+    notes.push(`Stopped after ${MAX_SEARCH_MS / 1000} s with what was found so far; narrow the path or glob`);
+  else if (truncated && matches.length === limit)
+    notes.push(`Stopped at limit=${limit} matches; narrow the pattern, path or glob, or raise limit`);
+  else if (truncated)
+    notes.push(
+      `Stopped at ${MAX_RESULT_LINES} lines of matches and context; narrow the pattern, path or glob, or lower context`,
+    );
+  if (longLines) {
+    result.long_lines = longLines;
+    notes.push(`${longLines} line(s) longer than ${MAX_MATCHED_CHARS} characters were matched on their start only`);
+  }
+  if (notes.length) result.note = notes.join('. ');
   return result;
 });

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-28T03:21:28Z:942d1a5c05ad5175fd405baefa1d79645b34ef943bd3c8a7202b55d3efd8d250:zyJ-pN6UiUqpi6un4ZE_ks96ehLCZwmJNgQyHEOkIbUay45012ZCNxeXAVTALqs3ffKXsAQ2-KOcB_Av0Q53AA==:007af625371e6e71
+// rye:signed:2026-11-28T04:08:12Z:be80ca80db97fb05a232fef78094eaff9a7e492a6005b99b48a37443a7399355:b3L3mq2NabM2nebha-RmtRejqrl6150_kSUwDN9Lnr2SA29NhCF3d-Lr0KT8s8odgp3kaaX4puOPrmeLpFHgDQ==:007af625371e6e71
 // Writing a whole file atomically, pinned to the folder that was checked.
 //
 // The path was resolved and checked (paths.mjs), but a concurrent process can still swap a folder
@@ -18,16 +18,20 @@ import {
   openSync,
   readlinkSync,
   renameSync,
+  rmdirSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { openedPath } from './files.mjs';
-import { isInside, pathError, refuseProtected } from './paths.mjs';
+import { isInside, pathError, protectedDirs, refuseProtected } from './paths.mjs';
 import { ToolError } from './tool.mjs';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY } = constants;
-const OPEN_FOLDER = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
+// O_PATH (Linux; node does not export it): a folder opened only to name it, so one the user may
+// write to but not list (mode 0333) can still be written into.
+const O_PATH = 0o10000000;
+const OPEN_FOLDER = O_PATH | O_DIRECTORY | O_NOFOLLOW;
 const CREATE_TEMP = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
 
 let canPin;
@@ -43,16 +47,17 @@ const inFolder = (fd, name) => `/proc/self/fd/${fd}/${name}`;
  * Writes `content` to `real` (a checked real path inside `root`; `shown` names it in messages)
  * atomically: a temporary file in the same folder, then a rename over the target. Creates missing
  * parent folders and keeps `mode` (the mode of a file it replaces; 0o644 for a new one).
- * Returns the number of bytes written. Nothing is left behind when it fails.
+ * Returns the number of bytes written. When it fails, nothing it made is left: no temp file, no
+ * folder it created.
  */
 export function atomicWrite(real, shown, content, mode, root) {
   const data = Buffer.from(content, 'utf8');
-  const name = basename(real);
-  const temp = `.${name}.rye-${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  // Not the target's name: a name near NAME_MAX must still leave room for the temp file's.
+  const temp = `.rye-${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
   const fileMode = mode !== undefined ? mode & 0o7777 : 0o644;
   try {
-    if (pinningAvailable()) writePinned(dirname(real), name, temp, data, fileMode, shown, root);
-    else writeByPath(dirname(real), name, temp, data, fileMode, shown, root);
+    if (pinningAvailable()) writePinned(dirname(real), basename(real), temp, data, fileMode, shown, root);
+    else writeByPath(dirname(real), basename(real), temp, data, fileMode, shown, root);
   } catch (error) {
     throw writeError(error, shown);
   }
@@ -60,70 +65,88 @@ export function atomicWrite(real, shown, content, mode, root) {
 }
 
 function writePinned(dir, name, temp, data, fileMode, shown, root) {
-  const folder = openFolder(root, dir);
+  const chain = openFolders(root, dir);
+  const folder = chain.at(-1).fd;
+  let written = false;
   try {
-    const file = openSync(inFolder(folder, temp), CREATE_TEMP, 0o600);
+    // Computed before the last look at where the folder is, so that look and the rename are
+    // as close together as they can be from node.
+    const protectedNow = protectedDirs(process.env, root);
     try {
-      writeFileSync(file, data);
-      fchmodSync(file, fileMode);
-    } finally {
-      closeSync(file);
-    }
-    try {
-      // The folder may have been moved since it was opened (a rename of it, which needs no link):
-      // where it is now must still be a place this tool may write.
-      checkFolder(readlinkSync(`/proc/self/fd/${folder}`), name, shown, root);
+      const file = openSync(inFolder(folder, temp), CREATE_TEMP, 0o600);
+      try {
+        writeFileSync(file, data);
+        fchmodSync(file, fileMode);
+      } finally {
+        closeSync(file);
+      }
+      // The folder may have been moved since it was opened (a rename of it, which needs no
+      // link): where it is now must still be a place this tool may write.
+      checkFolder(readlinkSync(`/proc/self/fd/${folder}`), name, shown, root, protectedNow);
       renameSync(inFolder(folder, temp), inFolder(folder, name));
-    } catch (error) {
-      unlinkQuietly(inFolder(folder, temp));
-      throw error;
+      written = true;
+    } finally {
+      if (!written) unlinkQuietly(inFolder(folder, temp));
     }
   } finally {
-    closeSync(folder);
+    if (!written) removeCreated(chain);
+    for (const { fd } of chain) closeSync(fd);
   }
 }
 
 /**
- * A descriptor of `dir` (below `root`, both real paths), opened from the root one component at a
- * time without following links, creating the missing ones: the folder that was checked, whatever
- * is swapped on its path meanwhile.
+ * Descriptors of the folders from `root` down to `dir` (both real paths), opened one component at
+ * a time without following links, creating the missing ones (`created`: made by this call): the
+ * folder that was checked, whatever is swapped on its path meanwhile.
  */
-function openFolder(root, dir) {
-  let fd = openSync(root, O_RDONLY | O_DIRECTORY);
+function openFolders(root, dir) {
+  const chain = [{ fd: openSync(root, O_PATH | O_DIRECTORY), created: false, name: '' }];
   try {
-    if (readlinkSync(`/proc/self/fd/${fd}`) !== root) throw new ToolError('the project folder moved');
+    if (readlinkSync(`/proc/self/fd/${chain[0].fd}`) !== root) throw new ToolError('the project folder moved');
     for (const part of relative(root, dir).split(sep)) {
-      if (part === '') continue;
-      const child = openOrMakeFolder(fd, part);
-      closeSync(fd);
-      fd = child;
+      if (part !== '') chain.push(openOrMakeFolder(chain.at(-1).fd, part));
     }
-    return fd;
+    return chain;
   } catch (error) {
-    closeSync(fd);
+    removeCreated(chain);
+    for (const { fd } of chain) closeSync(fd);
     throw error;
   }
 }
 
-function openOrMakeFolder(parent, part) {
-  const path = inFolder(parent, part);
+function openOrMakeFolder(parent, name) {
+  const path = inFolder(parent, name);
   try {
-    return openSync(path, OPEN_FOLDER);
+    return { fd: openSync(path, OPEN_FOLDER), created: false, name };
   } catch (error) {
     if (error.code !== 'ENOENT') throw error;
   }
+  let created = true;
   try {
     mkdirSync(path);
   } catch (error) {
     if (error.code !== 'EEXIST') throw error; // made meanwhile: opened (and checked) below
+    created = false;
   }
-  return openSync(path, OPEN_FOLDER);
+  return { fd: openSync(path, OPEN_FOLDER), created, name };
+}
+
+/** Removes the folders this call created, deepest first (each only if still empty). */
+function removeCreated(chain) {
+  for (let i = chain.length - 1; i > 0; i--) {
+    if (!chain[i].created) break;
+    try {
+      rmdirSync(inFolder(chain[i - 1].fd, chain[i].name));
+    } catch {
+      break; // no longer empty, or gone: left as it is
+    }
+  }
 }
 
 /** Throws unless `name` in the folder now at `folderPath` is a place this tool may write. */
-function checkFolder(folderPath, name, shown, root) {
+function checkFolder(folderPath, name, shown, root, protectedNow) {
   if (!isInside(root, folderPath)) throw new ToolError(`'${shown}': its folder moved out of the project`);
-  refuseProtected(join(folderPath, name), shown, root);
+  refuseProtected(join(folderPath, name), shown, root, protectedNow);
 }
 
 /**
@@ -134,6 +157,7 @@ function checkFolder(folderPath, name, shown, root) {
 function writeByPath(dir, name, temp, data, fileMode, shown, root) {
   mkdirSync(dir, { recursive: true });
   const tempPath = join(dir, temp);
+  let written = false;
   try {
     const file = openSync(tempPath, CREATE_TEMP, 0o600);
     try {
@@ -144,9 +168,9 @@ function writeByPath(dir, name, temp, data, fileMode, shown, root) {
       closeSync(file);
     }
     renameSync(tempPath, join(dir, name));
-  } catch (error) {
-    unlinkQuietly(tempPath);
-    throw error;
+    written = true;
+  } finally {
+    if (!written) unlinkQuietly(tempPath);
   }
 }
 
@@ -173,7 +197,12 @@ function writeError(error, shown) {
     ENOSPC: 'the file system is full',
     EDQUOT: 'the disk quota is exhausted',
     EROFS: 'the file system is read-only',
+    EFBIG: 'it is larger than this process may write (ulimit -f)',
   };
   const reason = messages[error?.code];
-  return reason ? new ToolError(`'${shown}' was not written: ${reason}`) : pathError(error, shown);
+  if (reason) return new ToolError(`'${shown}' was not written: ${reason}`);
+  const typed = pathError(error, shown);
+  if (typed instanceof ToolError) return typed;
+  // Any other error of the system (EFBIG, EPERM, EMFILE, …): its code and message, never a stack.
+  return new ToolError(`'${shown}' was not written: ${error?.code ?? 'error'}: ${error?.message ?? error}`);
 }

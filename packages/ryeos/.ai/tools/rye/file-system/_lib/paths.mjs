@@ -1,4 +1,4 @@
-// rye:signed:2026-11-28T02:13:05Z:cc097cb9de16c44d3edd626324f1c4f936571fa87939c118e6a3f2cf4e66c146:C8B4z0ZT4-s6RmmA62BB0kVIN0iprqGvo2pSHmgWrNRm0Qck-6C-pl2_BAhlT7XZmMteiMqMCZej2aafDSEWCw==:007af625371e6e71
+// rye:signed:2026-11-28T04:08:12Z:727a3013354547bc02f2af4b20f9d4f3b705cf65566f736c8d24fbe1f3a9443e:sdvJsTTRXqh3K1UihQ9CeCCDSvxhxBB5Xl8dCH6yQyZg7x7bzeRebn5_ZiYo65_CdS1Ww7TE4WO5SWszu77sDw==:007af625371e6e71
 // Confinement of path parameters to the project root. Every path is resolved to its real
 // location (symlinks followed, including those of missing targets and their parents) and the
 // tools then work on that real path, so what was checked is what gets read or written.
@@ -109,9 +109,12 @@ export function protectedDirs(env = process.env, root = undefined) {
   });
 }
 
-/** Throws when `real` is inside a protected folder (see protectedDirs; `root`: the project's). */
-export function refuseProtected(real, shown, root = undefined) {
-  for (const dir of protectedDirs(process.env, root)) {
+/**
+ * Throws when `real` is inside a protected folder (see protectedDirs; `root`: the project's;
+ * `dirs`: protectedDirs already computed).
+ */
+export function refuseProtected(real, shown, root = undefined, dirs = protectedDirs(process.env, root)) {
+  for (const dir of dirs) {
     if (isInside(dir, real)) {
       throw new ToolError(`'${shown}' is in ${dir}, which holds your keys, trust store, user config, credentials or ryeos state: file tools never touch it`);
     }
@@ -146,6 +149,9 @@ export async function resolveInside(root, path) {
     throw pathError(error, path);
   }
   if (!isInside(root, real)) throw new ToolError(`Path '${path}' is outside the project root ${root}`);
+  // A name that is not valid UTF-8 reads back as U+FFFD, which names another file (or none).
+  if (real.includes('\uFFFD'))
+    throw new ToolError(`Path '${path}' leads through a name that is not valid UTF-8; rename it first`);
   const shown = shownPath(root, real);
   refuseProtected(real, shown, root);
   return { real, shown };

@@ -1,72 +1,32 @@
-// rye:signed:2026-11-28T03:21:28Z:c24a4e769a6317172df5b76358cc40709f86112bf33bd5e61eaae6911df4bf27:C08xLa-m7daWZjltkSN_6OYKDFmU6GcbFAnBvgdkgHLxSq61c4yf__qi6xHF5dMz8NS2q1D-uglh41HbQL9PCg==:007af625371e6e71
-// A caller's regular expression, matched in bounded time.
-//
-// A backtracking engine runs some patterns in exponential time ((a+)+$ on a line of a's), and a
-// call that never ends holds up the worker's other calls until its timeout kills them all. So a
-// pattern runs on V8's own engine only when V8 can re-run it on its linear-time engine once it
-// backtracks too much (checked by compiling it with the `l` flag: the same test V8 applies before
-// such a fallback); any other pattern runs on RE2 (re2js, linear time, ~10× slower per line, loaded
-// only then). Neither engine takes lookaround or backreferences (as ripgrep's default engine does
-// not): such a pattern is refused with a clear message.
+// rye:signed:2026-11-28T04:07:27Z:34f0a713d7ca99091eda833de1841be493e0305338a800e879fb62ae78b0eb45:-3V5mzc4y5SxI7i7mkyFOUZYLIzOwme81EnlcVE57c-hWZB0xfsGgFEaJV8C4BvxMFZ6_LRSrFDXUD_SrskzDA==:007af625371e6e71
+// A caller's regular expression, matched in bounded time, on RE2 (re2js): linear in the text,
+// like ripgrep's default engine, and with one syntax for every pattern. V8's own engine was not
+// enough: with its linear-time fallback it still takes exponential time to *compile* some
+// patterns ('a?'×50 + 'a'×50, 151 characters: 33 s), and it reads `i` and counted repeats
+// differently. RE2 takes no lookaround and no backreferences.
 import { createRequire } from 'node:module';
-import { setFlagsFromString } from 'node:v8';
 import { ToolError } from './tool.mjs';
 
-/** Backtracks of one match before V8 switches to its linear engine (V8's default: 50,000). */
-const BACKTRACKS_BEFORE_FALLBACK = 10_000;
-
-let fallbackOn;
-/**
- * Turns on V8's fallback to its linear engine (process-wide; it changes no result, only how long
- * a pathological match takes). False where this V8 has no such engine: every pattern goes to RE2.
- */
-function linearFallback() {
-  if (fallbackOn !== undefined) return fallbackOn;
-  try {
-    setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
-    setFlagsFromString(`--regexp-backtracks-before-fallback=${BACKTRACKS_BEFORE_FALLBACK}`);
-    setFlagsFromString('--enable-experimental-regexp-engine');
-    new RegExp('a', 'l');
-    fallbackOn = true;
-  } catch {
-    fallbackOn = false;
-  }
-  return fallbackOn;
-}
-
-/** `{ test(line) }` for `pattern`, whose matching time is linear in the line's length. */
-export function compileBounded(pattern, ignoreCase) {
-  const flags = ignoreCase ? 'i' : '';
-  let regex;
-  try {
-    regex = new RegExp(pattern, flags);
-  } catch (error) {
-    throw new ToolError(`Invalid regular expression '${pattern}': ${error.message}`);
-  }
-  if (linearFallback() && canRunLinear(pattern, flags)) return regex;
-  return compileRe2(pattern, ignoreCase);
-}
-
-function canRunLinear(pattern, flags) {
-  try {
-    new RegExp(pattern, `${flags}l`);
-    return true;
-  } catch {
-    return false; // counted repeats over 16, case-insensitive, lookaround, backreferences
-  }
-}
+/** Longer patterns are refused: RE2's time per character of text grows with the pattern. */
+export const MAX_PATTERN_CHARS = 1000;
 
 let RE2JS;
-function compileRe2(pattern, ignoreCase) {
+
+/** `{ test(line) }` for `pattern` (RE2 syntax), whose matching time is linear in the line. */
+export function compileBounded(pattern, ignoreCase) {
+  if (pattern.length > MAX_PATTERN_CHARS)
+    throw new ToolError(
+      `The pattern is ${pattern.length} characters; at most ${MAX_PATTERN_CHARS} are taken. Search for a shorter one, then narrow the results`,
+    );
   RE2JS ??= createRequire(import.meta.url)('re2js').RE2JS;
+  let re2;
   try {
-    const re2 = RE2JS.compile(pattern, ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
-    return { test: (line) => re2.test(line) };
+    re2 = RE2JS.compile(pattern, ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
   } catch (error) {
     throw new ToolError(
-      `Regular expression '${pattern}' cannot be matched in linear time (${error.message}). grep takes ` +
-        "ripgrep's syntax: no lookaround ((?=…), (?!…), (?<=…), (?<!…)) and no backreferences " +
-        '(\\1, \\k<name>); rewrite the pattern without them',
+      `Invalid regular expression '${pattern}': ${error.message} (grep takes RE2 syntax, as ripgrep does: ` +
+        'no lookaround and no backreferences)',
     );
   }
+  return { test: (line) => re2.test(line) };
 }
