@@ -1,4 +1,4 @@
-// rye:signed:2026-11-28T03:19:28Z:cea8728b7c212a8810622a68b7c9ea0fe093878252590c51d18086433f74760a:XGv9Q02o5OsrX9mWcVSiuK4WdcOhbSz0N_1whkXdZMyotCtutgJdpEhdDujmBg79ZI91_qNu4_vrVwL-69kFAg==:007af625371e6e71
+// rye:signed:2026-11-28T04:11:37Z:ea633f0172d0ee40c6176d8eafe9070e8594b95b36039c6617c4c6af412a2785:5hg7s0VCnE9Y1srgwWCYnP_NgCCfat25X7itnCbV0kjYpPcqBFk6gQV3HFpq2BreArOj2DDwqxmAaxCUlbOACg==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
@@ -40,8 +40,8 @@ export const execute = functionTool(async (params, projectPath) => {
   if (typeof newString !== 'string') throw new ToolError("Parameter 'new_string' is required (a string)");
   if (oldString === newString) throw new ToolError('old_string and new_string are identical; nothing to do');
   const replaceAll = boolean(params, 'replace_all');
-  const { real, shown } = await resolveInside(root, path);
-  const { text, mode } = await readTextFile(real, shown, root);
+  const { real, shown, guarded } = await resolveInside(root, path);
+  const { text, mode } = await readTextFile(real, shown, root, guarded);
 
   let count = occurrences(text, oldString);
   // Models write '\n'; a CRLF file still matches, and the replacement keeps its line endings.

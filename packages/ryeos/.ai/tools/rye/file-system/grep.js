@@ -1,4 +1,4 @@
-// rye:signed:2026-11-28T04:07:27Z:46f06b38fb6e66cf270aa4825b7ac9d06e9493e7b4e3c0e058e2dd4ee88f0e08:9s-cttp02M-x44tLxvdH1oRK_NfqKK0HcptkJF4av4yXQXWCba2gUxxjbjjoNGSjeuiMQ_ed97XPHK5R6HqgAw==:007af625371e6e71
+// rye:signed:2026-11-28T04:11:37Z:b19429a11736519646808c46a385c9d1ecbb231e9fa915480517878c67fab07b:0U7nwLYYNYQL48Wcg4-z7Nlmgc1mOzgxa0zE7pBgGccZEyQcr7fVFQybbkJVawbc3bap_UfGGrUpoYysSr48Bw==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
@@ -72,7 +72,7 @@ export const execute = functionTool(async (params, projectPath) => {
   const limit = integer(params, 'limit', 500, 1);
   const context = integer(params, 'context', 0, 0, MAX_CONTEXT);
   const filter = optionalString(params, 'glob', ['include']);
-  const { real: base, shown } = await resolveInside(root, optionalString(params, 'path') ?? '.');
+  const { real: base, shown, guarded } = await resolveInside(root, optionalString(params, 'path') ?? '.');
   const files = await candidates(base, shown, filter, root);
 
   const matches = [];
@@ -95,7 +95,7 @@ export const execute = functionTool(async (params, projectPath) => {
     try {
       ({ buffer } = readChecked(file, shownPath(root, file), root, (opened) => {
         if (!opened.isFile() || opened.size > MAX_FILE_BYTES) throw new ToolError('changed');
-      }));
+      }, guarded));
     } catch {
       changed++;
       continue; // changed or moved while searching: not read

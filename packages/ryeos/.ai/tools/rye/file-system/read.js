@@ -1,4 +1,4 @@
-// rye:signed:2026-11-25T02:47:07Z:606925baf13fb0542fccf94dbbbeeab8d81283ad9a9618ab5090d5ba55cdc8ff:awwOLsBMALkn1Nu3wpxoWgnrz2JAv2kv_U80EFW01o6tbAq09ECIPHh6BM_maJaOHwwN8KTcLMRlMFCNustlCg==:007af625371e6e71
+// rye:signed:2026-11-28T04:11:37Z:49fe244151cd6a8ae2d4d44f32b50b63409782874d7cbceef64aade945af0444:tSyDdprvSB82C6Rq1NbDTguBFblLJwTIV4kGiKMNVNSMNQhWNFwOftjJnJqIsX1HvSPT6fHoQ_3fEJQCBIYsDw==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
@@ -37,8 +37,8 @@ export const execute = functionTool(async (params, projectPath) => {
   const path = requiredString(params, 'path', ['file_path']);
   const offset = integer(params, 'offset', 1, 1);
   const limit = integer(params, 'limit', 2000, 1);
-  const { real, shown } = await resolveInside(root, path);
-  const { text } = await readTextFile(real, shown, root);
+  const { real, shown, guarded } = await resolveInside(root, path);
+  const { text } = await readTextFile(real, shown, root, guarded);
 
   const lines = text.split(/\r?\n/);
   if (lines.at(-1) === '') lines.pop(); // a final newline ends the last line; it is not a line

@@ -1,8 +1,8 @@
-// rye:signed:2026-11-28T03:19:28Z:d9875281a265d37a4af75e21636ca877430aed02ce07280ab859e5c1cfc1dc9b:kZv7mPQQYh8J3tsv24iyassbyeggMtiy1ycnayOa6YjtOzKC6Osgkp_YeogmODAMle8FInQgP7z0a8Lh-CxFAg==:007af625371e6e71
+// rye:signed:2026-11-28T04:11:37Z:6e8848e87b0482d8732d4f98907dfeebd2f15db34f54ea488b7d19d93fb9de72:ADUCPCWU4qxXoE-S3lU1gaG6CbkENz-tUZ-8C2hR-JXnHBjcExUGW2Bm8n-drJnVo4BWLDjpYiUUbRiIQpO2Ag==:007af625371e6e71
 // Reading and writing whole text files with the limits every file-system tool shares.
 import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { isInside, pathError, refuseProtected } from './paths.mjs';
+import { isInside, pathError, protectedDirs, refuseProtected } from './paths.mjs';
 import { ToolError } from './tool.mjs';
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
@@ -37,9 +37,9 @@ function openError(error, shown) {
 }
 
 /** Throws unless the file actually opened (`opened`, its real path) is one a tool may read. */
-function checkOpened(opened, shown, root) {
+function checkOpened(opened, shown, root, guarded) {
   if (root !== undefined && !isInside(root, opened)) throw new ToolError(`Path '${shown}' is outside the project root ${root}`);
-  refuseProtected(opened, shown, root);
+  refuseProtected(opened, shown, root, guarded);
 }
 
 /**
@@ -49,7 +49,7 @@ function checkOpened(opened, shown, root) {
  * and the open (a race a concurrent process can win) is caught here instead of read. Sync calls
  * on a descriptor: for one file, far cheaper than threadpool round trips (see paths.mjs).
  */
-function openChecked(real, shown, root) {
+function openChecked(real, shown, root, guarded) {
   let fd;
   try {
     fd = openSync(real, OPEN_FOR_READING);
@@ -57,7 +57,7 @@ function openChecked(real, shown, root) {
     throw openError(error, shown);
   }
   try {
-    checkOpened(openedPath(fd, real), shown, root);
+    checkOpened(openedPath(fd, real), shown, root, guarded);
     return fd;
   } catch (error) {
     closeSync(fd);
@@ -90,9 +90,10 @@ function readUpTo(fd, size) {
 /**
  * The bytes of a checked file (openChecked), once `check` has seen its stat and not thrown, and
  * its stat: up to the size `check` saw, no more (a file growing meanwhile is not read past it).
+ * `guarded`: the protected folders (protectedDirs), when the call has them already.
  */
-export function readChecked(real, shown, root, check) {
-  const fd = openChecked(real, shown, root);
+export function readChecked(real, shown, root, check, guarded = protectedDirs(process.env, root)) {
+  const fd = openChecked(real, shown, root, guarded);
   try {
     const info = fstatSync(fd);
     check(info);
@@ -103,7 +104,7 @@ export function readChecked(real, shown, root, check) {
 }
 
 /** Reads a UTF-8 text file, refusing directories, files over 10 MB and binary files. */
-export async function readTextFile(real, shown, root) {
+export async function readTextFile(real, shown, root, guarded) {
   const { buffer, info } = readChecked(real, shown, root, (info) => {
     if (info.isDirectory()) throw new ToolError(`${shown} is a directory (use rye/file-system/ls)`);
     if (!info.isFile()) throw new ToolError(`${shown} is not a regular file`);
@@ -111,7 +112,7 @@ export async function readTextFile(real, shown, root) {
       throw new ToolError(
         `${shown} is ${formatBytes(info.size)}; files over ${formatBytes(MAX_FILE_BYTES)} are refused`,
       );
-  });
+  }, guarded);
   if (isBinary(buffer)) throw new ToolError(`${shown} is a binary file (it contains NUL bytes)`);
   return { text: buffer.toString('utf8'), mode: info.mode };
 }

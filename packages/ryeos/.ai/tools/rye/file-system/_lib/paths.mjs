@@ -1,11 +1,11 @@
-// rye:signed:2026-11-28T04:08:12Z:727a3013354547bc02f2af4b20f9d4f3b705cf65566f736c8d24fbe1f3a9443e:sdvJsTTRXqh3K1UihQ9CeCCDSvxhxBB5Xl8dCH6yQyZg7x7bzeRebn5_ZiYo65_CdS1Ww7TE4WO5SWszu77sDw==:007af625371e6e71
+// rye:signed:2026-11-28T04:11:37Z:9c1808d6d5828a66cd059df4c9054a949da590527a9ff78f0be21e664764175f:p4FNNrVpgagaavhzW1fPDjlCigOeGGpYqErJL072G_JkZOQDtDde1fZimQcooMfh_tM5tvtUAS0PVGKf5xtACQ==:007af625371e6e71
 // Confinement of path parameters to the project root. Every path is resolved to its real
 // location (symlinks followed, including those of missing targets and their parents) and the
 // tools then work on that real path, so what was checked is what gets read or written.
 // An existing path is resolved with one sync call, far cheaper than a threadpool round trip (a
 // warm read spent most of its time waking threadpool threads); a path with a missing part takes
 // the slow way, async, so that a pathological one never holds up the worker's other calls.
-import { realpathSync } from 'node:fs';
+import { lstatSync, realpathSync } from 'node:fs';
 import { lstat, readlink, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -96,17 +96,32 @@ async function missingLocation(path) {
  * overridden key folder (RYE_SIGNING_KEY_DIR).
  */
 export function protectedDirs(env = process.env, root = undefined) {
-  const home = env.USER_SPACE || homedir();
-  const dirs = [join(home, '.ai', 'config'), join(home, '.ai', '.env'), join(home, '.ai', 'state')];
-  if (root !== undefined) dirs.push(join(root, '.ai', 'state'));
-  if (env.RYE_SIGNING_KEY_DIR) dirs.push(env.RYE_SIGNING_KEY_DIR);
-  return dirs.map((dir) => {
-    try {
-      return realpathSync.native(dir);
-    } catch {
-      return resolve(dir);
-    }
-  });
+  // The real path of each, resolved from its parent's (one lstat each below a shared parent,
+  // where a realpath per folder costs a readlink per path component).
+  const ai = realOrResolved(join(env.USER_SPACE || homedir(), '.ai'));
+  const dirs = ['config', '.env', 'state'].map((name) => childReal(ai, name));
+  if (root !== undefined) dirs.push(childReal(childReal(root, '.ai'), 'state'));
+  if (env.RYE_SIGNING_KEY_DIR) dirs.push(realOrResolved(env.RYE_SIGNING_KEY_DIR));
+  return dirs;
+}
+
+/** The real path of `path`, or the path itself (absolute, normalised) when it cannot be resolved. */
+function realOrResolved(path) {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/** The real path of `name` in the folder whose real path is `parentReal` (missing: as named). */
+function childReal(parentReal, name) {
+  const path = join(parentReal, name);
+  try {
+    return lstatSync(path).isSymbolicLink() ? realOrResolved(path) : path;
+  } catch {
+    return path;
+  }
 }
 
 /**
@@ -136,8 +151,9 @@ export function pathError(error, path) {
 
 /**
  * Resolves a path parameter (relative to the project root; absolute only inside it) to its real
- * location, refusing anything outside the root or in a protected folder. Returns `{real, shown}`:
- * `shown` is the path relative to the root, for messages and results.
+ * location, refusing anything outside the root or in a protected folder. Returns `{real, shown,
+ * guarded}`: `shown` is the path relative to the root, for messages and results; `guarded`, the
+ * protected folders it was checked against (protectedDirs), for the checks later in the call.
  */
 export async function resolveInside(root, path) {
   if (path.includes('\0')) throw new ToolError(`Path '${path.replaceAll('\0', '\\0')}' contains a NUL byte`);
@@ -153,8 +169,9 @@ export async function resolveInside(root, path) {
   if (real.includes('\uFFFD'))
     throw new ToolError(`Path '${path}' leads through a name that is not valid UTF-8; rename it first`);
   const shown = shownPath(root, real);
-  refuseProtected(real, shown, root);
-  return { real, shown };
+  const guarded = protectedDirs(process.env, root);
+  refuseProtected(real, shown, root, guarded);
+  return { real, shown, guarded };
 }
 
 /** A path for results: relative to the root, '.' for the root itself, '/' separators. */
