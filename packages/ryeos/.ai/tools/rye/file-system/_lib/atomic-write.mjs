@@ -1,4 +1,4 @@
-// rye:signed:2026-11-28T04:08:12Z:be80ca80db97fb05a232fef78094eaff9a7e492a6005b99b48a37443a7399355:b3L3mq2NabM2nebha-RmtRejqrl6150_kSUwDN9Lnr2SA29NhCF3d-Lr0KT8s8odgp3kaaX4puOPrmeLpFHgDQ==:007af625371e6e71
+// rye:signed:2026-11-28T04:13:41Z:44e2640f847410d70940e5a8a9e9e7be502c4c9f13722976a3d1867328d68283:naG61RVGqEGYt1u28zrJeNS88-XQ5-BkDdS5GsHDwt01V9AHSJwnteb27Ta6xvh3LPHH6dXJKd2HmeIH7wtjBw==:007af625371e6e71
 // Writing a whole file atomically, pinned to the folder that was checked.
 //
 // The path was resolved and checked (paths.mjs), but a concurrent process can still swap a folder
@@ -27,7 +27,7 @@ import { openedPath } from './files.mjs';
 import { isInside, pathError, protectedDirs, refuseProtected } from './paths.mjs';
 import { ToolError } from './tool.mjs';
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY } = constants;
+const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY } = constants;
 // O_PATH (Linux; node does not export it): a folder opened only to name it, so one the user may
 // write to but not list (mode 0333) can still be written into.
 const O_PATH = 0o10000000;
