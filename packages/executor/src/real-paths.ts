@@ -24,12 +24,14 @@ export function realPath(path: string): string {
 
 /**
  * A path that is not a link is its folder's real path plus its name. Only for a normalized
- * absolute path (a `..` after a link is the link target's parent, which text cannot tell) and
- * inside an operation, where each folder is resolved once; anything else asks realpath(3).
+ * absolute path without a trailing separator (a `..` after a link is the link target's parent,
+ * which text cannot tell) and inside an operation, where each folder is resolved once; anything
+ * else asks realpath(3).
  */
 function resolveReal(path: string): string {
   const parent = dirname(path);
-  if (parent === path || !inOperation() || !isAbsolute(path) || normalize(path) !== path)
+  // A trailing separator makes lstat follow a link to a folder: such a path goes to realpath(3).
+  if (parent === path || !inOperation() || !isAbsolute(path) || normalize(path) !== path || path.endsWith(sep))
     return realpathSync.native(path);
   if (lstatSync(path).isSymbolicLink()) return realpathSync.native(path);
   return join(realPath(parent), basename(path));
