@@ -384,16 +384,27 @@ def execute(params, project_path):
 });
 
 describe('python/function (one interpreter, a fresh module per call)', () => {
-  it('runs each call on a fresh module in the same interpreter, restoring environment, cwd and sys.path', async () => {
+  it('runs each call on a fresh module in the same interpreter, putting back what a call changed', async () => {
     const t = await project();
-    const probe = `${PY_SHARED_HEADER}import os, sys
+    const probe = `${PY_SHARED_HEADER}import builtins, os, signal, sys
 seen = {"calls": 0}
 def execute(params, project_path):
     seen["calls"] += 1
-    before = {"env": os.environ.get("RYE_DEMO_LEFT"), "cwd": os.getcwd(), "path": "/left/behind" in sys.path}
+    umask = os.umask(0)
+    before = {
+        "env": os.environ.get("RYE_DEMO_LEFT"), "cwd": os.getcwd(), "path": "/left/behind" in sys.path,
+        "umask": umask, "builtin": hasattr(builtins, "left_behind"), "recursion": sys.getrecursionlimit(),
+        "sigterm": signal.getsignal(signal.SIGTERM) == signal.SIG_IGN,
+    }
     os.environ["RYE_DEMO_LEFT"] = "yes"
     os.chdir("/")
     sys.path.append("/left/behind")
+    builtins.left_behind = True
+    sys.setrecursionlimit(123)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if os.fork() == 0:
+        return {"success": True, "from": "a forked copy"}  # back into the worker: must not answer
+    os.wait()
     print("a log line, not the result")
     return {"success": True, "calls": seen["calls"], "pid": os.getpid(), "before": before, "stdin": sys.stdin.read()}
 `;
@@ -401,13 +412,24 @@ def execute(params, project_path):
     const r = api(t);
     const results = [];
     for (let i = 0; i < 3; i++) results.push(await r.execute({ item_id: 'tool:demo/probe' }));
-    const cwd = (results[0]!.data as { before: { cwd: string } }).before.cwd;
+    const first = (results[0]!.data as { before: { cwd: string; recursion: number; umask: number } }).before;
+    const { cwd, recursion, umask } = first;
+    // Each call set the recursion limit to 123 and the umask to 0: the next one sees neither.
+    expect(recursion).toBeGreaterThan(123);
+    expect(umask).not.toBe(0);
+    for (const result of results)
+      expect((result.data as { before: { recursion: number } }).before.recursion).toBe(recursion);
     for (const result of results) {
       expect(result).toMatchObject({
         status: 'success',
         chain: ['demo/probe', 'rye/core/runtimes/python/function', 'rye/core/primitives/subprocess'],
         // A tool reading its stdin reads nothing (not the worker's next request).
-        data: { success: true, calls: 1, before: { env: null, cwd, path: false }, stdin: '' },
+        data: {
+          success: true,
+          calls: 1,
+          before: { env: null, cwd, path: false, umask, builtin: false, sigterm: false },
+          stdin: '',
+        },
       });
     }
     expect(new Set(results.map((x) => (x.data as Data).pid)).size).toBe(1);

@@ -1,4 +1,4 @@
-# rye:signed:2026-11-28T03:35:35Z:d8227b1f3f245ba1da33d798f47a4d59c0a89889db2fa3ecd7b36b0230b9a8fb:kOMPIg2YjZQUz41pba4OApBJCSBd1AWgqhcxuJXCvWt_Qsgd_xBZUj1ZbMkInYRXT2LRTqw9n1e9GnNlkEDMCQ==:007af625371e6e71
+# rye:signed:2026-11-28T04:23:14Z:8569338fefba88454fadbc88884068471350c227c85c4fc4e316c80b00eab149:bQK-ve_tajxZ1QMjbRnjxxOfwCXd9R-mk06UNaAiOAh26sfcaBEMY4c_OZ7Y34Y6OB97Xoq-b8dP2lxywce4Ag==:007af625371e6e71
 """Runs a function-style Python tool: a file that defines execute(params, project_path).
 
     python function_worker.py <tool_path> <project_path> [--fork-per-call]
@@ -28,17 +28,24 @@ import sys
 _here = __file__.rsplit("/", 1)[0] if "/" in __file__ else ""
 sys.path[:] = [p for p in sys.path if p not in ("", ".", _here)]
 
+import builtins  # noqa: E402
 import fcntl  # noqa: E402
 import importlib.util  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import resource  # noqa: E402
 import select  # noqa: E402
 import selectors  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
+
+# Bound now: a shared call that replaces json's functions does not read or write the worker's
+# requests and answers through them.
+_dumps = json.dumps
+_loads = json.loads
 
 TOOL, PROJECT = sys.argv[1], sys.argv[2]
 FORK_PER_CALL = "--fork-per-call" in sys.argv[3:]
@@ -53,7 +60,7 @@ def load_tool():
 
 
 def call_tool(module, raw):
-    params = json.loads(raw) if raw.strip() else {}
+    params = _loads(raw) if raw.strip() else {}
     result = module.execute(params, PROJECT)
     if inspect.isawaitable(result):
         # Imported only for a coroutine tool: asyncio brings threading and logging, whose fork
@@ -64,7 +71,15 @@ def call_tool(module, raw):
             return await awaitable
 
         result = asyncio.run(_await(result))
-    return json.dumps({} if result is None else result, default=str)
+    # No NaN or Infinity: they are not JSON, and the host could not read the answer.
+    return json.dumps({} if result is None else result, default=str, allow_nan=False)
+
+
+def exit_status(exit):
+    """The status sys.exit(code) gives a process: an int as is (True is 1), None 0, else 1."""
+    if exit.code is None:
+        return 0
+    return int(exit.code) if isinstance(exit.code, int) else 1
 
 
 def one_shot():
@@ -376,7 +391,7 @@ class Worker:
             write_all(3, text.encode("utf-8"))
             code = 0
         except SystemExit as exit:
-            code = exit.code if isinstance(exit.code, int) else 1
+            code = exit_status(exit)
         except BaseException:
             traceback.print_exc()
             code = 1
@@ -564,8 +579,12 @@ class SharedWorker:
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
-        os.set_inheritable(3, False)
-        self.channel = os.fdopen(3, "wb", buffering=0)
+        # Answers go on a private copy of fd 3, which is closed: a tool that writes to fd 3 (or
+        # dup2s over it) does not reach the protocol by accident. On purpose it still can (it runs
+        # in this process): SECURITY.md says so.
+        self.answers = fcntl.fcntl(3, fcntl.F_DUPFD_CLOEXEC, 10)
+        os.close(3)
+        self.pid = os.getpid()
         self.pending = b""
         # The tool's own folders: its own and its anchor's (PYTHONPATH), whose modules are the
         # tool's code and are imported afresh by every call.
@@ -577,6 +596,7 @@ class SharedWorker:
         prctl(PR_SET_DUMPABLE, 0)
         self.code = None
         self.load_error = None
+        before = set(sys.modules)
         try:
             with open(TOOL, "rb") as source:
                 self.code = compile(source.read(), TOOL, "exec")
@@ -586,7 +606,7 @@ class SharedWorker:
                 self.load_error = "No execute() in %s\n" % TOOL
         except BaseException:
             self.load_error = traceback.format_exc()
-        self.forget_own_modules(set())
+        self.forget_own_modules(before)
 
     def fresh_module(self):
         module = type(sys)("rye_tool")
@@ -595,14 +615,17 @@ class SharedWorker:
         return module
 
     def forget_own_modules(self, before):
-        """Drops the tool's own modules a call imported, so the next call imports them afresh."""
+        """Drops the modules a call imported that are the tool's own (or have no file, so may be
+        made up), so the next call imports them afresh; libraries stay."""
         for name, module in list(sys.modules.items()):
+            if name in before:
+                continue
             path = getattr(module, "__file__", None)
-            if name not in before and isinstance(path, str) and os.path.realpath(path).startswith(self.folders):
+            if not isinstance(path, str) or os.path.realpath(path).startswith(self.folders):
                 del sys.modules[name]
 
     def send(self, message):
-        self.channel.write((json.dumps(message) + "\n").encode("utf-8"))
+        write_all(self.answers, (_dumps(message) + "\n").encode("utf-8"))
 
     def keep(self, call, stream, chunk):
         call.keep(call.output, "stderr", chunk)
@@ -610,11 +633,12 @@ class SharedWorker:
             self.send({"id": call.id, "stream": "stderr", "chunk": chunk.decode("utf-8", "replace")})
 
     def run(self, request):
+        """Runs one call; False when this process could not be put back as it was (it retires)."""
         call = Call(request)
         if self.load_error is not None:
             self.answer(call, b"", self.load_error.encode("utf-8"), 1)
-            return
-        environ, cwd, path, modules = dict(os.environ), os.getcwd(), list(sys.path), set(sys.modules)
+            return True
+        state = CallState()
         streams = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = CallOutput(self, call)
         code = 1
@@ -623,21 +647,19 @@ class SharedWorker:
             call.take_result(text.encode("utf-8"))
             code = 0
         except SystemExit as exit:
-            code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
+            code = exit_status(exit)
         except BaseException:
             traceback.print_exc()
             code = 1
         finally:
+            if os.getpid() != self.pid:
+                os._exit(0)  # a copy the call forked (without exec) came back here: not its to answer
             sys.stdout, sys.stderr = streams
-            restore_environ(environ)
-            try:
-                os.chdir(cwd)
-            except OSError:
-                pass
-            sys.path[:] = path
-            self.forget_own_modules(modules)
+            restored = state.restore()
+            self.forget_own_modules(state.modules)
             kill_descendants()
         self.answer(call, bytes(call.result), bytes(call.output), code)
+        return restored
 
     def answer(self, call, stdout, stderr, exit_code):
         message = {
@@ -661,13 +683,80 @@ class SharedWorker:
                 *lines, self.pending = self.pending.split(b"\n")
                 for line in lines:
                     try:
-                        request = json.loads(line) if line.strip() else None
+                        request = _loads(line) if line.strip() else None
                     except ValueError:
                         request = None
-                    if isinstance(request, dict):
-                        self.run(request)
+                    if isinstance(request, dict) and not self.run(request):
+                        sys.stderr.write("A call changed what cannot be put back; the worker retires\n")
+                        return
         finally:
             kill_descendants()
+
+
+RLIMITS = [
+    getattr(resource, name)
+    for name in ("RLIMIT_NOFILE", "RLIMIT_NPROC", "RLIMIT_FSIZE", "RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_DATA",
+                 "RLIMIT_STACK", "RLIMIT_CORE")
+    if hasattr(resource, name)
+]
+SIGNALS = [sig for sig in signal.valid_signals() if sig not in (signal.SIGKILL, signal.SIGSTOP)]
+
+
+class CallState:
+    """What a shared call may change in this process, taken before the call and put back after
+    it: the environment, working directory, import system, builtins, hooks, umask, signal
+    handlers and resource limits."""
+
+    def __init__(self):
+        self.environ = dict(os.environ)
+        self.cwd = os.getcwd()
+        self.path = list(sys.path)
+        self.meta_path = list(sys.meta_path)
+        self.path_hooks = list(sys.path_hooks)
+        self.modules = set(sys.modules)
+        self.builtins = dict(builtins.__dict__)
+        self.recursion = sys.getrecursionlimit()
+        self.hooks = (sys.gettrace(), sys.getprofile(), sys.excepthook, sys.unraisablehook)
+        self.umask = os.umask(0o022)
+        os.umask(self.umask)
+        self.signals = {sig: signal.getsignal(sig) for sig in SIGNALS}
+        self.limits = {limit: resource.getrlimit(limit) for limit in RLIMITS}
+
+    def restore(self):
+        """Puts it all back; False when a resource limit could not be (a lowered hard limit)."""
+        restore_environ(self.environ)
+        try:
+            os.chdir(self.cwd)
+        except OSError:
+            pass
+        sys.path[:] = self.path
+        sys.meta_path[:] = self.meta_path
+        sys.path_hooks[:] = self.path_hooks
+        namespace = builtins.__dict__
+        for name in [name for name in namespace if name not in self.builtins]:
+            del namespace[name]
+        for name, value in self.builtins.items():
+            if namespace.get(name) is not value:
+                namespace[name] = value
+        sys.setrecursionlimit(self.recursion)
+        trace, profile, sys.excepthook, sys.unraisablehook = self.hooks
+        sys.settrace(trace)
+        sys.setprofile(profile)
+        os.umask(self.umask)
+        for sig, handler in self.signals.items():
+            if handler is not None and signal.getsignal(sig) is not handler:
+                try:
+                    signal.signal(sig, handler)
+                except (OSError, ValueError):
+                    pass
+        restored = True
+        for limit, value in self.limits.items():
+            if resource.getrlimit(limit) != value:
+                try:
+                    resource.setrlimit(limit, value)
+                except (OSError, ValueError):
+                    restored = False
+        return restored
 
 
 def restore_environ(saved):
