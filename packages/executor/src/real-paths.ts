@@ -31,7 +31,13 @@ export function realPath(path: string): string {
 function resolveReal(path: string): string {
   const parent = dirname(path);
   // A trailing separator makes lstat follow a link to a folder: such a path goes to realpath(3).
-  if (parent === path || !inOperation() || !isAbsolute(path) || normalize(path) !== path || path.endsWith(sep))
+  if (
+    parent === path ||
+    !inOperation() ||
+    !isAbsolute(path) ||
+    normalize(path) !== path ||
+    path.endsWith(sep)
+  )
     return realpathSync.native(path);
   if (lstatSync(path).isSymbolicLink()) return realpathSync.native(path);
   return join(realPath(parent), basename(path));
