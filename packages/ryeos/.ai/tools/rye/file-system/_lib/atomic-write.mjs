@@ -1,4 +1,4 @@
-// rye:signed:2026-11-28T04:13:41Z:44e2640f847410d70940e5a8a9e9e7be502c4c9f13722976a3d1867328d68283:naG61RVGqEGYt1u28zrJeNS88-XQ5-BkDdS5GsHDwt01V9AHSJwnteb27Ta6xvh3LPHH6dXJKd2HmeIH7wtjBw==:007af625371e6e71
+// rye:signed:2026-11-28T04:43:00Z:fed4cb9467aafe95df0ece2a08ed037d43106297d4955dd802378023571af283:C8qEvMizRgeG3Bb9lz_Wuaei7Rkbnj3dPQUcMEWdBC_c0extdnMWqyNtE5M8rF-4xLfqPfIPrfZu2DaRyckNDg==:007af625371e6e71
 // Writing a whole file atomically, pinned to the folder that was checked.
 //
 // The path was resolved and checked (paths.mjs), but a concurrent process can still swap a folder
@@ -72,24 +72,17 @@ function writePinned(dir, name, temp, data, fileMode, shown, root) {
     // Computed before the last look at where the folder is, so that look and the rename are
     // as close together as they can be from node.
     const protectedNow = protectedDirs(process.env, root);
-    try {
-      const file = openSync(inFolder(folder, temp), CREATE_TEMP, 0o600);
-      try {
-        writeFileSync(file, data);
-        fchmodSync(file, fileMode);
-      } finally {
-        closeSync(file);
-      }
-      // The folder may have been moved since it was opened (a rename of it, which needs no
-      // link): where it is now must still be a place this tool may write.
-      checkFolder(readlinkSync(`/proc/self/fd/${folder}`), name, shown, root, protectedNow);
-      renameSync(inFolder(folder, temp), inFolder(folder, name));
-      written = true;
-    } finally {
-      if (!written) unlinkQuietly(inFolder(folder, temp));
-    }
+    writeTemp(inFolder(folder, temp), data, fileMode);
+    // The folder may have been moved since it was opened (a rename of it, which needs no link):
+    // where it is now must still be a place this tool may write.
+    checkFolder(readlinkSync(`/proc/self/fd/${folder}`), name, shown, root, protectedNow);
+    renameSync(inFolder(folder, temp), inFolder(folder, name));
+    written = true;
   } finally {
-    if (!written) removeCreated(chain);
+    if (!written) {
+      unlinkQuietly(inFolder(folder, temp)); // first: a folder this call made is then empty
+      removeCreated(chain);
+    }
     for (const { fd } of chain) closeSync(fd);
   }
 }
@@ -159,18 +152,25 @@ function writeByPath(dir, name, temp, data, fileMode, shown, root) {
   const tempPath = join(dir, temp);
   let written = false;
   try {
-    const file = openSync(tempPath, CREATE_TEMP, 0o600);
-    try {
-      checkFolder(dirname(openedPath(file, tempPath)), name, shown, root);
-      writeFileSync(file, data);
-      fchmodSync(file, fileMode);
-    } finally {
-      closeSync(file);
-    }
+    writeTemp(tempPath, data, fileMode, (file) =>
+      checkFolder(dirname(openedPath(file, tempPath)), name, shown, root),
+    );
     renameSync(tempPath, join(dir, name));
     written = true;
   } finally {
     if (!written) unlinkQuietly(tempPath);
+  }
+}
+
+/** Creates the temp file at `path` (never through a link), checks it (`check`), writes `data`. */
+function writeTemp(path, data, fileMode, check = undefined) {
+  const file = openSync(path, CREATE_TEMP, 0o600);
+  try {
+    check?.(file);
+    writeFileSync(file, data);
+    fchmodSync(file, fileMode);
+  } finally {
+    closeSync(file);
   }
 }
 

@@ -1,4 +1,4 @@
-# rye:signed:2026-11-28T04:23:14Z:8569338fefba88454fadbc88884068471350c227c85c4fc4e316c80b00eab149:bQK-ve_tajxZ1QMjbRnjxxOfwCXd9R-mk06UNaAiOAh26sfcaBEMY4c_OZ7Y34Y6OB97Xoq-b8dP2lxywce4Ag==:007af625371e6e71
+# rye:signed:2026-11-28T04:43:00Z:8c5339cd99fd67d362863d700e77f6c139e2e451aa020bed3bf6ae6b309eef94:GB0SuEXK4gdHkFLq66wV1euXLpEYBLrvqgftHEvR0S5Z7ABhrEazG008WqI6yBsXIIBXRClEuVmAyTH-ARkeAA==:007af625371e6e71
 """Runs a function-style Python tool: a file that defines execute(params, project_path).
 
     python function_worker.py <tool_path> <project_path> [--fork-per-call]
@@ -180,6 +180,33 @@ def exit_code_of(status):
     return code if code >= 0 else -1
 
 
+class Answering:
+    """What both warm workers say on the protocol: a call's answer (its result and log, and which
+    of them were cut at the call's cap) and, when asked, its log as it is written. `send` writes
+    one message."""
+
+    def send(self, message):
+        raise NotImplementedError
+
+    def answer(self, call, exit_code, stderr=None):
+        """Answers `call` with its result and its log (`stderr` instead: a tool that did not load)."""
+        message = {
+            "id": call.id,
+            "stdout": call.result.decode("utf-8", "replace"),
+            "stderr": call.output.decode("utf-8", "replace") if stderr is None else stderr,
+            "exit_code": exit_code,
+        }
+        truncated = {s: n for s, n in call.totals.items() if call.cap is not None and n > call.cap}
+        if truncated:
+            message["truncated"] = truncated
+        self.send(message)
+
+    def keep(self, call, stream, chunk):
+        call.keep(call.output, "stderr", chunk)
+        if call.progress:
+            self.send({"id": call.id, "stream": "stderr", "chunk": chunk.decode("utf-8", "replace")})
+
+
 class Zygote:
     """Forks the calls' children, in a process of its own. After a fork, parent and child share
     their memory copy-on-write and the first write to a page by either copies it (~20 µs a page
@@ -255,7 +282,7 @@ class Zygote:
             self.sock.sendall(b"exit %d %d\n" % (pid, status))
 
 
-class Worker:
+class Worker(Answering):
     def __init__(self):
         # Answers go on fd 3, which only this process writes; fd 1 and 2 are a log.
         self.channel = os.fdopen(3, "wb", buffering=0)
@@ -299,13 +326,6 @@ class Worker:
     def send(self, message):
         self.channel.write((json.dumps(message) + "\n").encode("utf-8"))
 
-    def answer(self, call, stdout, stderr, exit_code):
-        message = {"id": call.id, "stdout": stdout, "stderr": stderr, "exit_code": exit_code}
-        truncated = {s: n for s, n in call.totals.items() if call.cap is not None and n > call.cap}
-        if truncated:
-            message["truncated"] = truncated
-        self.send(message)
-
     def ask_spare(self):
         """Asks the zygote for the next call's child now: a call then starts without a fork."""
         if self.spare is None and not self.spare_asked:
@@ -341,7 +361,7 @@ class Worker:
     def start(self, request):
         call = Call(request)
         if self.load_error is not None:
-            self.answer(call, "", self.load_error, 1)
+            self.answer(call, 1, stderr=self.load_error)
             return
         while self.spare is None:
             self.ask_spare()
@@ -455,9 +475,7 @@ class Worker:
             os.close(call.output_fd)
             call.output_fd = None
         del self.calls[pid]
-        stdout = call.result.decode("utf-8", "replace")
-        stderr = call.output.decode("utf-8", "replace")
-        self.answer(call, stdout, stderr, exit_code)
+        self.answer(call, exit_code)
 
     def wait_ending(self):
         """Children that closed their result pipe without a trailer: killed after their moment,
@@ -478,11 +496,6 @@ class Worker:
         if not self.ending:
             return None
         return max(0.0, min(call.deadline for call in self.ending.values()) - time.monotonic())
-
-    def keep(self, call, stream, chunk):
-        call.keep(call.output, "stderr", chunk)
-        if call.progress:
-            self.send({"id": call.id, "stream": "stderr", "chunk": chunk.decode("utf-8", "replace")})
 
     def read_requests(self):
         chunk = os.read(0, 65536)
@@ -568,7 +581,7 @@ class CallOutput:
         raise OSError("a tool's log has no file descriptor; print to it instead")
 
 
-class SharedWorker:
+class SharedWorker(Answering):
     """Runs calls one at a time in this interpreter, each on a fresh module instance (see the
     module docstring). The host sends one call at a time (max_concurrency 1), and queues the rest."""
 
@@ -627,16 +640,11 @@ class SharedWorker:
     def send(self, message):
         write_all(self.answers, (_dumps(message) + "\n").encode("utf-8"))
 
-    def keep(self, call, stream, chunk):
-        call.keep(call.output, "stderr", chunk)
-        if call.progress:
-            self.send({"id": call.id, "stream": "stderr", "chunk": chunk.decode("utf-8", "replace")})
-
     def run(self, request):
         """Runs one call; False when this process could not be put back as it was (it retires)."""
         call = Call(request)
         if self.load_error is not None:
-            self.answer(call, b"", self.load_error.encode("utf-8"), 1)
+            self.answer(call, 1, stderr=self.load_error)
             return True
         state = CallState()
         streams = sys.stdout, sys.stderr
@@ -658,20 +666,8 @@ class SharedWorker:
             restored = state.restore()
             self.forget_own_modules(state.modules)
             kill_descendants()
-        self.answer(call, bytes(call.result), bytes(call.output), code)
+        self.answer(call, code)
         return restored
-
-    def answer(self, call, stdout, stderr, exit_code):
-        message = {
-            "id": call.id,
-            "stdout": stdout.decode("utf-8", "replace"),
-            "stderr": stderr.decode("utf-8", "replace"),
-            "exit_code": exit_code,
-        }
-        truncated = {s: n for s, n in call.totals.items() if call.cap is not None and n > call.cap}
-        if truncated:
-            message["truncated"] = truncated
-        self.send(message)
 
     def serve(self):
         try:
