@@ -10,7 +10,7 @@ import type {
   ValidationPassedEnvelope,
 } from '@ryeos/executor';
 import { canonicalRef, elapsed } from '@ryeos/executor';
-import { toErrorEnvelope } from '@ryeos/lillux';
+import { monotonicMs, toErrorEnvelope } from '@ryeos/lillux';
 import type { ParsedDirective } from './directive.js';
 import type { Inputs } from './inputs.js';
 import { InputError, interpolate, interpolateActions, validateInputs } from './inputs.js';
@@ -56,7 +56,7 @@ export async function executeDirectiveInline(
   parameters: Inputs,
   options: DirectiveRunOptions = {},
 ): Promise<DirectionsReply | ValidationPassedEnvelope | ErrorEnvelope> {
-  const start = performance.now();
+  const start = monotonicMs();
   const itemId = canonicalRef('directive', id);
   try {
     const loaded = await loadDirective(executor, id);
@@ -91,7 +91,7 @@ export async function executeKnowledge(
   executor: Executor,
   id: string,
 ): Promise<SuccessEnvelope | ErrorEnvelope> {
-  const start = performance.now();
+  const start = monotonicMs();
   const itemId = canonicalRef('knowledge', id);
   try {
     const loaded = await loadKnowledge(executor, id);

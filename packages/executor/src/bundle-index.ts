@@ -24,7 +24,7 @@ import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { SignatureFormat } from '@ryeos/lillux';
-import { sha256Hex, signableContent, verifyContent } from '@ryeos/lillux';
+import { monotonicMs, sha256Hex, signableContent, verifyContent } from '@ryeos/lillux';
 import type { PrecomputedSource } from './content-cache.js';
 import { CACHE_FORMAT_VERSION } from './content-cache.js';
 import type { ItemReaders } from './context.js';
@@ -210,7 +210,7 @@ export type BundleIndexStatus =
 interface Loaded {
   /** Stats of the index file and of the key file that vouched for it. */
   stamp: string;
-  /** When the stamp was last compared with the files (performance.now()). */
+  /** When the stamp was last compared with the files (monotonicMs()). */
   checkedAt: number;
   keyPath: string | undefined;
   status: BundleIndexStatus;
@@ -305,15 +305,15 @@ export class BundleIndexes implements PrecomputedSource {
     // Lookups re-check the files at most every RECHECK_MS: an index is authentic whenever it was
     // read, and each entry is checked against the bytes at hand, so an index replaced meanwhile
     // only means misses (or the previous version's answers for the bytes it knew) until then.
-    if (previous && !recheck && performance.now() - previous.checkedAt < RECHECK_MS) return previous;
+    if (previous && !recheck && monotonicMs() - previous.checkedAt < RECHECK_MS) return previous;
     const stamp = `${statStamp(path)}|${statStamp(previous?.keyPath)}`;
     if (previous && previous.stamp === stamp) {
-      previous.checkedAt = performance.now();
+      previous.checkedAt = monotonicMs();
       return previous;
     }
     const loaded = this.read(space, path);
     loaded.stamp = `${statStamp(path)}|${statStamp(loaded.keyPath)}`;
-    loaded.checkedAt = performance.now();
+    loaded.checkedAt = monotonicMs();
     this.loaded.set(space, loaded);
     if (loaded.status.status !== 'ok' && loaded.status.status !== 'absent') {
       this.note?.(`ryeos: ignoring ${path} (${loaded.status.reason}); system items are parsed instead`);

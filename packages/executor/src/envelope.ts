@@ -4,6 +4,7 @@
  * (no `status`). Failures carry an `error_type` from the closed union of `RyeError` codes.
  */
 import type { ErrorEnvelope, ErrorType } from '@ryeos/lillux';
+import { monotonicMs } from '@ryeos/lillux';
 import type { SignableKind } from './refs.js';
 
 export type { ErrorEnvelope, ErrorType };
@@ -79,7 +80,7 @@ export function isErrorEnvelope(envelope: Envelope): envelope is ErrorEnvelope {
   return envelope.status === 'error';
 }
 
-/** Milliseconds since `start` (a `performance.now()` reading), two decimals. */
+/** Milliseconds since `start` (a `monotonicMs()` reading), two decimals. */
 export function elapsed(start: number): { duration_ms: number } {
-  return { duration_ms: Math.round((performance.now() - start) * 100) / 100 };
+  return { duration_ms: Math.round((monotonicMs() - start) * 100) / 100 };
 }

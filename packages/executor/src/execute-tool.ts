@@ -3,7 +3,7 @@
  * snapshot. Loaded when a tool first runs, so that searching, loading and signing never load the
  * chain runner, the subprocess and HTTP primitives or the snapshot code.
  */
-import { toErrorEnvelope } from '@ryeos/lillux';
+import { monotonicMs, toErrorEnvelope } from '@ryeos/lillux';
 import { computeAnchor, dependencyFiles } from './anchor.js';
 import type { ChainElement } from './chain.js';
 import { buildChain, validateChain } from './chain.js';
@@ -62,7 +62,7 @@ export async function executeTool(
   params: Record<string, unknown>,
   options: ExecuteToolOptions,
 ): Promise<ToolEnvelope> {
-  const started = performance.now();
+  const started = monotonicMs();
   const itemId = canonicalRef('tool', id);
   const chain: ChainElement[] = [];
   const trace: TraceEvent[] = [];

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
+import { monotonicMs, RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import { BundleIndexes } from './bundle-index.js';
 import { ContentCache } from './content-cache.js';
 import type { ItemContext, ItemReaders } from './context.js';
@@ -200,7 +200,7 @@ export class Executor implements ItemContext {
     params: Record<string, unknown> = {},
     options: ExecuteToolOptions = {},
   ): Promise<ToolEnvelope> {
-    const started = performance.now();
+    const started = monotonicMs();
     let run: typeof import('./execute-tool.js').executeTool;
     try {
       ({ executeTool: run } = await import('./execute-tool.js'));

@@ -1,3 +1,4 @@
+export { monotonicMs } from './clock.js';
 export type { Env, EnvConfig, InterpreterConfig, ResolveEnvOptions } from './env.js';
 export {
   dotenvKeyProblem,

@@ -17,6 +17,7 @@
 import type { Dirent, Stats } from 'node:fs';
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
+import { monotonicMs } from '@ryeos/lillux';
 import type { ItemContext } from '../context.js';
 import { readItemText } from '../item-text.js';
 import type { KindConfig } from '../kinds.js';
@@ -83,7 +84,7 @@ interface DirNode {
   racy: boolean;
   /** Epoch of the last search that walked this directory. */
   seen: number;
-  /** When it was last statted (performance.now()). */
+  /** When it was last statted (monotonicMs()). */
   checkedAt: number;
   /** The last walk (epoch) that took it on its watch's word, without a stat. */
   trustedAt: number;
@@ -152,7 +153,7 @@ interface WalkContext {
   stale: FileSlot[];
   /** Whether this walk watches the directories it reads. */
   watching: boolean;
-  /** performance.now() when the walk began. */
+  /** monotonicMs() when the walk began. */
   now: number;
   /** The type root's real path, once a symlinked item needed it. */
   realRoot?: string;
@@ -200,7 +201,7 @@ export class SearchIndex {
     index.reader = reader;
     const epoch = ++this.epoch;
     // A monotonic clock for RECHECK_MS: a wall-clock step back must not stretch it.
-    const now = performance.now();
+    const now = monotonicMs();
     this.lastRefresh.statted = 0;
     this.lastRefresh.listed = 0;
     // The same stamp as last time is the same string: entries compare it by reference then.

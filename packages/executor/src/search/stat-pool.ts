@@ -13,6 +13,7 @@ import type { Stats } from 'node:fs';
 import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { MessageChannel, Worker } from 'node:worker_threads';
+import { monotonicMs } from '@ryeos/lillux';
 
 /** node:worker_threads, loaded when the first helper starts: a cold search of a few files never needs it. */
 function workerThreads(): typeof import('node:worker_threads') {
@@ -197,9 +198,9 @@ class StatPool {
     }
     // Close the request, then let the helper finish the chunks it took.
     Atomics.store(ctl, OPEN, 0);
-    const started = performance.now();
+    const started = monotonicMs();
     for (let busy = Atomics.load(ctl, INFLIGHT); busy !== 0; busy = Atomics.load(ctl, INFLIGHT)) {
-      if (this.dead || performance.now() - started > STALL_MS) {
+      if (this.dead || monotonicMs() - started > STALL_MS) {
         this.dead = true;
         break;
       }

@@ -2,6 +2,8 @@
  * `httpRequest`: one request with per-attempt timeouts and retries. Bad options throw
  * `RyeError('VALIDATION')`; every network or HTTP failure is reported in the result.
  */
+
+import { monotonicMs } from '../clock.js';
 import { RyeError } from '../errors.js';
 import { type BackoffPolicy, isRetryableStatus, retryDelay, sleep } from './retry.js';
 import type { HttpMethod, HttpRequestOptions, HttpResult } from './types.js';
@@ -332,7 +334,7 @@ export async function withRetries<T>(
 /** One HTTP request with retries; never throws for network or HTTP failures. */
 export async function httpRequest(options: HttpRequestOptions): Promise<HttpResult> {
   const req = prepareRequest(options);
-  const started = performance.now();
+  const started = monotonicMs();
   const outcome = await withRetries(req, async (res, timer) => {
     try {
       return { res, ...(await readBody(res, options.maxBodyBytes)) };
@@ -340,7 +342,7 @@ export async function httpRequest(options: HttpRequestOptions): Promise<HttpResu
       timer.clear();
     }
   });
-  const duration_ms = Math.round(performance.now() - started);
+  const duration_ms = Math.round(monotonicMs() - started);
   if (!outcome.ok) {
     return {
       success: false,

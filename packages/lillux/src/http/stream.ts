@@ -2,6 +2,8 @@
  * `httpStream`: an SSE request whose events are fanned out to a return sink and extra sinks as they
  * arrive. Never throws for network, HTTP or sink failures; they are reported in the result.
  */
+
+import { monotonicMs } from '../clock.js';
 import {
   type AttemptTimer,
   callerAbortText,
@@ -82,7 +84,7 @@ export async function httpStream(options: HttpStreamOptions): Promise<HttpStream
     for (let i = 0; i < count; i++) runners[i]!.push(event);
   };
 
-  const started = performance.now();
+  const started = monotonicMs();
   let success = false;
   let status = 0;
   let headers: Record<string, string> = {};
@@ -130,7 +132,7 @@ export async function httpStream(options: HttpStreamOptions): Promise<HttpStream
     success,
     status,
     headers,
-    duration_ms: Math.round(performance.now() - started),
+    duration_ms: Math.round(monotonicMs() - started),
     attempts,
     events: returnSink.events,
     stream_events_count: events,

@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { childProcess } from '../child-process.js';
+import { monotonicMs } from '../clock.js';
 import { RyeError } from '../errors.js';
 import { childEnv, elapsed, osErrorMessage, spawnErrorSentence, validateCommon } from './shared.js';
 import { groupProbe, killGroup, killTree } from './tree.js';
@@ -74,7 +75,7 @@ function settle(child: ChildProcess, limit: number): Promise<ChildOutcome> {
  */
 function endGroup(pgid: number, signal: AbortSignal | undefined): Promise<void> {
   if (!killGroup(pgid, 'SIGTERM')) return Promise.resolve();
-  const deadline = performance.now() + GROUP_GRACE_MS;
+  const deadline = monotonicMs() + GROUP_GRACE_MS;
   const alive = groupProbe(pgid);
   return new Promise((resolve) => {
     let pause = 1;
@@ -88,7 +89,7 @@ function endGroup(pgid: number, signal: AbortSignal | undefined): Promise<void> 
     const onAbort = (): void => finish(true);
     // Referenced on purpose: this timer is what keeps a process from exiting before the SIGKILL.
     const probe = (): void => {
-      const left = deadline - performance.now();
+      const left = deadline - monotonicMs();
       // Nothing left that runs — but a process whose main thread exited reads as a zombie while
       // its other threads still run: the group gets SIGKILL anyway (a no-op for real zombies and
       // for a group that is gone).
@@ -194,7 +195,7 @@ function notStarted(start: number, stderr: string, error: string): SubprocessRes
  * The child leads its own process group, so a timeout or an abort kills its whole tree.
  */
 export async function runSubprocess(options: SubprocessOptions): Promise<SubprocessResult> {
-  const start = performance.now();
+  const start = monotonicMs();
   const timeoutMs = validate(options);
   const { command, args = [], cwd, signal } = options;
   if (command === '') return notStarted(start, 'No command specified', 'No command specified');

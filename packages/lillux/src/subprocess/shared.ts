@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { getSystemErrorMap } from 'node:util';
+import { monotonicMs } from '../clock.js';
 import { RyeError } from '../errors.js';
 
 interface CommonOptions {
@@ -90,7 +91,7 @@ export function spawnErrorSentence(error: unknown, command: string, cwd: string 
   return `Failed to start ${command}: ${osErrorMessage(error)}`;
 }
 
-/** Milliseconds since `start` (a performance.now() value), to the microsecond. */
+/** Milliseconds since `start` (a monotonicMs() value), to the microsecond. */
 export function elapsed(start: number): number {
-  return Math.round((performance.now() - start) * 1000) / 1000;
+  return Math.round((monotonicMs() - start) * 1000) / 1000;
 }

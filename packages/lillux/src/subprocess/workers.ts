@@ -22,6 +22,7 @@
  * a one-shot process of the same script.
  */
 import { realpathSync } from 'node:fs';
+import { monotonicMs } from '../clock.js';
 import { RyeError } from '../errors.js';
 import { runSubprocess } from './run.js';
 import { elapsed, osErrorMessage, spawnErrorSentence } from './shared.js';
@@ -120,7 +121,7 @@ class WarmWorker {
   private nextId = 1;
   private idleTimer: NodeJS.Timeout | undefined;
   dead = false;
-  lastUsed = performance.now();
+  lastUsed = monotonicMs();
 
   constructor(
     readonly key: string,
@@ -159,7 +160,7 @@ class WarmWorker {
       return;
     }
     clearTimeout(this.idleTimer);
-    this.lastUsed = performance.now();
+    this.lastUsed = monotonicMs();
     if (this.running.size < this.settings.maxConcurrency) {
       this.dispatch(options, start, resolve);
       return;
@@ -254,7 +255,7 @@ class WarmWorker {
   /** Idle: let the host exit, and retire after the idle time. */
   private rest(): void {
     if (this.dead) return;
-    this.lastUsed = performance.now();
+    this.lastUsed = monotonicMs();
     this.channel.hold(false);
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => this.retire('idle'), this.settings.idleMs);
@@ -329,7 +330,7 @@ export class WorkerPool {
       maxConcurrency: Math.floor(positive(options.worker?.maxConcurrency, DEFAULT_CONCURRENCY)),
       thread: options.worker?.thread === true,
     };
-    return new Promise((resolve) => this.place(options, settings, performance.now(), resolve));
+    return new Promise((resolve) => this.place(options, settings, monotonicMs(), resolve));
   }
 
   private place(

@@ -6,7 +6,7 @@
 import { executeDirectiveInline, executeKnowledge } from '@ryeos/directives';
 import type { Envelope, ErrorEnvelope, ExecuteToolOptions, Executor, RyeSettings } from '@ryeos/executor';
 import { canonicalRef, elapsed, parseRef } from '@ryeos/executor';
-import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
+import { monotonicMs, RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import type { ExecuteArgs } from '@ryeos/mcp/tools';
 import type { PrimaryDispatch } from '@ryeos/threads';
 import { checkToolArguments } from '../arguments.js';
@@ -46,7 +46,7 @@ export async function routeExecute(
   request: ExecuteRequest,
   caller: ExecuteCaller = {},
 ): Promise<Envelope> {
-  const start = performance.now();
+  const start = monotonicMs();
   const echo = typeof request?.item_id === 'string' ? request.item_id : '';
   let itemId = echo;
   try {
