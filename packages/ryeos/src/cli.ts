@@ -3,6 +3,7 @@
  * The `rye` command. Each verb lives in its own module, imported only when used, so
  * `rye --help` and simple verbs start fast. stdout carries results only; logs go to stderr.
  */
+import { finish } from './cli/io.js';
 import { runCli } from './cli/run.js';
 
-process.exitCode = await runCli(process.argv.slice(2));
+finish(await runCli(process.argv.slice(2)));

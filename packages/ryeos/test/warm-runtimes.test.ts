@@ -582,6 +582,27 @@ export async function execute(params, context) {
     expect(thread.requirePaths).toContain(join(t.root, 'shared-packages'));
   });
 
+  it('ends as soon as its answer is out, and the answer is whole (1.5 MB through a pipe)', async () => {
+    const t = await project();
+    const big = `${JS_HEADER}
+export async function execute(params) {
+  return { success: true, text: 'x'.repeat(params.size) + 'END' };
+}
+`;
+    await setUp(t, { 'demo/big.js': big });
+    const size = 1_500_000; // under the 2 MB output cap, far over a pipe's 64 KB
+    const run = await rye(
+      ['execute', 'tool:demo/big', '--project', t.project, '--params', JSON.stringify({ size })],
+      {
+        env: t.env,
+      },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const text = (run.json.data as { text: string }).text;
+    expect(text.length).toBe(size + 3);
+    expect(text.endsWith('xEND')).toBe(true);
+  });
+
   it('a tool that throws fails its call; the next run is fresh and quick', async () => {
     const t = await project();
     await setUp(t, { 'demo/counter.js': JS_COUNTER });
@@ -592,6 +613,7 @@ export async function execute(params, context) {
       },
     );
     expect(failed.json).toMatchObject({ status: 'error' });
+    expect(failed.code).toBe(1);
     expect(JSON.stringify(failed.json)).toContain('it went wrong: badly');
     const start = performance.now();
     const ok = await rye(['execute', 'tool:demo/counter', '--project', t.project], { env: t.env });

@@ -98,5 +98,8 @@ export async function executeCommand(args: string[], io: CliIo, settings: RyeSet
       process.off('SIGTERM', onSignal);
     });
   printJson(io, result);
+  // A tool run is over once answered (an --async one runs detached): what it leaves is idle
+  // workers, which the process need not wait for. A directive's thread may still be writing.
+  if (result.type === 'tool') io.nothingLeftToRun?.();
   return result.status === 'error' ? 1 : 0;
 }
