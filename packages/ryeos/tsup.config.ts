@@ -8,7 +8,11 @@ import { bundleLayers, LAYER_IMPORT, LAZY, lazyFromCli, verbsApart } from './scr
  * Verbs built apart, each one file of its own (`dist/rye-<verb>.js`), with the lazily loaded
  * modules (scripts/bundle-layers.mjs LAZY) each needs on every run.
  */
-const APART: Record<string, string[]> = { search: [], execute: ['route', 'execute-tool'], load: [] };
+const APART: Record<string, string[]> = {
+  search: ['search-items'],
+  execute: ['route', 'execute-tool'],
+  load: ['load-item'],
+};
 
 /** A bins' build: the layers bundled in from their sources (scripts/bundle-layers.mjs). */
 function binBuild(options: Options): Options {

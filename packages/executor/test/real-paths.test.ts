@@ -1,13 +1,14 @@
 /**
- * realPath inside an operation resolves a path from its folder's real path and one lstat; it must
- * answer exactly as realpath(3) does, links anywhere on the path included.
+ * realPath inside an operation resolves a path from its folder's real path and one lstat (once the
+ * process is past its first lookups, which ask realpath(3)); it must answer exactly as realpath(3)
+ * does, links anywhere on the path included.
  */
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { withinOperation } from '../src/observations.js';
-import { realPath } from '../src/real-paths.js';
+import { realPath, setYoungLookups } from '../src/real-paths.js';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'rye-realpath-')));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -36,7 +37,13 @@ const cases = [
   '.',
 ];
 
-describe('realPath', () => {
+describe.each([
+  ['walking from the folder', 0],
+  ['in a young process (realpath(3))', 1_000],
+])('realPath %s', (_, young) => {
+  beforeEach(() => setYoungLookups(young));
+  afterAll(() => setYoungLookups(0));
+
   it('answers as realpath(3) inside and outside an operation, links anywhere on the path', () => {
     for (const rel of cases) {
       const raw = rel === '.' ? root : `${root}/${rel}`;

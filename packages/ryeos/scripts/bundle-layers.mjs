@@ -151,6 +151,8 @@ export const LAZY = {
   sign: join(PACKAGES, 'ryeos', 'src', 'sign.ts'),
   keys: join(PACKAGES, 'ryeos', 'src', 'keys.ts'),
   'execute-tool': join(PACKAGES, 'executor', 'src', 'execute-tool.ts'),
+  'search-items': join(PACKAGES, 'ryeos', 'src', 'search-items.ts'),
+  'load-item': join(PACKAGES, 'ryeos', 'src', 'load-item.ts'),
 };
 
 /**

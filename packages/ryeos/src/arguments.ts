@@ -8,8 +8,7 @@ import type { SchemaIssue } from '@ryeos/lillux';
 import { RyeError, schemaIssues, validateSchema } from '@ryeos/lillux';
 import type { InputSchema, JsonSchema, ToolName } from '@ryeos/mcp/tools';
 import { toolSchema, withoutProjectPath } from '@ryeos/mcp/tools';
-import type { CompiledValidator } from './generated/argument-validators.js';
-import * as validators from './generated/argument-validators.js';
+import type { CompiledArguments } from './generated/compiled-validator.js';
 
 /** Arguments as a caller sent them: `null` means "not given" (many MCP clients send it). */
 function present(args: Record<string, unknown>): Record<string, unknown> {
@@ -80,34 +79,21 @@ export function checkArguments<T>(schema: InputSchema, args: Record<string, unkn
   return given as T;
 }
 
-interface CompiledTool {
-  tool: CompiledValidator;
-  request: CompiledValidator;
-  /** The request schema (no `project_path`), derived once, for the messages. */
-  requestSchema?: InputSchema;
-}
-
-const COMPILED: Record<ToolName, CompiledTool> = {
-  search: { tool: validators.searchTool, request: validators.searchRequest },
-  load: { tool: validators.loadTool, request: validators.loadRequest },
-  execute: { tool: validators.executeTool, request: validators.executeRequest },
-  sign: { tool: validators.signTool, request: validators.signRequest },
-};
-
 /**
- * Checks the arguments of one of the four operations against its published schema, with the
- * validator compiled from it at build time (`forApi`: a `Rye` call, without `project_path`).
+ * The check of one operation's arguments against its published schema, with the validator
+ * compiled from it at build time (`generated/<operation>-arguments.js`, one module per operation,
+ * so each verb loads only its own). It throws one VALIDATION error naming every problem.
  */
-export function checkToolArguments<T>(
+export function argumentChecker<T>(
   name: ToolName,
-  args: Record<string, unknown>,
-  options: { forApi?: boolean } = {},
-): T {
-  const compiled = COMPILED[name];
-  if (options.forApi) compiled.requestSchema ??= withoutProjectPath(toolSchema(name));
-  const schema = (options.forApi && compiled.requestSchema) || toolSchema(name);
-  const validate = options.forApi ? compiled.request : compiled.tool;
-  const given = present(args);
-  if (!validate(given)) refuse(schemaIssues(validate.errors ?? []), schema, given);
-  return given as T;
+  compiled: CompiledArguments,
+): (args: Record<string, unknown>) => T {
+  // The schema the validator was compiled from, derived on first use, for the messages.
+  let schema: InputSchema | undefined;
+  return (args) => {
+    schema ??= compiled.FOR_API ? withoutProjectPath(toolSchema(name)) : toolSchema(name);
+    const given = present(args);
+    if (!compiled.validate(given)) refuse(schemaIssues(compiled.validate.errors ?? []), schema, given);
+    return given as T;
+  };
 }

@@ -9,10 +9,13 @@ import { kindPrefix } from '@ryeos/executor';
 import { closeWorkers, RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import type { OperationContext, RyeOperations } from '@ryeos/mcp';
 import type { SignArgs } from '@ryeos/mcp/tools';
-import { checkToolArguments } from './arguments.js';
+import { argumentChecker } from './arguments.js';
+import * as compiledSignArguments from './generated/sign-arguments.js';
 import type { ExecuteRequest, LoadRequest, SearchRequest } from './rye.js';
 import { Rye } from './rye.js';
 import { entrySettings } from './settings.js';
+
+const checkSignArguments = argumentChecker<SignArgs>('sign', compiledSignArguments);
 
 export interface OperationsOptions {
   /** The server's settings, parsed once at its entry point (default: from `env`/`userSpace`). */
@@ -158,7 +161,7 @@ export function createOperations(options: OperationsOptions = {}): ServerOperati
       ),
     ),
     sign: guard(async (rye, args) => {
-      const { item_id, item_type, source } = checkToolArguments<SignArgs>('sign', args);
+      const { item_id, item_type, source } = checkSignArguments(args);
       const ref = item_type && kindPrefix(item_id) === undefined ? `${item_type}:${item_id}` : item_id;
       return rye.sign(ref, pick({ space: source }));
     }),

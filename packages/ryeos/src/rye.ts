@@ -5,23 +5,13 @@
  */
 import { resolve } from 'node:path';
 import { ITEM_READERS } from '@ryeos/directives';
-import type { Envelope, RyeSettings, SpaceName } from '@ryeos/executor';
-import {
-  canonicalRef,
-  Executor,
-  isSignableKind,
-  kindPrefix,
-  loadItem,
-  parseRef,
-  searchItems,
-} from '@ryeos/executor';
+import type { Envelope, RyeSettings } from '@ryeos/executor';
+import { Executor, isSignableKind, kindPrefix, parseRef } from '@ryeos/executor';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import type { LoadArgs, SearchArgs } from '@ryeos/mcp/tools';
 import type { PrimaryCall, ResumeResult } from '@ryeos/threads';
-import { checkToolArguments } from './arguments.js';
 import { systemBundles } from './bundles.js';
 import type { ExecuteCaller, ExecuteRequest } from './execute/route.js';
-import { kindOf } from './kind-of.js';
 import { entrySettings } from './settings.js';
 import type { SignEnvelope } from './sign.js';
 
@@ -166,36 +156,15 @@ export class Rye {
 
   /** Searches items (interfaces §2.1); returns an envelope, never throws. */
   async search(request: SearchRequest): Promise<Envelope> {
-    try {
-      const args = checkToolArguments<SearchRequest>('search', { ...request }, { forApi: true });
-      return { ...(await searchItems(await this.executor(), args)) };
-    } catch (error) {
-      return toErrorEnvelope(error, { scope: request?.scope, query: request?.query ?? '' });
-    }
+    // Loaded on first use, as load is: a `rye execute` never loads either.
+    const { searchEnvelope } = await import('./search-items.js');
+    return searchEnvelope(() => this.executor(), request);
   }
 
   /** Reads (and optionally copies) a verified item (interfaces §2.2); never throws. */
   async load(request: LoadRequest): Promise<Envelope> {
-    const echo = typeof request?.item_id === 'string' ? request.item_id : '';
-    let itemId = echo;
-    try {
-      const ref = parseRef(echo);
-      const args = checkToolArguments<LoadRequest>('load', { ...request }, { forApi: true });
-      const kind = await kindOf(() => this.executor(), ref.kind, args.item_type, ref.id, {
-        allowConfig: true,
-      });
-      itemId = canonicalRef(kind, ref.id);
-      return {
-        ...(await loadItem(await this.executor(), {
-          kind,
-          id: ref.id,
-          ...(args.source ? { source: args.source as SpaceName } : {}),
-          ...(args.destination ? { destination: args.destination } : {}),
-        })),
-      };
-    } catch (error) {
-      return toErrorEnvelope(error, { item_id: itemId });
-    }
+    const { loadEnvelope } = await import('./load-item.js');
+    return loadEnvelope(() => this.executor(), request);
   }
 
   /**

@@ -9,12 +9,15 @@ import { canonicalRef, elapsed, parseRef } from '@ryeos/executor';
 import { monotonicMs, RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import type { ExecuteArgs } from '@ryeos/mcp/tools';
 import type { PrimaryDispatch } from '@ryeos/threads';
-import { checkToolArguments } from '../arguments.js';
+import { argumentChecker } from '../arguments.js';
+import * as compiledExecuteArguments from '../generated/execute-arguments.js';
 import { kindOf } from '../kind-of.js';
 import type { ExecuteMode, Kind } from './matrix.js';
 import { checkMatrix, checkModeAlone, parseTarget, parseThread } from './matrix.js';
 
 /** An execute request: the schema's arguments (less `project_path`) plus what only code can pass. */
+const checkExecuteArguments = argumentChecker<ExecuteArgs>('execute', compiledExecuteArguments);
+
 export type ExecuteRequest = Omit<ExecuteArgs, 'project_path'> & {
   signal?: AbortSignal;
   /** Tool output as it arrives (used for MCP progress notifications). */
@@ -65,15 +68,11 @@ export async function routeExecute(
     const { signal, onOutput, ...args } = request;
     // Fork options may also come inside parameters (top-level wins): both are checked.
     const parameters = { ...(args.parameters ?? {}) };
-    checkToolArguments<ExecuteArgs>(
-      'execute',
-      {
-        ...args,
-        model: args.model ?? parameters.model,
-        limit_overrides: args.limit_overrides ?? parameters.limit_overrides,
-      },
-      { forApi: true },
-    );
+    checkExecuteArguments({
+      ...args,
+      model: args.model ?? parameters.model,
+      limit_overrides: args.limit_overrides ?? parameters.limit_overrides,
+    });
     checkModeAlone(mode);
     const kind = (await kindOf(host.executor, ref.kind, args.item_type, ref.id)) as Kind;
     itemId = canonicalRef(kind, ref.id);

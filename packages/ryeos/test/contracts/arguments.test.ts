@@ -12,10 +12,14 @@ import {
   type SIGN_SCHEMA,
   TOOL_DEFINITIONS,
   toolSchema,
+  withoutProjectPath,
 } from '@ryeos/mcp';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { checkArguments, checkToolArguments } from '../../src/arguments.js';
-import { SCHEMAS_DIGEST } from '../../src/generated/argument-validators.js';
+import { argumentChecker, checkArguments } from '../../src/arguments.js';
+import * as executeArguments from '../../src/generated/execute-arguments.js';
+import * as loadArguments from '../../src/generated/load-arguments.js';
+import * as searchArguments from '../../src/generated/search-arguments.js';
+import * as signArguments from '../../src/generated/sign-arguments.js';
 import { createOperations, createRye } from '../../src/index.js';
 import { tempProject } from '../helpers.js';
 
@@ -137,24 +141,41 @@ describe('every surface checks against the same schema', () => {
 });
 
 describe('the validators compiled at build time are the schemas', () => {
+  const COMPILED = {
+    execute: executeArguments,
+    load: loadArguments,
+    search: searchArguments,
+    sign: signArguments,
+  };
+  // Each operation's validator is compiled for the way it is called: search, load and execute as
+  // `Rye` requests (project_path taken off), sign as the MCP tool's arguments.
+  const schemaOf = (name: keyof typeof COMPILED) =>
+    COMPILED[name].FOR_API ? withoutProjectPath(toolSchema(name)) : toolSchema(name);
+
   it('agree with validating against the published schema at run time', () => {
-    const cases: [Parameters<typeof toolSchema>[0], Record<string, unknown>][] = [
-      ['execute', { project_path: '/p', item_id: 3, thread: 'spawn', limit_overrides: { turns: -1, x: 1 } }],
-      ['execute', { project_path: '/p', item_id: 'x', parameters: [], async: 'no' }],
-      ['search', { project_path: '/p', scope: 'tool', limit: 0, fuzzy: { enabled: 'yes' } }],
+    expect(Object.entries(COMPILED).map(([name, compiled]) => [name, compiled.FOR_API])).toEqual([
+      ['execute', true],
+      ['load', true],
+      ['search', true],
+      ['sign', false],
+    ]);
+    const cases: [keyof typeof COMPILED, Record<string, unknown>][] = [
+      ['execute', { item_id: 3, thread: 'spawn', limit_overrides: { turns: -1, x: 1 } }],
+      ['execute', { item_id: 'x', parameters: [], async: 'no' }],
+      ['search', { scope: 'tool', limit: 0, fuzzy: { enabled: 'yes' } }],
       ['load', { item_id: 'x', source: 'moon' }],
       ['sign', { project_path: '/p', item_id: 'x', source: 'system', item_type: 'widget' }],
     ];
     for (const [name, args] of cases) {
-      const compiled = validationError(() => checkToolArguments(name, args));
-      expect(compiled).toBe(validationError(() => checkArguments(toolSchema(name), args)));
+      const compiled = validationError(() => argumentChecker(name, COMPILED[name])(args));
+      expect(compiled).toBe(validationError(() => checkArguments(schemaOf(name), args)));
     }
-    expect(checkToolArguments('execute', { item_id: 'x' }, { forApi: true })).toEqual({ item_id: 'x' });
+    expect(argumentChecker('execute', executeArguments)({ item_id: 'x' })).toEqual({ item_id: 'x' });
   });
 
   it('were compiled from the schemas @ryeos/mcp publishes now (a schema edit without a rebuild fails)', () => {
     const schemas = Object.fromEntries(TOOL_DEFINITIONS.map(({ name, inputSchema }) => [name, inputSchema]));
     const digest = createHash('sha256').update(JSON.stringify(schemas)).digest('hex');
-    expect(SCHEMAS_DIGEST).toBe(digest);
+    for (const compiled of Object.values(COMPILED)) expect(compiled.SCHEMAS_DIGEST).toBe(digest);
   });
 });
