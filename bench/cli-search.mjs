@@ -8,11 +8,9 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { median, round } from './lib/common.mjs';
+import { median, RYE_BIN, round } from './lib/common.mjs';
 
-const CLI = process.env.BENCH_CLI
-  ? resolvePath(process.env.BENCH_CLI)
-  : join(import.meta.dirname, '..', 'packages', 'ryeos', 'dist', 'cli.js');
+const CLI = process.env.BENCH_CLI ? resolvePath(process.env.BENCH_CLI) : RYE_BIN;
 
 function rye(args, { cwd, env }) {
   return new Promise((resolve, reject) => {

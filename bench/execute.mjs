@@ -16,10 +16,10 @@ import {
   signingKeyDir,
   trustKey,
 } from '../packages/executor/dist/index.js';
-import { median, NOOP_TOOL, round } from './lib/common.mjs';
+import { median, NOOP_TOOL, RYE_BIN, round } from './lib/common.mjs';
 
 const repo = join(import.meta.dirname, '..');
-const CLI = join(repo, 'packages', 'ryeos', 'dist', 'cli.js');
+const CLI = RYE_BIN;
 const SYSTEM = join(repo, 'packages', 'ryeos');
 
 function timeProcess(command, args, env, input = '{}') {

@@ -6,11 +6,11 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { median, NOOP_TOOL, round, stdioClient } from './lib/common.mjs';
+import { median, NOOP_TOOL, RYE_BIN, round, stdioClient } from './lib/common.mjs';
 
 const repo = join(import.meta.dirname, '..');
 const SERVER = join(repo, 'packages', 'ryeos', 'dist', 'mcp-server.js');
-const CLI = join(repo, 'packages', 'ryeos', 'dist', 'cli.js');
+const CLI = RYE_BIN;
 
 const connect = (env) => stdioClient(SERVER, env);
 

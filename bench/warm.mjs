@@ -19,11 +19,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
-import { median, percentile, round, rssMb, stdioClient } from './lib/common.mjs';
+import { median, percentile, RYE_BIN, round, rssMb, stdioClient } from './lib/common.mjs';
 
 const repo = join(import.meta.dirname, '..');
 const SERVER = join(repo, 'packages', 'ryeos', 'dist', 'mcp-server.js');
-const CLI = join(repo, 'packages', 'ryeos', 'dist', 'cli.js');
+const CLI = RYE_BIN;
 // The newest release at the time of writing; checked to run on Node 20.
 const OFFICIAL = '@modelcontextprotocol/server-filesystem@2026.8.31';
 

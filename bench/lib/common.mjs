@@ -2,6 +2,7 @@
 // reader, and a tiny MCP client over a server's stdio.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** A node tool that reads its params and echoes them: the cheapest real tool there is. */
 export const NOOP_TOOL = `export const __version__ = "1.0.0";
@@ -18,6 +19,11 @@ export function median(values) {
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
+
+const RYEOS = join(import.meta.dirname, '..', '..', 'packages', 'ryeos');
+
+/** The `rye` command as installed: the file package.json names as its bin. */
+export const RYE_BIN = join(RYEOS, JSON.parse(readFileSync(join(RYEOS, 'package.json'), 'utf8')).bin.rye);
 
 export const round = (value, digits = 2) => Number(value.toFixed(digits));
 

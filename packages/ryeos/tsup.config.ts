@@ -48,6 +48,17 @@ export default [
     splitting: true,
     esbuildPlugins: [verbsApart(Object.keys(APART)), bundleLayers, builtinsByRequire],
   }),
+  // The `rye` bin's launcher, CommonJS: it starts a `rye execute`'s worker thread before node
+  // sets up its ES module loader, then imports cli.js (src/launch.ts).
+  binBuild({
+    entry: { rye: 'src/launch.ts' },
+    format: ['cjs'],
+    outExtension: () => ({ js: '.cjs' }),
+    splitting: false,
+    sourcemap: false,
+    external: ['./cli.js'],
+    esbuildPlugins: [bundleLayers],
+  }),
   // The verbs a cold start is measured on, each built alone into one file: a cold `rye search`
   // loads the CLI's start and that file (issue 12). What they load on first use comes from the
   // build above.

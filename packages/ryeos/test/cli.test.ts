@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../src/index.js';
 
 const run = promisify(execFile);
-const distCli = join(import.meta.dirname, '..', 'dist', 'cli.js');
+const distCli = join(import.meta.dirname, '..', 'dist', 'rye.cjs');
 
 function capture() {
   const out: string[] = [];

@@ -7,7 +7,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach } from 'vitest';
 
-export const CLI = join(import.meta.dirname, '..', 'dist', 'cli.js');
+/** The `rye` bin (package.json), as users run it. */
+export const CLI = join(import.meta.dirname, '..', 'dist', 'rye.cjs');
 
 export interface CliRun {
   code: number;

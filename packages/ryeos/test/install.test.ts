@@ -168,7 +168,7 @@ describe('installed from the packed tarballs, as a user installs', () => {
   });
 
   it('runs JavaScript tools without tsx, and says what to install for a TypeScript tool', async () => {
-    const cli = join(modules, 'ryeos', 'dist', 'cli.js');
+    const cli = join(modules, 'ryeos', 'dist', 'rye.cjs');
     const project = join(root, 'project');
     // A clean environment: pnpm's NODE_PATH (set for this test run) would find the workspace's tsx.
     const env = { PATH: process.env.PATH ?? '', USER_SPACE: join(root, 'user') };

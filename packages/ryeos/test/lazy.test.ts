@@ -43,7 +43,8 @@ Module._load = function (request, ...rest) {
   return load.call(this, request, ...rest);
 };`;
 
-const cli = join(import.meta.dirname, '..', 'dist', 'cli.js');
+/** The `rye` bin (package.json). */
+const cli = join(import.meta.dirname, '..', 'dist', 'rye.cjs');
 
 /**
  * `rye <args>` in `<root>/project`, with `<root>/user` as its user space and home; `preload`, when

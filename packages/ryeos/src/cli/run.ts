@@ -4,6 +4,7 @@ import { packageVersion } from '../package-root.js';
 import { commandUsage, helpText, unknownCommand } from './help.js';
 import type { CliIo } from './io.js';
 import { processIo, quietWhenClosed } from './io.js';
+import { mayRunTool } from './may-run-tool.js';
 
 export type { CliIo } from './io.js';
 
@@ -61,18 +62,6 @@ const COMMANDS: Record<string, VerbLoader> = {
     return { ...verb, run: verb.replayCommand };
   },
 };
-
-/**
- * Whether `rye execute <args>` may run a tool here: its ref names a tool or no kind, and no flag
- * sends it elsewhere or only checks it. A wrong guess costs a thread that never runs anything.
- */
-function mayRunTool(args: string[], env: Record<string, string | undefined>): boolean {
-  if (env.RYE_WARM_WORKERS === '0') return false;
-  if (args.some((arg) => /^--(dry-run|async|target|thread)\b/.test(arg))) return false;
-  const ref = args.find((arg) => !arg.startsWith('-'));
-  const kind = ref === undefined ? undefined : /^([a-z]+):/.exec(ref)?.[1];
-  return ref !== undefined && (kind === undefined || kind === 'tool');
-}
 
 /** Commands that work in an existing project (`init` creates its project; `demo` makes its own). */
 const IN_A_PROJECT = new Set(['execute', 'search', 'load', 'sign', 'keys', 'threads']);
