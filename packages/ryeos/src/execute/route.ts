@@ -15,9 +15,9 @@ import { kindOf } from '../kind-of.js';
 import type { ExecuteMode, Kind } from './matrix.js';
 import { checkMatrix, checkModeAlone, parseTarget, parseThread } from './matrix.js';
 
-/** An execute request: the schema's arguments (less `project_path`) plus what only code can pass. */
 const checkExecuteArguments = argumentChecker<ExecuteArgs>('execute', compiledExecuteArguments);
 
+/** An execute request: the schema's arguments (less `project_path`) plus what only code can pass. */
 export type ExecuteRequest = Omit<ExecuteArgs, 'project_path'> & {
   signal?: AbortSignal;
   /** Tool output as it arrives (used for MCP progress notifications). */
