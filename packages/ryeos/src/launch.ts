@@ -10,4 +10,20 @@ import { mayRunTool } from './cli/may-run-tool.js';
 
 const [verb, ...rest] = process.argv.slice(2);
 if (verb === 'execute' && mayRunTool(rest, process.env)) prestartWorkerThread();
-void import('./cli.js');
+
+// What `node cli.js` would do: a CLI that cannot load fails with 1, whatever the process's
+// --unhandled-rejections mode; one whose top-level await never settles ends with 13.
+let settled = false;
+import('./cli.js').then(
+  () => {
+    settled = true;
+  },
+  (error: unknown) => {
+    settled = true;
+    process.stderr.write(`rye: could not start: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);
+process.on('exit', (code) => {
+  if (!settled && code === 0) process.exitCode = 13;
+});

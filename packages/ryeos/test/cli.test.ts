@@ -1,4 +1,6 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -52,6 +54,22 @@ describe('rye CLI', () => {
     expect(text).toMatch(/All steps passed\.\n$/);
     expect(text).not.toContain('✘');
   }, 60_000);
+
+  it('the bin says so and exits 1 when the CLI cannot load', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rye-bin-'));
+    try {
+      // The launcher alone, without the cli.js it imports.
+      copyFileSync(distCli, join(dir, 'rye.cjs'));
+      const run = spawnSync(process.execPath, [join(dir, 'rye.cjs'), '--version'], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: '--unhandled-rejections=warn' },
+      });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toMatch(/^rye: could not start: Cannot find module .*cli\.js/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('the built bin runs as a real process', async () => {
     const { stdout } = await run(process.execPath, [distCli, '--help']);

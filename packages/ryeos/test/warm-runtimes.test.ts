@@ -4,13 +4,14 @@
  * chain with signed project tools: what a worker shares and what it never shares, failures,
  * timeouts, the one-shot path of the CLI, and a tool that prints while the MCP server runs it.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRye } from '../src/index.js';
 import type { TempProject } from './helpers.js';
-import { connectMcpStdio, isAlive, rye, until, useTempProjects } from './helpers.js';
+import { CLI, connectMcpStdio, isAlive, rye, until, useTempProjects } from './helpers.js';
 
 const project = useTempProjects();
 
@@ -602,6 +603,30 @@ export async function execute(params) {
     expect(text.length).toBe(size + 3);
     expect(text.endsWith('xEND')).toBe(true);
   });
+
+  it.runIf(existsSync('/dev/full'))(
+    'an answer that cannot be written (a full disk) exits 1, in one line',
+    async () => {
+      const t = await project();
+      await setUp(t, { 'demo/counter.js': JS_COUNTER });
+      const full = openSync('/dev/full', 'w');
+      try {
+        const run = spawnSync(
+          process.execPath,
+          [CLI, 'execute', 'tool:demo/counter', '--project', t.project],
+          {
+            env: { PATH: process.env.PATH ?? '', ...t.env },
+            stdio: ['ignore', full, 'pipe'],
+            encoding: 'utf8',
+          },
+        );
+        expect(run.status).toBe(1);
+        expect(run.stderr).toBe('rye: could not write the output: ENOSPC: no space left on device, write\n');
+      } finally {
+        closeSync(full);
+      }
+    },
+  );
 
   it('a tool that throws fails its call; the next run is fresh and quick', async () => {
     const t = await project();

@@ -11,17 +11,25 @@ export interface CliIo {
 
 const closed = new WeakSet<NodeJS.WriteStream>();
 const watched = new WeakSet<NodeJS.WriteStream>();
+/** An answer or message could not be written (not a reader that went away): the exit is 1. */
+let writeFailed = false;
 
 /**
  * A reader that went away (`rye search … | head`) ends the output quietly: later writes to that
  * stream are dropped instead of raising EPIPE, and the command still finishes (and cleans up).
+ * Any other failure to write (a full disk, a closed descriptor) is said on stderr, in one line,
+ * and the command exits 1.
  */
 export function quietWhenClosed(stream: NodeJS.WriteStream): void {
   if (watched.has(stream)) return;
   watched.add(stream);
   stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
     closed.add(stream);
+    if (error.code === 'EPIPE') return;
+    writeFailed = true;
+    process.exitCode = 1;
+    if (stream !== process.stderr)
+      write(process.stderr, `rye: could not write the output: ${error.message}\n`);
   });
 }
 
@@ -44,14 +52,18 @@ export const processIo: CliIo = {
  * Ends the bin's process with `code`. When the verb said nothing is left to run, that is as soon
  * as stdout and stderr are flushed: node would otherwise stop the idle worker threads one by one
  * and free the heap first, ~5 ms of a cold `rye execute` spent after its answer. Otherwise node
- * ends the process when the event loop is empty, as usual.
+ * ends the process when the event loop is empty, as usual. Either way an answer that could not be
+ * written (a full disk, a closed descriptor) ends it with 1; a reader that went away does not.
  */
 export function finish(code: number): void {
-  process.exitCode = code;
+  process.exitCode = writeFailed ? 1 : code;
   if (!endAtOnce) return;
   let pending = 2;
-  const flushed = () => {
-    if (--pending === 0) process.exit(code);
+  const flushed = (error?: Error | null) => {
+    if (error && (error as NodeJS.ErrnoException).code !== 'EPIPE') writeFailed = true;
+    if (--pending > 0) return;
+    // One turn later: a failed write's 'error' event comes after its callback.
+    setImmediate(() => process.exit(writeFailed ? 1 : code));
   };
   process.stdout.write('', flushed);
   process.stderr.write('', flushed);
