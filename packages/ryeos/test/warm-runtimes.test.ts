@@ -604,6 +604,29 @@ export async function execute(params) {
     expect(text.endsWith('xEND')).toBe(true);
   });
 
+  it.runIf(process.platform === 'linux')(
+    'what the tool leaves running does not outlive the run',
+    async () => {
+      const t = await project();
+      const leaver = `${JS_HEADER}
+import { spawn } from 'node:child_process';
+export async function execute() {
+  const child = spawn('sh', ['-c', 'sleep 30 & echo $!; wait'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const grandchild = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(Number(String(d).trim()))));
+  child.unref();
+  child.stdout.destroy();
+  return { success: true, pids: [child.pid, grandchild] };
+}
+`;
+      await setUp(t, { 'demo/leaver.js': leaver });
+      const run = await rye(['execute', 'tool:demo/leaver', '--project', t.project], { env: t.env });
+      expect(run.code, run.stderr).toBe(0);
+      const pids = (run.json.data as { pids: number[] }).pids;
+      expect(pids).toHaveLength(2);
+      expect(await until(() => pids.every((pid) => !isAlive(pid)), 5_000)).toBe(true);
+    },
+  );
+
   it.runIf(existsSync('/dev/full'))(
     'an answer that cannot be written (a full disk) exits 1, in one line',
     async () => {

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { RyeError } from '../errors.js';
 
 const IS_WINDOWS = process.platform === 'win32';
@@ -78,6 +78,37 @@ function descendants(pid: number): number[] {
     for (const child of children.get(next) ?? []) {
       found.push(child);
       queue.push(child);
+    }
+  }
+  return found;
+}
+
+/**
+ * The children this process's other threads started (not its main thread's): what a tool running
+ * on a worker thread of the host left running. Read from the kernel's per-thread lists
+ * (/proc/self/task/<tid>/children, Linux); empty where those are unavailable.
+ */
+export function threadChildren(): number[] {
+  const found: number[] = [];
+  if (IS_WINDOWS) return found;
+  let tids: string[];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return found;
+  }
+  const buffer = Buffer.alloc(4096);
+  for (const tid of tids) {
+    if (tid === String(process.pid)) continue;
+    let fd: number | undefined;
+    try {
+      fd = openSync(`/proc/self/task/${tid}/children`, 'r');
+      const text = buffer.toString('latin1', 0, readSync(fd, buffer, 0, buffer.length, null)).trim();
+      for (const pid of text ? text.split(' ') : []) found.push(Number(pid));
+    } catch {
+      // The thread ended, or the kernel keeps no such list (CONFIG_PROC_CHILDREN).
+    } finally {
+      if (fd !== undefined) closeSync(fd);
     }
   }
   return found;

@@ -12,7 +12,7 @@ import type { Readable } from 'node:stream';
 import type { Worker } from 'node:worker_threads';
 import { childProcess } from '../child-process.js';
 import { bootableThread, bootThread, takePrestartedThread } from '../thread-boot.js';
-import { killTree } from './tree.js';
+import { killTree, threadChildren } from './tree.js';
 
 /** A message from a worker: an answer (`id` + result fields) or an output chunk of a call. */
 export type WorkerMessage = Record<string, unknown>;
@@ -157,6 +157,14 @@ function threadChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
     events.exit(reason, spawnError);
   };
   let worker: Worker;
+  // What the tool starts is a child of this process, in the host's process group, where a worker
+  // process would take its own group with it: after each call (and when the worker is stopped),
+  // the children the host's other threads started are killed, with their descendants. Only a
+  // one-shot host asks for a thread, and its own children come from its main thread.
+  let called = false;
+  const killToolChildren = () => {
+    if (called) for (const pid of threadChildren()) killTree(pid, 'SIGKILL');
+  };
   try {
     // A thread cannot have a working directory of its own: the host's becomes the worker's.
     if (spec.cwd !== undefined && resolve(spec.cwd) !== process.cwd()) process.chdir(spec.cwd);
@@ -177,14 +185,20 @@ function threadChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
   });
   return {
     send(message) {
+      called = true;
       worker.postMessage(message);
     },
     kill() {
       void worker.terminate();
+      killToolChildren();
     },
     hold(busy) {
       if (busy) worker.ref();
-      else worker.unref();
+      else {
+        worker.unref();
+        // No call is running: whatever the tool left running goes, as its process group would.
+        killToolChildren();
+      }
     },
   };
 }
