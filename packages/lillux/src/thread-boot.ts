@@ -8,6 +8,7 @@
 import { Worker } from 'node:worker_threads';
 
 const BOOT_KEY = '__ryeBoot';
+const THREAD_ID_KEY = '__ryeThreadId';
 /** Builtins the runtimes' worker scripts (node/function's function-worker.mjs, launch.mjs) import. */
 const WARM_BUILTINS = ['async_hooks', 'fs', 'module', 'path', 'url'];
 // While it waits for its script, the thread loads what any script needs first, on its own core:
@@ -28,6 +29,11 @@ parentPort.on('message', function boot(message) {
   const spec = message && message.${BOOT_KEY};
   if (!spec) return;
   loading = true;
+  // The thread's id in the kernel, told before anything of the script runs: the host finds what
+  // the tool starts among this thread's children (Linux; 0 elsewhere).
+  let tid = 0;
+  try { tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()) || 0; } catch {}
+  parentPort.postMessage({ ${THREAD_ID_KEY}: tid });
   process.argv = [process.argv[0], spec.script, ...spec.argv];
   for (const name of Object.keys(process.env)) delete process.env[name];
   Object.assign(process.env, spec.env);
@@ -92,4 +98,14 @@ export function takePrestartedThread(): Worker | undefined {
   const worker = slot[SLOT];
   slot[SLOT] = undefined;
   return worker;
+}
+
+/**
+ * The kernel thread id a booted thread reports, from its first message (which its boot code sends
+ * before the script runs); undefined for any other message.
+ */
+export function reportedThreadId(message: unknown): number | undefined {
+  if (!message || typeof message !== 'object' || !(THREAD_ID_KEY in message)) return undefined;
+  const tid = (message as Record<string, unknown>)[THREAD_ID_KEY];
+  return typeof tid === 'number' && Number.isSafeInteger(tid) && tid >= 0 ? tid : undefined;
 }

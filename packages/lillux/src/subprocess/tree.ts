@@ -84,25 +84,28 @@ function descendants(pid: number): number[] {
 }
 
 /**
- * The children this process's other threads started (not its main thread's): what a tool running
- * on a worker thread of the host left running. Read from the kernel's per-thread lists
- * (/proc/self/task/<tid>/children, Linux); empty where those are unavailable.
+ * The children thread `tid` of this process started, or, without a `tid`, those all its threads
+ * but the main one started: what a tool running on a worker thread of the host left running.
+ * Read from the kernel's per-thread lists (/proc/self/task/<tid>/children, Linux); empty where
+ * those are unavailable.
  */
-export function threadChildren(): number[] {
+export function threadChildren(tid?: number): number[] {
   const found: number[] = [];
   if (IS_WINDOWS) return found;
   let tids: string[];
   try {
-    tids = readdirSync('/proc/self/task');
+    tids =
+      tid === undefined
+        ? readdirSync('/proc/self/task').filter((t) => t !== String(process.pid))
+        : [String(tid)];
   } catch {
     return found;
   }
   const buffer = Buffer.alloc(4096);
-  for (const tid of tids) {
-    if (tid === String(process.pid)) continue;
+  for (const thread of tids) {
     let fd: number | undefined;
     try {
-      fd = openSync(`/proc/self/task/${tid}/children`, 'r');
+      fd = openSync(`/proc/self/task/${thread}/children`, 'r');
       const text = buffer.toString('latin1', 0, readSync(fd, buffer, 0, buffer.length, null)).trim();
       for (const pid of text ? text.split(' ') : []) found.push(Number(pid));
     } catch {

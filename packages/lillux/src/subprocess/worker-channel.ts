@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Worker } from 'node:worker_threads';
 import { childProcess } from '../child-process.js';
-import { bootableThread, bootThread, takePrestartedThread } from '../thread-boot.js';
+import { bootableThread, bootThread, reportedThreadId, takePrestartedThread } from '../thread-boot.js';
 import { killTree, threadChildren } from './tree.js';
 
 /** A message from a worker: an answer (`id` + result fields) or an output chunk of a call. */
@@ -159,11 +159,15 @@ function threadChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
   let worker: Worker;
   // What the tool starts is a child of this process, in the host's process group, where a worker
   // process would take its own group with it: after each call (and when the worker is stopped),
-  // the children the host's other threads started are killed, with their descendants. Only a
-  // one-shot host asks for a thread, and its own children come from its main thread.
+  // the children the thread started are killed, with their descendants. The thread tells its
+  // kernel id first thing (its later messages cannot change it); without one, the children of all
+  // the host's threads but its main one count. Only a one-shot host asks for a thread.
   let called = false;
+  let toldId = false;
+  let threadId: number | undefined;
   const killToolChildren = () => {
-    if (called) for (const pid of threadChildren()) killTree(pid, 'SIGKILL');
+    if (!called) return;
+    for (const pid of threadChildren(threadId)) killTree(pid, 'SIGKILL');
   };
   try {
     // A thread cannot have a working directory of its own: the host's becomes the worker's.
@@ -175,6 +179,14 @@ function threadChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
     return { send() {}, kill() {}, hold() {} };
   }
   worker.on('message', (message: unknown) => {
+    if (!toldId) {
+      toldId = true;
+      const tid = reportedThreadId(message);
+      if (tid !== undefined) {
+        threadId = tid > 0 && tid !== process.pid ? tid : undefined;
+        return;
+      }
+    }
     if (message && typeof message === 'object' && !Array.isArray(message))
       events.message(message as WorkerMessage);
   });
