@@ -146,7 +146,7 @@ export function createOperations(options: OperationsOptions = {}): ServerOperati
       const grace = new Promise((resolve) => setTimeout(resolve, 5_000).unref());
       await Promise.race([Promise.allSettled([...running]), grace]);
       // Warm workers (and whatever their tools started) end with the server.
-      closeWorkers();
+      void closeWorkers();
     },
     // Arguments go to the `Rye` whole: it checks them against the published schemas.
     search: guard((rye, args) => rye.search(withoutProject(args) as SearchRequest)),

@@ -618,12 +618,48 @@ export async function execute() {
   return { success: true, pids: [child.pid, grandchild] };
 }
 `;
-      await setUp(t, { 'demo/leaver.js': leaver });
+      // Started after the answer (every millisecond until the thread is stopped), or left behind by
+      // a thread that dies of an uncaught error before it answers.
+      const late = `${JS_HEADER}
+import { spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+const started = (pidfile, child) => appendFileSync(pidfile, child.pid + '\\n');
+export async function execute(params) {
+  if (params.crash) {
+    started(params.pidfile, spawn('sleep', ['30'], { stdio: 'ignore' }));
+    setTimeout(() => { throw new Error('boom'); }, 5);
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+  }
+  setInterval(() => started(params.pidfile, spawn('sleep', ['30'], { stdio: 'ignore' })), 1);
+  return { success: true };
+}
+`;
+      await setUp(t, { 'demo/leaver.js': leaver, 'demo/late.js': late });
       const run = await rye(['execute', 'tool:demo/leaver', '--project', t.project], { env: t.env });
       expect(run.code, run.stderr).toBe(0);
       const pids = (run.json.data as { pids: number[] }).pids;
       expect(pids).toHaveLength(2);
       expect(await until(() => pids.every((pid) => !isAlive(pid)), 5_000)).toBe(true);
+      for (const crash of [false, true]) {
+        const pidfile = join(t.root, `late-${crash}.pid`);
+        const lateRun = await rye(
+          [
+            'execute',
+            'tool:demo/late',
+            '--project',
+            t.project,
+            '--params',
+            JSON.stringify({ pidfile, crash }),
+          ],
+          { env: t.env },
+        );
+        expect(lateRun.code, lateRun.stderr).toBe(crash ? 1 : 0);
+        // Without a crash, a thread stopped before its first tick started nothing.
+        const text = existsSync(pidfile) ? readFileSync(pidfile, 'utf8').trim() : '';
+        const started = text ? text.split('\n').map(Number) : [];
+        if (crash) expect(started).toHaveLength(1);
+        expect(await until(() => started.every((pid) => !isAlive(pid)), 5_000), `crash: ${crash}`).toBe(true);
+      }
     },
   );
 
@@ -645,6 +681,18 @@ export async function execute() {
         );
         expect(run.status).toBe(1);
         expect(run.stderr).toBe('rye: could not write the output: ENOSPC: no space left on device, write\n');
+        // A message that cannot be written loses no answer.
+        const quiet = spawnSync(
+          process.execPath,
+          [CLI, 'execute', 'tool:demo/counter', '--project', t.project],
+          {
+            env: { PATH: process.env.PATH ?? '', ...t.env },
+            stdio: ['ignore', 'pipe', full],
+            encoding: 'utf8',
+          },
+        );
+        expect(quiet.status).toBe(0);
+        expect(JSON.parse(quiet.stdout)).toMatchObject({ status: 'success' });
       } finally {
         closeSync(full);
       }

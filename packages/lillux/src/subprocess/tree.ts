@@ -84,30 +84,31 @@ function descendants(pid: number): number[] {
 }
 
 /**
- * The children thread `tid` of this process started, or, without a `tid`, those all its threads
- * but the main one started: what a tool running on a worker thread of the host left running.
- * Read from the kernel's per-thread lists (/proc/self/task/<tid>/children, Linux); empty where
- * those are unavailable.
+ * The children the given threads of this process started (by kernel thread id; default: all its
+ * threads), from the kernel's per-thread lists (/proc/self/task/<tid>/children, Linux). Empty
+ * where those are unavailable.
  */
-export function threadChildren(tid?: number): number[] {
+export function threadChildren(tids?: readonly number[]): number[] {
   const found: number[] = [];
   if (IS_WINDOWS) return found;
-  let tids: string[];
+  let threads: string[];
   try {
-    tids =
-      tid === undefined
-        ? readdirSync('/proc/self/task').filter((t) => t !== String(process.pid))
-        : [String(tid)];
+    threads = tids === undefined ? readdirSync('/proc/self/task') : tids.map(String);
   } catch {
     return found;
   }
   const buffer = Buffer.alloc(4096);
-  for (const thread of tids) {
+  for (const thread of threads) {
     let fd: number | undefined;
     try {
       fd = openSync(`/proc/self/task/${thread}/children`, 'r');
-      const text = buffer.toString('latin1', 0, readSync(fd, buffer, 0, buffer.length, null)).trim();
-      for (const pid of text ? text.split(' ') : []) found.push(Number(pid));
+      // The whole list: a read returns at most what fits the buffer.
+      let text = '';
+      for (let n = readSync(fd, buffer, 0, buffer.length, null); n > 0; ) {
+        text += buffer.toString('latin1', 0, n);
+        n = readSync(fd, buffer, 0, buffer.length, null);
+      }
+      for (const pid of text.trim() ? text.trim().split(/\s+/) : []) found.push(Number(pid));
     } catch {
       // The thread ended, or the kernel keeps no such list (CONFIG_PROC_CHILDREN).
     } finally {

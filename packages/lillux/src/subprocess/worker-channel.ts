@@ -29,6 +29,8 @@ export interface Channel {
   kill(): void;
   /** Lets the host exit while the worker idles (and holds it while calls run). */
   hold(busy: boolean): void;
+  /** Settles once the worker has exited (a thread: and what its tool left running was killed). */
+  readonly ended: Promise<void>;
 }
 
 export interface ChannelSpec {
@@ -79,8 +81,14 @@ function processChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
     });
   } catch (error) {
     queueMicrotask(() => exit('could not start', error));
-    return { send() {}, kill() {}, hold() {} };
+    return { send() {}, kill() {}, hold() {}, ended: Promise.resolve() };
   }
+  const ended = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', () => {
+      if (child.pid === undefined) resolve();
+    });
+  });
   child.on('error', (error) => {
     if (child.pid === undefined) exit('could not start', error);
   });
@@ -128,8 +136,12 @@ function processChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
     exit(`exited (${signal ?? `code ${code}`})${words ? `: ${words}` : ''}`);
   });
   const kill = () => {
-    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null)
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      // Held until it has exited, so that a host awaiting `ended` is not ended by an empty loop
+      // first (its pipes stay unheld: a program the worker started could keep them open).
+      child.ref();
       killTree(child.pid, 'SIGKILL');
+    }
   };
   return {
     send(message) {
@@ -145,6 +157,7 @@ function processChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
       } | null>;
       for (const handle of handles) (busy ? handle?.ref : handle?.unref)?.call(handle);
     },
+    ended,
   };
 }
 
@@ -158,17 +171,25 @@ function threadChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
   };
   let worker: Worker;
   // What the tool starts is a child of this process, in the host's process group, where a worker
-  // process would take its own group with it: after each call (and when the worker is stopped),
-  // the children the thread started are killed, with their descendants. The thread tells its
-  // kernel id first thing (its later messages cannot change it); without one, the children of all
-  // the host's threads but its main one count. Only a one-shot host asks for a thread.
+  // process would take its own group with it. After each call, the children the tool's thread
+  // started are killed, with their descendants; when the thread ends (stopped, crashed, or by the
+  // tool's own hand), its children pass to another thread of this process, so then every child
+  // the host did not have when the thread was opened goes. The thread tells its kernel id first
+  // thing (its later messages cannot change it). Only a one-shot host asks for a thread, and it
+  // starts no other process while the call runs.
+  const hostChildren = new Set(threadChildren([process.pid]));
   let called = false;
   let toldId = false;
   let threadId: number | undefined;
-  const killToolChildren = () => {
+  const killToolChildren = (all: boolean) => {
     if (!called) return;
-    for (const pid of threadChildren(threadId)) killTree(pid, 'SIGKILL');
+    const pids = all || threadId === undefined ? threadChildren() : threadChildren([threadId]);
+    for (const pid of pids) if (!hostChildren.has(pid)) killTree(pid, 'SIGKILL');
   };
+  let threadEnded: () => void = () => {};
+  const ended = new Promise<void>((resolve) => {
+    threadEnded = resolve;
+  });
   try {
     // A thread cannot have a working directory of its own: the host's becomes the worker's.
     if (spec.cwd !== undefined && resolve(spec.cwd) !== process.cwd()) process.chdir(spec.cwd);
@@ -176,7 +197,7 @@ function threadChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
     bootThread(worker, spec.args[0]!, spec.args.slice(1), spec.env);
   } catch (error) {
     queueMicrotask(() => exit('could not start', error));
-    return { send() {}, kill() {}, hold() {} };
+    return { send() {}, kill() {}, hold() {}, ended: Promise.resolve() };
   }
   worker.on('message', (message: unknown) => {
     if (!toldId) {
@@ -192,6 +213,8 @@ function threadChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
   });
   worker.on('error', (error) => lastWords.add(`${error?.stack ?? error}\n`));
   worker.on('exit', (code) => {
+    killToolChildren(true);
+    threadEnded();
     const words = lastWords.get();
     exit(`exited (code ${code})${words ? `: ${words}` : ''}`);
   });
@@ -201,16 +224,17 @@ function threadChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
       worker.postMessage(message);
     },
     kill() {
+      worker.ref(); // held until it has exited (see processChannel's kill)
       void worker.terminate();
-      killToolChildren();
     },
     hold(busy) {
       if (busy) worker.ref();
       else {
         worker.unref();
         // No call is running: whatever the tool left running goes, as its process group would.
-        killToolChildren();
+        killToolChildren(false);
       }
     },
+    ended,
   };
 }

@@ -281,6 +281,11 @@ class WarmWorker {
   }
 
   /** Stops the worker; calls still on it fail with `reason`. */
+  /** Settles once the worker has exited. */
+  get ended(): Promise<void> {
+    return this.channel.ended;
+  }
+
   retire(reason: string): void {
     if (this.dead) return;
     this.dead = true;
@@ -367,9 +372,11 @@ export class WorkerPool {
     return this.workers.size;
   }
 
-  /** Stops every worker; calls still running fail. */
-  close(): void {
-    for (const worker of [...this.workers.values()]) worker.retire('the host is shutting down');
+  /** Stops every worker; calls still running fail. Settles once they have all exited. */
+  close(): Promise<void> {
+    const workers = [...this.workers.values()];
+    for (const worker of workers) worker.retire('the host is shutting down');
+    return Promise.all(workers.map((worker) => worker.ended)).then(() => {});
   }
 
   private trimIdle(): void {
@@ -409,9 +416,12 @@ export function runWarm(options: WarmCallOptions): Promise<SubprocessResult> {
   return holder[SHARED].run(options);
 }
 
-/** Stops this process's shared warm workers (a server shutting down, a test cleaning up). */
-export function closeWorkers(): void {
-  holder[SHARED]?.close();
+/**
+ * Stops this process's shared warm workers (a server shutting down, a one-shot CLI done with its
+ * call, a test cleaning up); settles once they have exited.
+ */
+export function closeWorkers(): Promise<void> {
+  return holder[SHARED]?.close() ?? Promise.resolve();
 }
 
 /** How many shared warm workers are alive. */

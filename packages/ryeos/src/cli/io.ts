@@ -11,25 +11,26 @@ export interface CliIo {
 
 const closed = new WeakSet<NodeJS.WriteStream>();
 const watched = new WeakSet<NodeJS.WriteStream>();
-/** An answer or message could not be written (not a reader that went away): the exit is 1. */
-let writeFailed = false;
+/** The answer could not be written on stdout (not a reader that went away): the exit is 1. */
+let answerLost = false;
 
 /**
  * A reader that went away (`rye search … | head`) ends the output quietly: later writes to that
  * stream are dropped instead of raising EPIPE, and the command still finishes (and cleans up).
- * Any other failure to write (a full disk, a closed descriptor) is said on stderr, in one line,
- * and the command exits 1.
+ * Any other failure to write stdout (a full disk, a descriptor opened read-only) loses the
+ * answer: that is said on stderr, in one line, and the command exits 1. A message that cannot be
+ * written on stderr is dropped.
  */
 export function quietWhenClosed(stream: NodeJS.WriteStream): void {
   if (watched.has(stream)) return;
   watched.add(stream);
   stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (closed.has(stream)) return; // said once
     closed.add(stream);
-    if (error.code === 'EPIPE') return;
-    writeFailed = true;
+    if (error.code === 'EPIPE' || stream !== process.stdout) return;
+    answerLost = true;
     process.exitCode = 1;
-    if (stream !== process.stderr)
-      write(process.stderr, `rye: could not write the output: ${error.message}\n`);
+    write(process.stderr, `rye: could not write the output: ${error.message}\n`);
   });
 }
 
@@ -50,21 +51,22 @@ export const processIo: CliIo = {
 
 /**
  * Ends the bin's process with `code`. When the verb said nothing is left to run, that is as soon
- * as stdout and stderr are flushed: node would otherwise stop the idle worker threads one by one
- * and free the heap first, ~5 ms of a cold `rye execute` spent after its answer. Otherwise node
- * ends the process when the event loop is empty, as usual. Either way an answer that could not be
- * written (a full disk, a closed descriptor) ends it with 1; a reader that went away does not.
+ * as stdout and stderr are flushed: node would otherwise wait for the event loop to drain and free
+ * the heap first, milliseconds of a cold `rye execute` spent after its answer. Otherwise node ends
+ * the process when the event loop is empty, as usual. Either way an answer that could not be
+ * written (a full disk) ends it with 1; a reader that went away does not.
  */
 export function finish(code: number): void {
-  process.exitCode = writeFailed ? 1 : code;
+  process.exitCode = answerLost ? 1 : code;
   if (!endAtOnce) return;
   let pending = 2;
-  const flushed = (error?: Error | null) => {
-    if (error && (error as NodeJS.ErrnoException).code !== 'EPIPE') writeFailed = true;
+  const flushed = (stream: NodeJS.WriteStream) => (error?: Error | null) => {
+    if (stream === process.stdout && error && (error as NodeJS.ErrnoException).code !== 'EPIPE')
+      answerLost = true;
     if (--pending > 0) return;
     // One turn later: a failed write's 'error' event comes after its callback.
-    setImmediate(() => process.exit(writeFailed ? 1 : code));
+    setImmediate(() => process.exit(answerLost ? 1 : code));
   };
-  process.stdout.write('', flushed);
-  process.stderr.write('', flushed);
+  process.stdout.write('', flushed(process.stdout));
+  process.stderr.write('', flushed(process.stderr));
 }
