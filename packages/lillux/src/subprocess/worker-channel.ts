@@ -173,19 +173,24 @@ function threadChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
   // What the tool starts is a child of this process, in the host's process group, where a worker
   // process would take its own group with it. After each call, the children the tool's thread
   // started are killed, with their descendants; when the thread ends (stopped, crashed, or by the
-  // tool's own hand), its children pass to another thread of this process, so then every child
-  // the host did not have when the thread was opened goes. The thread tells its kernel id first
+  // tool's own hand), its children pass to the main thread, and every child of it the host did not
+  // have when the thread was opened goes. The thread tells its kernel id first
   // thing (its later messages cannot change it). Only a one-shot host asks for a thread, and it
   // starts no other process while the call runs.
   const hostChildren = new Set(threadChildren([process.pid]));
   let called = false;
   let toldId = false;
   let threadId: number | undefined;
-  const killToolChildren = (all: boolean) => {
+  const killToolChildren = (threadGone: boolean) => {
     if (!called) return;
-    const pids = all || threadId === undefined ? threadChildren() : threadChildren([threadId]);
-    for (const pid of pids) if (!hostChildren.has(pid)) killTree(pid, 'SIGKILL');
+    // A thread's children pass, when it ends, to the first live thread of the process: the main
+    // one. Without the thread's id, every thread's children are looked at.
+    const threads = threadId === undefined ? undefined : threadGone ? [process.pid, threadId] : [threadId];
+    for (const pid of threadChildren(threads)) if (!hostChildren.has(pid)) killTree(pid, 'SIGKILL');
   };
+  // Once stopped, the thread runs no more JavaScript, but a spawn it was in the middle of may
+  // still complete: what it left is looked for again as the host exits.
+  const atHostExit = () => killToolChildren(true);
   let threadEnded: () => void = () => {};
   const ended = new Promise<void>((resolve) => {
     threadEnded = resolve;
@@ -213,6 +218,7 @@ function threadChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
   });
   worker.on('error', (error) => lastWords.add(`${error?.stack ?? error}\n`));
   worker.on('exit', (code) => {
+    process.off('exit', atHostExit);
     killToolChildren(true);
     threadEnded();
     const words = lastWords.get();
@@ -226,6 +232,8 @@ function threadChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
     kill() {
       worker.ref(); // held until it has exited (see processChannel's kill)
       void worker.terminate();
+      killToolChildren(false);
+      process.once('exit', atHostExit);
     },
     hold(busy) {
       if (busy) worker.ref();
