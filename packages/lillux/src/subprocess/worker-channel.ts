@@ -174,9 +174,9 @@ function threadChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
   // process would take its own group with it. After each call, the children the tool's thread
   // started are killed, with their descendants; when the thread ends (stopped, crashed, or by the
   // tool's own hand), its children pass to the main thread, and every child of it the host did not
-  // have when the thread was opened goes. The thread tells its kernel id first
-  // thing (its later messages cannot change it). Only a one-shot host asks for a thread, and it
-  // starts no other process while the call runs.
+  // have when the thread was opened goes. The thread tells its kernel id first thing (its later
+  // messages cannot change it). Only a one-shot host asks for a thread, and it starts no other
+  // process while the call runs.
   const hostChildren = new Set(threadChildren([process.pid]));
   let called = false;
   let toldId = false;
