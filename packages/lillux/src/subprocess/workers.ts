@@ -280,12 +280,12 @@ class WarmWorker {
     this.retire(why === 'timed_out' ? 'another call on it timed out' : 'another call on it was cancelled');
   }
 
-  /** Stops the worker; calls still on it fail with `reason`. */
   /** Settles once the worker has exited. */
   get ended(): Promise<void> {
     return this.channel.ended;
   }
 
+  /** Stops the worker; calls still on it fail with `reason`. */
   retire(reason: string): void {
     if (this.dead) return;
     this.dead = true;

@@ -60,13 +60,14 @@ export function finish(code: number): void {
   process.exitCode = answerLost ? 1 : code;
   if (!endAtOnce) return;
   let pending = 2;
-  const flushed = (stream: NodeJS.WriteStream) => (error?: Error | null) => {
-    if (stream === process.stdout && error && (error as NodeJS.ErrnoException).code !== 'EPIPE')
-      answerLost = true;
+  const flushed = () => {
     if (--pending > 0) return;
     // One turn later: a failed write's 'error' event comes after its callback.
     setImmediate(() => process.exit(answerLost ? 1 : code));
   };
-  process.stdout.write('', flushed(process.stdout));
-  process.stderr.write('', flushed(process.stderr));
+  process.stdout.write('', (error?: Error | null) => {
+    if (error && (error as NodeJS.ErrnoException).code !== 'EPIPE') answerLost = true;
+    flushed();
+  });
+  process.stderr.write('', flushed); // a message lost on stderr loses no answer
 }
