@@ -1,4 +1,4 @@
-// rye:signed:2026-11-28T08:44:18Z:5963df9acfc61607e5889246d6cf337212ea2ad1197d66f92ff469415a2413b2:xPnplE1qMyL1E6hyQntyIKn8QYu8IBlWR5dIu1Pgnuz6gamx92GXCiy_DxIDWslozsfBFAloYhsmE-LBgHKzDA==:007af625371e6e71
+// rye:signed:2026-11-27T23:15:25Z:217e80a9ea20d4b77fc768ab0fcb2fbf42bb74056651d478a858df74a6007658:iPd4-gKGw3oUC2DgmQphyG-_3wYTe80jgasl7aSL-ID_w4Wpa-y4xFJFqgou6E1KpXORNeEnZcmvIxQ3CSG8Cg==:007af625371e6e71
 // Runs a function-style node tool: a module that exports `execute(params, context)`.
 //   node function-worker.mjs <tool> --project-path <dir>
 // Three ways to be started (lillux runWarm documents the protocol):
@@ -140,15 +140,8 @@ if (workerData?.ryeWorker && parentPort) {
   const answers = new Socket({ fd: 3, readable: false, writable: true });
   const send = (message) => answers.write(`${JSON.stringify(message)}\n`);
   // Requests arrive on fd 0, read here only: a tool that reads process.stdin (a script-style tool
-  // declared function-style) gets an empty stream instead of the next calls' requests. The host's
-  // pipe is read by the event loop: a file stream would read it on the thread pool, one more thread
-  // to wake for every request (~0.3 ms a call once calls are a few ms apart). A file is read so.
-  let requests;
-  try {
-    requests = new Socket({ fd: 0, readable: true, writable: false });
-  } catch {
-    requests = createReadStream('', { fd: 0 });
-  }
+  // declared function-style) gets an empty stream instead of the next calls' requests.
+  const requests = createReadStream('', { fd: 0 });
   const empty = Readable.from([]);
   Object.defineProperty(process, 'stdin', { configurable: true, enumerable: true, get: () => empty });
   const lines = createInterface({ input: requests, crlfDelay: Number.POSITIVE_INFINITY });
