@@ -4,7 +4,7 @@
  * chain with signed project tools: what a worker shares and what it never shares, failures,
  * timeouts, the one-shot path of the CLI, and a tool that prints while the MCP server runs it.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,6 +14,20 @@ import type { TempProject } from './helpers.js';
 import { CLI, connectMcpStdio, isAlive, rye, until, useTempProjects } from './helpers.js';
 
 const project = useTempProjects();
+
+/** The node/function runtime's worker script, as the system bundle ships it. */
+const FUNCTION_WORKER = join(
+  import.meta.dirname,
+  '..',
+  '.ai',
+  'tools',
+  'rye',
+  'core',
+  'runtimes',
+  'node',
+  'lib',
+  'function-worker.mjs',
+);
 
 const JS_HEADER = `export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
@@ -197,6 +211,55 @@ console.log(JSON.stringify({ read: text }));
     for (const result of results) {
       expect(result).toMatchObject({ status: 'error' });
       expect(result.error).toMatch(/No execute\(\) exported by/);
+    }
+  });
+
+  it('a worker whose host is gone ends with its process group, even with bytes a tool wrote into its requests unread', async () => {
+    const t = await project();
+    const tool = join(t.project, 'orphaning-tool.mjs');
+    await writeFile(
+      tool,
+      `import { spawn } from 'node:child_process';
+import { writeSync } from 'node:fs';
+export async function execute(params) {
+  if (params.start) return { pid: spawn('sleep', ['300'], { stdio: 'ignore' }).pid };
+  writeSync(0, 'not a request\\n');
+  return { wrote: true };
+}
+`,
+    );
+    // The worker as the host starts it (lillux worker-channel.ts): its own process group, requests
+    // on fd 0, answers on fd 3.
+    const worker = spawn(process.execPath, [FUNCTION_WORKER, tool, '--project-path', t.project], {
+      stdio: ['pipe', 'ignore', 'ignore', 'pipe'],
+      detached: true,
+      env: { PATH: process.env.PATH ?? '', RYE_WORKER_PROTOCOL: '1' },
+    });
+    const exited = new Promise((resolve) => worker.on('exit', (code, signal) => resolve(signal ?? code)));
+    const answers: Array<{ stdout: string }> = [];
+    let buffer = '';
+    worker.stdio[3]?.on('data', (chunk) => {
+      buffer += chunk;
+      for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n')) {
+        answers.push(JSON.parse(buffer.slice(0, nl)));
+        buffer = buffer.slice(nl + 1);
+      }
+    });
+    const ask = (id: number, params: object) =>
+      worker.stdin?.write(`${JSON.stringify({ id, input: JSON.stringify(params) })}\n`);
+    ask(1, { start: true });
+    expect(await until(() => answers.length === 1)).toBe(true);
+    const sleeper = JSON.parse(answers[0]!.stdout).pid as number;
+    ask(2, {});
+    expect(await until(() => answers.length === 2)).toBe(true);
+    try {
+      // The host goes: its end closes with the tool's bytes unread, so the worker's next read
+      // fails (ECONNRESET) instead of ending; that too must take the process group with it.
+      worker.stdin?.destroy();
+      expect(await exited).toBe('SIGKILL');
+      expect(await until(() => !isAlive(sleeper), 5_000)).toBe(true);
+    } finally {
+      if (isAlive(sleeper)) process.kill(sleeper, 'SIGKILL');
     }
   });
 

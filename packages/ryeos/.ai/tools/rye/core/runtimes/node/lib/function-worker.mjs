@@ -1,4 +1,4 @@
-// rye:signed:2026-11-27T23:15:25Z:217e80a9ea20d4b77fc768ab0fcb2fbf42bb74056651d478a858df74a6007658:iPd4-gKGw3oUC2DgmQphyG-_3wYTe80jgasl7aSL-ID_w4Wpa-y4xFJFqgou6E1KpXORNeEnZcmvIxQ3CSG8Cg==:007af625371e6e71
+// rye:signed:2026-11-28T09:51:44Z:51509648ef1bfd631fcd551a59f05ad9b29095c1227a5b8a65362030b7008d37:PYEampeBBTTGAN4eQQ1dGyphS6x4T81BjwpKYYz8by94pYbZZIZ2Ta7P7EJRUJRUVSdyyNZSa76ahDYtuthfDQ==:007af625371e6e71
 // Runs a function-style node tool: a module that exports `execute(params, context)`.
 //   node function-worker.mjs <tool> --project-path <dir>
 // Three ways to be started (lillux runWarm documents the protocol):
@@ -156,13 +156,17 @@ if (workerData?.ryeWorker && parentPort) {
     void handle(request, send).then(send);
   });
   // The host is gone (or retired this worker): nothing more will be asked, and nothing a tool
-  // started may outlive the worker (it leads its own process group).
-  lines.on('close', () => {
+  // started may outlive the worker (it leads its own process group). A failed read of the requests
+  // means the same: the host closed its end with bytes a tool wrote into fd 0 unread (ECONNRESET).
+  const end = () => {
     try {
       process.kill(-process.pid, 'SIGKILL');
     } catch {}
     process.exit(0);
-  });
+  };
+  lines.on('close', end);
+  requests.on('error', end);
+  lines.on('error', end);
 } else {
   let input = '';
   for await (const chunk of process.stdin) input += chunk;
