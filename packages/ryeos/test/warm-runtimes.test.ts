@@ -9,25 +9,14 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync } from 'node
 import { stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createRye } from '../src/index.js';
+import { createRye, systemSpaceRoot } from '../src/index.js';
 import type { TempProject } from './helpers.js';
 import { CLI, connectMcpStdio, isAlive, rye, until, useTempProjects } from './helpers.js';
 
 const project = useTempProjects();
 
 /** The node/function runtime's worker script, as the system bundle ships it. */
-const FUNCTION_WORKER = join(
-  import.meta.dirname,
-  '..',
-  '.ai',
-  'tools',
-  'rye',
-  'core',
-  'runtimes',
-  'node',
-  'lib',
-  'function-worker.mjs',
-);
+const FUNCTION_WORKER = join(systemSpaceRoot(), '.ai/tools/rye/core/runtimes/node/lib/function-worker.mjs');
 
 const JS_HEADER = `export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { RyeError } from '../errors.js';
 
 const IS_WINDOWS = process.platform === 'win32';
@@ -97,22 +97,13 @@ export function threadChildren(tids?: readonly number[]): number[] {
   } catch {
     return found;
   }
-  const buffer = Buffer.alloc(4096);
   for (const thread of threads) {
-    let fd: number | undefined;
     try {
-      fd = openSync(`/proc/self/task/${thread}/children`, 'r');
-      // The whole list: a read returns at most what fits the buffer.
-      let text = '';
-      for (let n = readSync(fd, buffer, 0, buffer.length, null); n > 0; ) {
-        text += buffer.toString('latin1', 0, n);
-        n = readSync(fd, buffer, 0, buffer.length, null);
-      }
-      for (const pid of text.trim() ? text.trim().split(/\s+/) : []) found.push(Number(pid));
+      // readFileSync reads to the end: the whole list, however long (a /proc file's size is 0).
+      const text = readFileSync(`/proc/self/task/${thread}/children`, 'latin1').trim();
+      for (const pid of text ? text.split(/\s+/) : []) found.push(Number(pid));
     } catch {
       // The thread ended, or the kernel keeps no such list (CONFIG_PROC_CHILDREN).
-    } finally {
-      if (fd !== undefined) closeSync(fd);
     }
   }
   return found;
