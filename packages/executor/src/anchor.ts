@@ -94,9 +94,10 @@ export function applyEnvPaths(env: Record<string, string>, envPaths: AnchorState
 
 /**
  * Lists the files verify_deps must check, by their real paths, refusing any symlink that leaves
- * its base.
+ * its base. `listed` receives every folder the walk read and the folder of every link target (a
+ * warm run plan watches them, run-plan.ts).
  */
-export async function dependencyFiles(anchor: AnchorState): Promise<string[]> {
+export async function dependencyFiles(anchor: AnchorState, listed: string[] = []): Promise<string[]> {
   const config = anchor.verifyDeps;
   if (!anchor.active || !config) return [];
   const scope = config.scope ?? 'anchor';
@@ -117,6 +118,7 @@ export async function dependencyFiles(anchor: AnchorState): Promise<string[]> {
   // Synchronous on purpose: a tool folder holds a handful of files, and each awaited call would
   // cost a thread-pool round trip on every warm execute.
   const walk = (dir: string): void => {
+    listed.push(dir);
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) {
@@ -127,6 +129,7 @@ export async function dependencyFiles(anchor: AnchorState): Promise<string[]> {
         // Links are never followed; one that leaves the base (file or directory) could bring
         // unverified code in, so it is refused outright.
         const real = realOr(path);
+        listed.push(dirname(real));
         if (real !== realBase && !real.startsWith(realBase + sep)) {
           throw new RyeError('INTEGRITY', `Symlink escape: ${path} resolves to ${real}`, {
             hint: `Replace the symlink with a real file inside ${relative(process.cwd(), base) || base}.`,

@@ -47,5 +47,5 @@ export interface ItemContext {
   cache: ContentCache;
   readers: ItemReaders;
   /** The entry point's settings, where a helper needs one (an Executor has them all). */
-  settings?: Pick<RyeSettings, 'searchWatch'>;
+  settings?: Pick<RyeSettings, 'searchWatch' | 'planWatch'>;
 }

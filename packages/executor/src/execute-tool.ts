@@ -13,12 +13,15 @@ import { elapsed } from './envelope.js';
 import type { ChainDetail, ExecuteToolOptions, Executor, TraceEvent } from './executor.js';
 import type { VerifiedLooseFile } from './files.js';
 import { readVerifiedFile } from './files.js';
+import type { ToolMetadata } from './metadata.js';
 import { outsideOperation } from './observations.js';
 import { realPath } from './real-paths.js';
 import { canonicalRef } from './refs.js';
 import type { RunContext } from './run-chain.js';
 import { PRIMITIVE_RUNNERS, prepareRun, runPrimitive } from './run-chain.js';
 import { interpreterFiles, runFromSnapshot } from './run-files.js';
+import type { InterpreterPart, PlanBuild, RunPlan } from './run-plan.js';
+import { runPlansOf } from './run-plan.js';
 import { checkToolParameters } from './tool-parameters.js';
 
 function detail(element: ChainElement): ChainDetail {
@@ -55,6 +58,52 @@ function traceOf(chain: ChainElement[]): TraceEvent[] {
   return events;
 }
 
+/**
+ * Resolves, verifies and anchors `id`'s chain (into the caller's `chain`, so a failure still
+ * reports how far it got); the caller's parameters are checked once the chain is known, before
+ * anything else is read.
+ */
+async function buildPlan(
+  executor: Executor,
+  id: string,
+  checkParams: (metadata: ToolMetadata) => Promise<void>,
+  chain: ChainElement[],
+  trace: TraceEvent[] | undefined,
+  projectPath: string,
+): Promise<RunPlan> {
+  await buildChain(id, executor, chain);
+  trace?.push(...traceOf(chain));
+  const { pairs, warnings } = validateChain(chain);
+  // The caller's parameters against what the tool declares, before anything runs.
+  await checkParams(chain[0]!.metadata);
+  const anchor = computeAnchor(chain, {
+    projectPath,
+    userSpace: executor.spaces.user.base,
+    systemSpace: executor.spaces.systemSpace ?? '',
+  });
+  const dependencyDirs: string[] = [];
+  const dependencies: VerifiedLooseFile[] = [];
+  for (const file of await dependencyFiles(anchor, dependencyDirs)) {
+    const dependency = await readVerifiedFile(file, chain[0]!.space, executor, { isReal: true });
+    if (dependency) dependencies.push(dependency);
+  }
+  return { chain: [...chain], pairs, chainWarnings: warnings, anchor, dependencies, dependencyDirs };
+}
+
+/** The files handed to the interpreter: the plan's when the command and arguments are the same. */
+async function interpreterPart(
+  handed: unknown[],
+  plan: RunPlan,
+  executor: Executor,
+): Promise<InterpreterPart> {
+  const key = JSON.stringify(handed);
+  if (plan.interpreter?.key === key) return plan.interpreter;
+  const known = new Set([realPath(plan.chain[0]!.path), ...plan.dependencies.map((file) => file.path)]);
+  const looked: string[] = [];
+  const files = await interpreterFiles(handed, plan.anchor, known, executor, looked);
+  return { key, files, looked, runs: new Map() };
+}
+
 /** Runs a tool through its chain and returns the envelope of spec items §7.4; never throws. */
 export async function executeTool(
   executor: Executor,
@@ -66,27 +115,47 @@ export async function executeTool(
   const itemId = canonicalRef('tool', id);
   const chain: ChainElement[] = [];
   const trace: TraceEvent[] = [];
+  const projectPath = executor.spaces.projectPath ?? process.cwd();
+  const plans = runPlansOf(executor, projectPath);
+  let build: PlanBuild | undefined;
   try {
-    await buildChain(id, executor, chain);
-    if (options.trace) trace.push(...traceOf(chain));
-    const { pairs, warnings } = validateChain(chain);
-    // The caller's parameters against what the tool declares, before anything runs.
-    await checkToolParameters(id, chain[0]!.metadata, params);
-    const verificationWarnings = chain.flatMap((el) => el.verification.warnings);
-    const allWarnings = [...verificationWarnings, ...warnings];
-    const projectPath = executor.spaces.projectPath ?? process.cwd();
-    const anchor = computeAnchor(chain, {
-      projectPath,
-      userSpace: executor.spaces.user.base,
-      systemSpace: executor.spaces.systemSpace ?? '',
-    });
-    const verifiedFiles: VerifiedLooseFile[] = [];
-    for (const file of await dependencyFiles(anchor)) {
-      const dependency = await readVerifiedFile(file, chain[0]!.space, executor, { isReal: true });
-      if (!dependency) continue;
-      allWarnings.push(...dependency.verification.warnings);
-      verifiedFiles.push(dependency);
+    // A warm plan of this tool (run-plan.ts), or a build that resolves and verifies everything.
+    let plan = await plans?.reuse(id);
+    if (plan) {
+      chain.push(...plan.chain);
+      if (options.trace) trace.push(...traceOf(chain));
+      await checkToolParameters(id, chain[0]!.metadata, params);
+    } else {
+      build = plans?.begin(id);
+      let badParams = false;
+      const checkParams = (metadata: ToolMetadata) =>
+        checkToolParameters(id, metadata, params).catch((error: unknown) => {
+          badParams = true;
+          throw error;
+        });
+      try {
+        plan = await buildPlan(
+          executor,
+          id,
+          checkParams,
+          chain,
+          options.trace ? trace : undefined,
+          projectPath,
+        );
+      } catch (error) {
+        // The caller's bad parameters say nothing about the plan; a failed resolution does.
+        if (!badParams) build?.fail();
+        build?.drop();
+        build = undefined;
+        throw error;
+      }
     }
+    const allWarnings = [
+      ...chain.flatMap((el) => el.verification.warnings),
+      ...plan.chainWarnings,
+      ...plan.dependencies.flatMap((file) => file.verification.warnings),
+    ];
+    const { anchor } = plan;
     const context: RunContext = {
       projectPath,
       userSpace: executor.spaces.user.base,
@@ -103,17 +172,20 @@ export async function executeTool(
         : { ...params, resolved_config: await resolveToolConfig(executor, configResolve) };
     const prepared = await prepareRun(chain, runParams, anchor, context);
     allWarnings.push(...prepared.warnings);
-    // Everything the interpreter is handed from a tools directory verifies — in a dry run too.
-    const known = new Set([realPath(chain[0]!.path), ...verifiedFiles.map((file) => file.path)]);
-    // The command too, when it names a file in a tools folder (`command: "{tool_dir}/run.sh"`).
+    // Everything the interpreter is handed from a tools directory verifies — in a dry run too:
+    // the command too, when it names a file in a tools folder (`command: "{tool_dir}/run.sh"`).
     const handed = [
       prepared.config.command,
       ...(Array.isArray(prepared.config.args) ? prepared.config.args : []),
     ];
-    for (const file of await interpreterFiles(handed, anchor, known, executor)) {
-      allWarnings.push(...file.verification.warnings);
-      verifiedFiles.push(file);
+    const interpreter = await interpreterPart(handed, plan, executor);
+    if (build) {
+      build.finish({ ...plan, interpreter });
+      build = undefined;
     }
+    for (const file of interpreter.files) allWarnings.push(...file.verification.warnings);
+    const verifiedFiles = [...plan.dependencies, ...interpreter.files];
+    const pairs = plan.pairs;
     if (options.dryRun) {
       return {
         status: 'validation_passed',
@@ -129,7 +201,7 @@ export async function executeTool(
     if (options.trace) trace.push(...prepared.contributions.map((c) => ({ step: 'resolve_env', ...c })));
     // What runs is what was verified (DECISIONS 29): the interpreter loads the snapshot.
     if (PRIMITIVE_RUNNERS[prepared.primitive].runsFiles)
-      runFromSnapshot(prepared, chain, anchor, verifiedFiles, executor.spaces.user.base);
+      runFromSnapshot(prepared, chain, anchor, verifiedFiles, executor.spaces.user.base, interpreter.runs);
     // The run happens outside the operation's observations: a worker started here keeps its
     // callbacks, which must not see this operation's answers later.
     const outcome = await outsideOperation(() => runPrimitive(prepared, context));
@@ -155,6 +227,7 @@ export async function executeTool(
       data: outcome.data,
     };
   } catch (error) {
+    build?.drop();
     const envelope = toErrorEnvelope(error, {
       type: 'tool',
       item_id: itemId,

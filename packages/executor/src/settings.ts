@@ -28,6 +28,8 @@ export interface RyeSettings {
   readonly kernelNode: string | undefined;
   /** `RYE_SEARCH_WATCH=0` turns off a warm search index's directory watches (search/dir-watch.ts). */
   readonly searchWatch: boolean;
+  /** `RYE_PLAN_WATCH=0` turns off warm run plans: every execute resolves and verifies afresh (run-plan.ts). */
+  readonly planWatch: boolean;
 }
 
 export interface SettingsOverrides {
@@ -50,5 +52,6 @@ export function readSettings(
     debug: Boolean(env.RYE_DEBUG),
     kernelNode: env.RYE_KERNEL_NODE || undefined,
     searchWatch: env.RYE_SEARCH_WATCH !== '0',
+    planWatch: env.RYE_PLAN_WATCH !== '0',
   });
 }

@@ -282,6 +282,11 @@ function touch(dir: string): void {
 /** Snapshots checked in this process; a snapshot is content-addressed, so a check holds. */
 const intact = new Set<string>();
 
+/** Whether a snapshot this process checked is still complete (one stat: nobody pruned it). */
+export function snapshotPresent(dir: string): boolean {
+  return intact.has(dir) && existsSync(join(dir, COMPLETE_MARKER));
+}
+
 /**
  * Materialises (or reuses) the snapshot of these verified files. `dirs` are further directories
  * to map (e.g. an anchor rooted at the project itself), given with the space they belong to.
@@ -293,7 +298,7 @@ export function materializeSnapshot(
 ): Snapshot {
   const { placed, roots } = place(files);
   const dir = join(root, keyOf(placed));
-  if (!(intact.has(dir) && existsSync(join(dir, COMPLETE_MARKER)))) {
+  if (!snapshotPresent(dir)) {
     if (isIntact(dir, placed)) touch(dir);
     else {
       write(root, dir, placed);
