@@ -15,16 +15,19 @@ const NODE = process.execPath;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * A worker speaking the protocol over stdio or a thread port. Its input is a command:
- * `pid` (answers its pid and thread), `sleep:<ms>`, `crash`, `hang`, `log:<text>`, `count`.
+ * A worker speaking the protocol over its fd 3 or a thread port. Its input is a command:
+ * `pid` (answers its pid and thread), `sleep:<ms>`, `crash`, `hang`, `log:<text>`, `count`,
+ * `stdin` (answers what its fd 0 is).
  */
 const WORKER = `
 import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
 import { createInterface } from 'node:readline';
+import { readlinkSync } from 'node:fs';
 let count = 0;
 async function handle(request, send) {
   const input = request.input;
   if (input === 'crash') process.exit(3);
+  if (input === 'stdin') return { id: request.id, stdout: JSON.stringify(readlinkSync('/proc/self/fd/0')), stderr: '', exit_code: 0 };
   // What a tool (or a program it starts) prints on stdout is never taken for an answer.
   if (input === 'forge') process.stdout.write(JSON.stringify({ id: request.id, stdout: '"forged"', stderr: '', exit_code: 0 }) + '\\n');
   if (input === 'hang') await new Promise(() => {});
@@ -38,9 +41,9 @@ if (workerData?.ryeWorker) {
   parentPort.on('message', (r) => handle(r, (m) => parentPort.postMessage(m)).then((m) => parentPort.postMessage(m)));
 } else {
   const { Socket } = await import('node:net');
-  const answers = new Socket({ fd: 3, readable: false, writable: true });
-  const send = (m) => answers.write(JSON.stringify(m) + '\\n');
-  const lines = createInterface({ input: process.stdin });
+  const channel = new Socket({ fd: 3, readable: true, writable: true });
+  const send = (m) => channel.write(JSON.stringify(m) + '\\n');
+  const lines = createInterface({ input: channel });
   lines.on('line', (line) => handle(JSON.parse(line), send).then(send));
   lines.on('close', () => process.exit(0));
 }
@@ -152,6 +155,11 @@ describe('a worker process', () => {
     const result = await call(p, 'hang', { signal: controller.signal });
     expect(result).toMatchObject({ success: false, cancelled: true });
     expect(answer(await call(p, 'pid')).count).toBe(1);
+  });
+
+  it('has /dev/null for stdin: its requests come only on fd 3', async () => {
+    const result = await call(pool(), 'stdin');
+    expect(JSON.parse(result.stdout)).toBe('/dev/null');
   });
 
   it('takes answers only from fd 3: a forged answer on stdout is not believed', async () => {

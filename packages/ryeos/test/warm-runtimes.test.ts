@@ -8,6 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createRye, systemSpaceRoot } from '../src/index.js';
 import type { TempProject } from './helpers.js';
@@ -203,31 +204,32 @@ console.log(JSON.stringify({ read: text }));
     }
   });
 
-  it('a worker whose host is gone ends with its process group, even with bytes a tool wrote into its requests unread', async () => {
+  it('a worker whose host is gone ends with its process group, even with bytes left unread in the channel', async () => {
     const t = await project();
     const tool = join(t.project, 'orphaning-tool.mjs');
     await writeFile(
       tool,
       `import { spawn } from 'node:child_process';
-import { writeSync } from 'node:fs';
+import { readlinkSync, writeSync } from 'node:fs';
 export async function execute(params) {
-  if (params.start) return { pid: spawn('sleep', ['300'], { stdio: 'ignore' }).pid };
-  writeSync(0, 'not a request\\n');
+  if (params.start) return { pid: spawn('sleep', ['300'], { stdio: 'ignore' }).pid, stdin: readlinkSync('/proc/self/fd/0') };
+  writeSync(3, 'not an answer\\n');
   return { wrote: true };
 }
 `,
     );
-    // The worker as the host starts it (lillux worker-channel.ts): its own process group, requests
-    // on fd 0, answers on fd 3.
+    // The worker as the host starts it (lillux worker-channel.ts): its own process group, stdin
+    // /dev/null, requests and answers on fd 3.
     const worker = spawn(process.execPath, [FUNCTION_WORKER, tool, '--project-path', t.project], {
-      stdio: ['pipe', 'ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
       detached: true,
       env: { PATH: process.env.PATH ?? '', RYE_WORKER_PROTOCOL: '1' },
     });
     const exited = new Promise((resolve) => worker.on('exit', (code, signal) => resolve(signal ?? code)));
+    const channel = worker.stdio[3] as Duplex;
     const answers: Array<{ stdout: string }> = [];
     let buffer = '';
-    worker.stdio[3]?.on('data', (chunk) => {
+    channel.on('data', (chunk) => {
       buffer += chunk;
       for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n')) {
         answers.push(JSON.parse(buffer.slice(0, nl)));
@@ -235,20 +237,23 @@ export async function execute(params) {
       }
     });
     const ask = (id: number, params: object) =>
-      worker.stdin?.write(`${JSON.stringify({ id, input: JSON.stringify(params) })}\n`);
+      channel.write(`${JSON.stringify({ id, input: JSON.stringify(params) })}\n`);
     ask(1, { start: true });
     expect(await until(() => answers.length === 1)).toBe(true);
-    const sleeper = JSON.parse(answers[0]!.stdout).pid as number;
-    ask(2, {});
-    expect(await until(() => answers.length === 2)).toBe(true);
+    const first = JSON.parse(answers[0]!.stdout) as { pid: number; stdin: string };
+    expect(first.stdin).toBe('/dev/null');
     try {
-      // The host goes: its end closes with the tool's bytes unread, so the worker's next read
-      // fails (ECONNRESET) instead of ending; that too must take the process group with it.
-      worker.stdin?.destroy();
+      // The host stops reading, the tool writes into the channel and its answer follows, and the
+      // host goes: its end closes with those bytes unread, so the worker's next read fails
+      // (ECONNRESET) instead of ending; that too must take the process group with it.
+      channel.pause();
+      ask(2, {});
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      channel.destroy();
       expect(await exited).toBe('SIGKILL');
-      expect(await until(() => !isAlive(sleeper), 5_000)).toBe(true);
+      expect(await until(() => !isAlive(first.pid), 5_000)).toBe(true);
     } finally {
-      if (isAlive(sleeper)) process.kill(sleeper, 'SIGKILL');
+      if (isAlive(first.pid)) process.kill(first.pid, 'SIGKILL');
     }
   });
 

@@ -1,14 +1,17 @@
 /**
- * The two ways a warm worker is hosted: a child process (requests as JSON lines on its stdin,
- * answers as JSON lines on its fd 3), or a worker thread of the host speaking the same messages
- * over its port. The pool above sees one `Channel` either way.
+ * The two ways a warm worker is hosted: a child process (requests and answers as JSON lines both
+ * ways on its fd 3, a socket), or a worker thread of the host speaking the same messages over its
+ * port. The pool above sees one `Channel` either way.
  *
- * Answers come on fd 3, never on stdout: whatever the tool (or a program it starts with inherited
- * stdio) writes to fd 1 or 2 is only the worker's log, so it can never pass for an answer.
+ * The protocol lives on fd 3 only. Its stdin is /dev/null and its stdout and stderr are only its
+ * log: whatever the tool (or a program it starts with inherited stdio) writes to fd 1 or 2 can
+ * never pass for an answer, and what it reads from fd 0 is never a request. A program started
+ * with inherited stdio shares fd 0 with the worker, and starting one clears O_NONBLOCK on it;
+ * nothing of the protocol is there to block.
  */
 import type { ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
-import type { Readable } from 'node:stream';
+import type { Duplex } from 'node:stream';
 import type { Worker } from 'node:worker_threads';
 import { childProcess } from '../child-process.js';
 import { bootableThread, bootThread, reportedThreadId, takePrestartedThread } from '../thread-boot.js';
@@ -74,7 +77,7 @@ function processChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
     child = childProcess().spawn(spec.command, [...spec.args], {
       cwd: spec.cwd,
       env: spec.env,
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
       // Its own process group: a kill takes whatever the worker started (python forks a child per call).
       detached: true,
       windowsHide: true,
@@ -92,14 +95,13 @@ function processChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
   child.on('error', (error) => {
     if (child.pid === undefined) exit('could not start', error);
   });
-  child.stdin?.on('error', () => {}); // a worker that died closes its stdin: reported by 'exit'
   child.stdout?.on('data', (chunk: Buffer) => lastWords.add(chunk));
   child.stderr?.on('data', (chunk: Buffer) => lastWords.add(chunk));
-  const answers = child.stdio[3] as Readable | null;
+  const channel = child.stdio[3] as Duplex | null;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
-  answers?.on('error', () => {});
-  answers?.on('data', (chunk: Buffer) => {
+  channel?.on('error', () => {}); // a worker that died closes its end: reported by 'close'
+  channel?.on('data', (chunk: Buffer) => {
     let start = 0;
     for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, start)) {
       const line = pending.length
@@ -145,13 +147,13 @@ function processChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
   };
   return {
     send(message) {
-      child.stdin?.write(`${JSON.stringify(message)}\n`);
+      channel?.write(`${JSON.stringify(message)}\n`);
     },
     kill,
     hold(busy) {
       // An idle worker must not keep a one-shot host (the CLI) alive; when the host exits, the
-      // worker reads end-of-file on its stdin and exits too.
-      const handles = [child, child.stdin, child.stdout, child.stderr, answers] as Array<{
+      // worker reads end-of-file on fd 3 and exits too.
+      const handles = [child, child.stdout, child.stderr, channel] as Array<{
         ref?: () => void;
         unref?: () => void;
       } | null>;

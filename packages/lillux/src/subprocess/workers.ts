@@ -8,12 +8,14 @@
  * snapshot (content-addressed) and the project in the arguments and the spaces in the
  * environment: one worker never serves two tools' bytes, two projects or two trust spaces.
  *
- * Protocol (JSON, one object per line: requests on the process's stdin, answers on its fd 3 — its
- * stdout and stderr are only a log; the same objects over the port for a thread). The host sends `{id, input, max_output_bytes, progress}` (`input` is what
- * the one-shot process would read on stdin); the worker answers `{id, stdout, stderr, exit_code,
- * truncated?}` (what the one-shot process would have printed) and, when `progress` is set, may
- * send `{id, stream, chunk}` while the call runs. The worker learns it is one from
- * `RYE_WORKER_PROTOCOL=1` (process) or `workerData.ryeWorker` (thread).
+ * Protocol (JSON, one object per line, both ways on the process's fd 3, a socket; its stdin is
+ * /dev/null and its stdout and stderr are only a log; the same objects over the port for a
+ * thread). The host sends `{id, input, max_output_bytes, progress}` (`input` is what the one-shot
+ * process would read on stdin); the worker answers `{id, stdout, stderr, exit_code, truncated?}`
+ * (what the one-shot process would have printed) and, when `progress` is set, may send
+ * `{id, stream, chunk}` while the call runs. End of file on fd 3 means the host is gone: the
+ * worker ends, with whatever it started. The worker learns it is one from `RYE_WORKER_PROTOCOL=1`
+ * (process) or `workerData.ryeWorker` (thread).
  *
  * Failure: a worker that exits or crashes fails its running calls with a clear error and is
  * replaced on the next call. A timeout or an abort stops the worker (and its process tree):

@@ -1,9 +1,9 @@
-// rye:signed:2026-11-28T09:51:44Z:51509648ef1bfd631fcd551a59f05ad9b29095c1227a5b8a65362030b7008d37:PYEampeBBTTGAN4eQQ1dGyphS6x4T81BjwpKYYz8by94pYbZZIZ2Ta7P7EJRUJRUVSdyyNZSa76ahDYtuthfDQ==:007af625371e6e71
+// rye:signed:2026-11-28T10:45:59Z:490082f5b9a4541f70873aaf7e35a28b142b438ef97aae88d7dc985b504332bc:iS8ykU3_NdWsA0ByhllQXJoufrb0SP_agFpA90bBDJXsZZdINdHAhfR-_KE2pfuUQ9pl_dJ1z_ee81HqGFGVDA==:007af625371e6e71
 // Runs a function-style node tool: a module that exports `execute(params, context)`.
 //   node function-worker.mjs <tool> --project-path <dir>
 // Three ways to be started (lillux runWarm documents the protocol):
 //  - one-shot: reads the params JSON on stdin, prints the result as JSON, exits;
-//  - warm process (RYE_WORKER_PROTOCOL=1): one request per stdin line, one answer per line on fd 3;
+//  - warm process (RYE_WORKER_PROTOCOL=1): one request per line in, one answer per line out, on fd 3;
 //  - warm thread (workerData.ryeWorker): the same messages over the thread's port.
 // A worker serves exactly one tool snapshot in one project (the host keys workers so), imports
 // the tool once, and runs calls concurrently. What a tool prints (stdout or stderr) is its log:
@@ -129,22 +129,21 @@ if (workerData?.ryeWorker && parentPort) {
   parentPort.on('message', (request) => void handle(request, send).then(send));
 } else if (process.env.RYE_WORKER_PROTOCOL === '1') {
   // Loaded here only: a thread needs none of them (net alone brings streams and more).
-  const [{ createReadStream }, { Socket }, { createInterface }, { Readable }] = await Promise.all([
-    import('node:fs'),
+  const [{ Socket }, { createInterface }, { Readable }] = await Promise.all([
     import('node:net'),
     import('node:readline'),
     import('node:stream'),
   ]);
-  // Answers go on fd 3, which only this script writes: whatever reaches fd 1 (a program the tool
-  // starts with inherited stdio, a raw write) is log, never an answer.
-  const answers = new Socket({ fd: 3, readable: false, writable: true });
-  const send = (message) => answers.write(`${JSON.stringify(message)}\n`);
-  // Requests arrive on fd 0, read here only: a tool that reads process.stdin (a script-style tool
-  // declared function-style) gets an empty stream instead of the next calls' requests.
-  const requests = createReadStream('', { fd: 0 });
+  // Requests and answers travel on fd 3, a socket only this script reads and writes: whatever
+  // reaches fd 1 (a program the tool starts with inherited stdio, a raw write) is log, never an
+  // answer, and fd 0 (/dev/null, shared with such programs, which clear its O_NONBLOCK) holds no
+  // request. The event loop polls fd 3 itself: no thread-pool hop per request.
+  const channel = new Socket({ fd: 3, readable: true, writable: true });
+  const send = (message) => channel.write(`${JSON.stringify(message)}\n`);
+  // A tool that reads process.stdin (a script-style tool declared function-style) reads nothing.
   const empty = Readable.from([]);
   Object.defineProperty(process, 'stdin', { configurable: true, enumerable: true, get: () => empty });
-  const lines = createInterface({ input: requests, crlfDelay: Number.POSITIVE_INFINITY });
+  const lines = createInterface({ input: channel, crlfDelay: Number.POSITIVE_INFINITY });
   lines.on('line', (line) => {
     if (!line.trim()) return;
     let request;
@@ -156,8 +155,8 @@ if (workerData?.ryeWorker && parentPort) {
     void handle(request, send).then(send);
   });
   // The host is gone (or retired this worker): nothing more will be asked, and nothing a tool
-  // started may outlive the worker (it leads its own process group). A failed read of the requests
-  // means the same: the host closed its end with bytes a tool wrote into fd 0 unread (ECONNRESET).
+  // started may outlive the worker (it leads its own process group). A failed read or write of
+  // the channel (ECONNRESET, EPIPE: the host closed its end) means the same.
   const end = () => {
     try {
       process.kill(-process.pid, 'SIGKILL');
@@ -165,7 +164,7 @@ if (workerData?.ryeWorker && parentPort) {
     process.exit(0);
   };
   lines.on('close', end);
-  requests.on('error', end);
+  channel.on('error', end);
   lines.on('error', end);
 } else {
   let input = '';

@@ -1,11 +1,12 @@
-# rye:signed:2026-11-28T04:43:00Z:8c5339cd99fd67d362863d700e77f6c139e2e451aa020bed3bf6ae6b309eef94:GB0SuEXK4gdHkFLq66wV1euXLpEYBLrvqgftHEvR0S5Z7ABhrEazG008WqI6yBsXIIBXRClEuVmAyTH-ARkeAA==:007af625371e6e71
+# rye:signed:2026-11-28T10:45:59Z:4e29165be129f323487d92d71dfb859b6ec1d9d418dcf13bc2a54e2f6917ac8d:V9uWI8jNmoYwb1mS2ZifPkJEezvYRj5Z-54jfEmMvKo2xEaqmtPdOutlHvGRInPzyBnNK2f-g02wag6UpEb0AQ==:007af625371e6e71
 """Runs a function-style Python tool: a file that defines execute(params, project_path).
 
     python function_worker.py <tool_path> <project_path> [--fork-per-call]
 
 One-shot (the default): reads the params JSON on stdin, prints the result as JSON and exits; what
 the tool prints goes to stderr. Warm (RYE_WORKER_PROTOCOL=1, lillux runWarm documents the
-protocol): answers one request per stdin line with one JSON line on fd 3 (stdout is only a log),
+protocol): reads one request per line on fd 3 and answers each with one JSON line there (stdin is
+/dev/null, stdout and stderr are only a log),
 in one of two ways:
 
 - shared (python/function): calls run one at a time in this interpreter, each on a fresh
@@ -222,7 +223,7 @@ class Zygote:
 
     def serve(self):
         try:
-            # Nothing of the protocol stays here: not its requests (fd 0), not its answers (fd 3).
+            # Nothing of the protocol stays here (fd 3, its requests and answers).
             self.worker.selector.close()
             self.worker.channel.close()
             null = os.open(os.devnull, os.O_RDONLY)
@@ -284,7 +285,8 @@ class Zygote:
 
 class Worker(Answering):
     def __init__(self):
-        # Answers go on fd 3, which only this process writes; fd 1 and 2 are a log.
+        # Requests and answers travel on fd 3, which only this process reads and writes; fd 0 is
+        # /dev/null and fd 1 and 2 are a log.
         self.channel = os.fdopen(3, "wb", buffering=0)
         self.selector = selectors.DefaultSelector()
         self.pending = b""
@@ -308,7 +310,7 @@ class Worker(Answering):
 
     def start_zygote(self):
         # Not dumpable: another process of this user (a call's child among them) cannot open this
-        # worker's descriptors through /proc/<pid>/fd — its requests (fd 0), its answers (fd 3),
+        # worker's descriptors through /proc/<pid>/fd — its requests and answers (fd 3),
         # another call's pipes. The zygote and every child inherit it; a process still sees its
         # own /proc/self.
         prctl(PR_SET_DUMPABLE, 0)
@@ -498,7 +500,10 @@ class Worker(Answering):
         return max(0.0, min(call.deadline for call in self.ending.values()) - time.monotonic())
 
     def read_requests(self):
-        chunk = os.read(0, 65536)
+        try:
+            chunk = os.read(3, 65536)
+        except OSError:
+            chunk = b""  # ECONNRESET: the host closed its end with answers unread; it is gone
         if not chunk:
             return False
         self.pending += chunk
@@ -515,7 +520,7 @@ class Worker(Answering):
         return True
 
     def serve(self):
-        self.selector.register(0, selectors.EVENT_READ, None)
+        self.selector.register(3, selectors.EVENT_READ, None)
         try:
             while True:
                 for key, _ in self.selector.select(self.next_deadline()):
@@ -586,16 +591,11 @@ class SharedWorker(Answering):
     module docstring). The host sends one call at a time (max_concurrency 1), and queues the rest."""
 
     def __init__(self):
-        # Requests move off fd 0 and answers stay on fd 3, and fd 0 becomes /dev/null: a tool that
-        # reads its stdin reads nothing, instead of the next request.
-        self.requests = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 10)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
-        # Answers go on a private copy of fd 3, which is closed: a tool that writes to fd 3 (or
-        # dup2s over it) does not reach the protocol by accident. On purpose it still can (it runs
-        # in this process): SECURITY.md says so.
-        self.answers = fcntl.fcntl(3, fcntl.F_DUPFD_CLOEXEC, 10)
+        # Requests and answers move to a private copy of fd 3, which is closed: a tool that reads
+        # or writes fd 3 (or dup2s over it) does not reach the protocol by accident. On purpose it
+        # still can (it runs in this process): SECURITY.md says so. Its stdin is /dev/null.
+        self.requests = fcntl.fcntl(3, fcntl.F_DUPFD_CLOEXEC, 10)
+        self.answers = self.requests
         os.close(3)
         self.pid = os.getpid()
         self.pending = b""
@@ -672,7 +672,10 @@ class SharedWorker(Answering):
     def serve(self):
         try:
             while True:
-                chunk = os.read(self.requests, 65536)
+                try:
+                    chunk = os.read(self.requests, 65536)
+                except OSError:
+                    chunk = b""  # ECONNRESET: the host closed its end with answers unread; it is gone
                 if not chunk:
                     return
                 self.pending += chunk
