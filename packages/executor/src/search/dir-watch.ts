@@ -1,5 +1,7 @@
 /**
  * Change notices for a warm search index's directories, so a search stops statting every file.
+ * Warm run plans (run-plan.ts) use the same watches, under the same rules, for the folders a
+ * tool's execution was resolved and verified from.
  *
  * Without them, every search stats every directory and file it walks (index-cache.ts): over
  * 10,000 items that is most of a warm search. With them, a directory is re-read only after the
