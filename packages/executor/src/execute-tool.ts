@@ -115,10 +115,10 @@ export async function executeTool(
   const itemId = canonicalRef('tool', id);
   const chain: ChainElement[] = [];
   const trace: TraceEvent[] = [];
-  const projectPath = executor.spaces.projectPath ?? process.cwd();
-  const plans = runPlansOf(executor, projectPath);
   let build: PlanBuild | undefined;
   try {
+    const projectPath = executor.spaces.projectPath ?? process.cwd();
+    const plans = runPlansOf(executor, projectPath);
     // A warm plan of this tool (run-plan.ts), or a build that resolves and verifies everything.
     let plan = await plans?.reuse(id);
     if (plan) {

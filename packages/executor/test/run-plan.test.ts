@@ -68,9 +68,10 @@ describe('warm run plans', () => {
   it('a re-signed new version is what the next call verifies', async () => {
     const { ws, executor } = await setUp();
     await warm(ws, executor);
-    const before = (await dry(executor)) as { chain_detail: Array<{ integrity: string }> };
+    type Detailed = { chain_detail: Array<{ integrity: string }> };
+    const before = (await dry(executor)) as unknown as Detailed;
     await ws.write('user', 'tools/demo/echo.js', TOOL('return { success: true, v: 2 };'));
-    const after = (await dry(executor)) as { chain_detail: Array<{ integrity: string }> };
+    const after = (await dry(executor)) as unknown as Detailed;
     expect(after.chain_detail[0]!.integrity).not.toBe(before.chain_detail[0]!.integrity);
   });
 
