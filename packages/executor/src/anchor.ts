@@ -92,12 +92,20 @@ export function applyEnvPaths(env: Record<string, string>, envPaths: AnchorState
   }
 }
 
+/** What a walk looked at, for a warm run plan (run-plan.ts): folders read, links followed. */
+export interface Looked {
+  dirs: string[];
+  links: string[];
+}
+
 /**
  * Lists the files verify_deps must check, by their real paths, refusing any symlink that leaves
- * its base. `listed` receives every folder the walk read and the folder of every link target (a
- * warm run plan watches them, run-plan.ts).
+ * its base. `looked` receives every folder the walk read and every link it followed.
  */
-export async function dependencyFiles(anchor: AnchorState, listed: string[] = []): Promise<string[]> {
+export async function dependencyFiles(
+  anchor: AnchorState,
+  looked: Looked = { dirs: [], links: [] },
+): Promise<string[]> {
   const config = anchor.verifyDeps;
   if (!anchor.active || !config) return [];
   const scope = config.scope ?? 'anchor';
@@ -118,7 +126,7 @@ export async function dependencyFiles(anchor: AnchorState, listed: string[] = []
   // Synchronous on purpose: a tool folder holds a handful of files, and each awaited call would
   // cost a thread-pool round trip on every warm execute.
   const walk = (dir: string): void => {
-    listed.push(dir);
+    looked.dirs.push(dir);
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) {
@@ -128,8 +136,8 @@ export async function dependencyFiles(anchor: AnchorState, listed: string[] = []
       if (entry.isSymbolicLink()) {
         // Links are never followed; one that leaves the base (file or directory) could bring
         // unverified code in, so it is refused outright.
+        looked.links.push(path);
         const real = realOr(path);
-        listed.push(dirname(real));
         if (real !== realBase && !real.startsWith(realBase + sep)) {
           throw new RyeError('INTEGRITY', `Symlink escape: ${path} resolves to ${real}`, {
             hint: `Replace the symlink with a real file inside ${relative(process.cwd(), base) || base}.`,

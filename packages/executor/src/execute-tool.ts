@@ -4,6 +4,7 @@
  * chain runner, the subprocess and HTTP primitives or the snapshot code.
  */
 import { monotonicMs, toErrorEnvelope } from '@ryeos/lillux';
+import type { Looked } from './anchor.js';
 import { computeAnchor, dependencyFiles } from './anchor.js';
 import type { ChainElement } from './chain.js';
 import { buildChain, validateChain } from './chain.js';
@@ -81,13 +82,13 @@ async function buildPlan(
     userSpace: executor.spaces.user.base,
     systemSpace: executor.spaces.systemSpace ?? '',
   });
-  const dependencyDirs: string[] = [];
+  const dependencyLooked: Looked = { dirs: [], links: [] };
   const dependencies: VerifiedLooseFile[] = [];
-  for (const file of await dependencyFiles(anchor, dependencyDirs)) {
+  for (const file of await dependencyFiles(anchor, dependencyLooked)) {
     const dependency = await readVerifiedFile(file, chain[0]!.space, executor, { isReal: true });
     if (dependency) dependencies.push(dependency);
   }
-  return { chain: [...chain], pairs, chainWarnings: warnings, anchor, dependencies, dependencyDirs };
+  return { chain: [...chain], pairs, chainWarnings: warnings, anchor, dependencies, dependencyLooked };
 }
 
 /** The files handed to the interpreter: the plan's when the command and arguments are the same. */
@@ -99,7 +100,7 @@ async function interpreterPart(
   const key = JSON.stringify(handed);
   if (plan.interpreter?.key === key) return plan.interpreter;
   const known = new Set([realPath(plan.chain[0]!.path), ...plan.dependencies.map((file) => file.path)]);
-  const looked: string[] = [];
+  const looked: Looked = { dirs: [], links: [] };
   const files = await interpreterFiles(handed, plan.anchor, known, executor, looked);
   return { key, files, looked, runs: new Map() };
 }

@@ -7,7 +7,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { delimiter, dirname, extname, isAbsolute, join, sep } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
-import type { AnchorState } from './anchor.js';
+import type { AnchorState, Looked } from './anchor.js';
 import type { ChainElement } from './chain.js';
 import type { ItemContext } from './context.js';
 import type { VerifiedLooseFile } from './files.js';
@@ -35,15 +35,11 @@ async function verifiedToolFile(path: string, context: ItemContext): Promise<Ver
 }
 
 /** Every signable file of a runtime library folder (a launcher may import its siblings). */
-async function libraryFiles(
-  dir: string,
-  context: ItemContext,
-  listed: string[],
-): Promise<VerifiedLooseFile[]> {
+async function libraryFiles(dir: string, context: ItemContext, looked: Looked): Promise<VerifiedLooseFile[]> {
   const tools = await context.kinds.get('tool');
   const files: VerifiedLooseFile[] = [];
   const walk = async (current: string): Promise<void> => {
-    listed.push(current);
+    looked.dirs.push(current);
     for (const entry of readdirSync(current, { withFileTypes: true })) {
       const path = join(current, entry.name);
       if (entry.isDirectory()) {
@@ -61,15 +57,15 @@ async function libraryFiles(
  * Verifies the files the interpreter is handed from inside a tools directory (any argument that
  * is such a file), plus the whole runtime library when one of them lives there. `known` are
  * files verified already (the tool, its dependencies): they are not read a second time.
- * `looked` receives the folder of every argument looked at and every library folder listed (a
- * warm run plan watches them, run-plan.ts).
+ * `looked` receives the folder of every argument looked at, every library folder listed and
+ * every argument that is a link (a warm run plan watches them, run-plan.ts).
  */
 export async function interpreterFiles(
   args: unknown,
   anchor: AnchorState,
   known: ReadonlySet<string>,
   context: ItemContext,
-  looked: string[] = [],
+  looked: Looked = { dirs: [], links: [] },
 ): Promise<VerifiedLooseFile[]> {
   if (!Array.isArray(args)) return [];
   const found: VerifiedLooseFile[] = [];
@@ -78,9 +74,10 @@ export async function interpreterFiles(
   let libraryDone = false;
   for (const arg of args) {
     if (typeof arg !== 'string' || !isAbsolute(arg) || !arg.includes(`${sep}.ai${sep}tools${sep}`)) continue;
-    looked.push(dirname(arg));
+    looked.dirs.push(dirname(arg));
     const stat = statSync(arg, { throwIfNoEntry: false });
     if (!stat) continue;
+    if (realOr(arg) !== arg) looked.links.push(arg);
     if (!stat.isFile()) {
       if (stat.isDirectory()) continue; // directories are mapped into the snapshot, not run
       await verifiedToolFile(arg, context); // throws: neither a file nor a directory

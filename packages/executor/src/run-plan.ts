@@ -7,34 +7,42 @@
  * store and the extractors, walks the anchor and the runtime library and stats every file it
  * verified: ~100 system calls and most of a warm `execute`'s own time.
  *
- * What a plan rests on is a set of directories: the folders resolution listed in each space it
- * searched (or, for a folder that does not exist, its nearest existing parent), the folder of
- * every file the plan verified, the trust stores, the extractors' folders, the anchor and
+ * What a plan rests on is a set of directories and files: the folders resolution listed in each
+ * space it searched (or, for a folder that does not exist, its nearest existing parent), every
+ * file the plan verified and its folder, the trust stores, the extractors' folders, the anchor and
  * runtime-library folders that were walked, and every folder between those and their root. A
- * root is a space's `.ai` folder (the project folder for an anchor rooted there), whose
- * identity (device, inode) is statted on every call: a moved or replaced ancestor shows there.
- * Each of those directories is watched (inotify, search/dir-watch.ts), and a plan is reused only
- * while none of them raised a notice. Any change to an entry of a watched directory — a file
- * written, chmodded, created, removed, renamed or replaced by a link, a folder created on the
- * path a resolution looked at — raises one, and the next call builds afresh.
+ * root is a space's `.ai` folder (the project folder for an anchor rooted there), whose identity
+ * (device, inode) is statted on every call: a moved or replaced ancestor shows there. Each of
+ * those directories and files is watched (inotify, search/dir-watch.ts), and a plan is reused
+ * only while none of them raised a notice. Any change to an entry of a watched directory — a file
+ * written, chmodded, created, removed, renamed or replaced by a link, a folder created on the path
+ * a resolution looked at — raises one, and so does a write to a watched file through any of its
+ * names, or a new link to it: the next call builds afresh.
+ *
+ * A link below a root is never planned (a tool, runtime or trust store reached through a symbolic
+ * link, a link in a walked folder): its target lies on folders that are not on the path, where a
+ * swap would raise no notice here. Links above a root are fine: the root's identity covers them.
  *
  * Why a change made before a call is seen by it: the watches of a plan start before the build
  * they guard reads anything (a plan is trusted only once a build made under its watches found
  * exactly the same plan), and each call first waits for every pending notice (`settle`, as a
  * warm search does). A plan is rebuilt at least every RECHECK_MS anyway, for what inotify cannot
- * report: writes through a shared memory mapping and notices the kernel drops when its queue
- * overflows. Files with several hard links (writable through a folder nobody watches) and file
- * systems that can change underneath this kernel are never planned. And whatever a stale plan
- * could run is still bytes that were verified under a trusted key, from the run's snapshot.
+ * report: writes through a shared memory mapping, notices the kernel drops when its queue
+ * overflows, and where the host's own PATH entries lead (the snapshot mapping, run-files.ts).
+ * File systems that can change underneath this kernel (network, FUSE), and files that already
+ * have several links, are never planned. Plans
+ * take at most half of the thread's inotify watches (search keeps the rest); without a watch, a
+ * call simply builds. Whatever a stale plan could run is still bytes that were verified under a
+ * trusted key, from the run's snapshot.
  *
  * Only a process that runs the same tool again pays for watches: the first call of a tool builds
  * its plan without any, the second builds again under watches, and the third is the first that
  * reuses it. `RYE_PLAN_WATCH=0` turns plans off.
  */
 import { statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { monotonicMs } from '@ryeos/lillux';
-import type { AnchorState } from './anchor.js';
+import type { AnchorState, Looked } from './anchor.js';
 import type { ChainElement } from './chain.js';
 import type { ItemContext } from './context.js';
 import type { VerifiedLooseFile } from './files.js';
@@ -57,8 +65,8 @@ export interface InterpreterPart {
   /** The command and arguments they were found in (JSON): another value looks afresh. */
   key: string;
   files: VerifiedLooseFile[];
-  /** Folders looked at: each argument's, each runtime-library folder walked. */
-  looked: string[];
+  /** Folders looked at (each argument's, each runtime-library folder walked) and links followed. */
+  looked: Looked;
   /** How runs with these files were pointed at their snapshot (run-files.ts). */
   runs: Map<string, SnapshotRun>;
 }
@@ -70,9 +78,15 @@ export interface RunPlan {
   chainWarnings: string[];
   anchor: AnchorState;
   dependencies: VerifiedLooseFile[];
-  /** Folders the anchor's dependency walk listed. */
-  dependencyDirs: string[];
+  /** Folders the anchor's dependency walk listed, and links it followed. */
+  dependencyLooked: Looked;
   interpreter?: InterpreterPart;
+}
+
+/** A folder whose identity is checked on every call; nothing above it is watched. */
+interface Root {
+  path: string;
+  real: string;
 }
 
 interface Guard {
@@ -146,8 +160,8 @@ export function samePlan(a: RunPlan, b: RunPlan): boolean {
           JSON.stringify([y.searched, y.shadowed, y.verification])
       );
     }) &&
-    JSON.stringify([a.pairs, a.chainWarnings, a.dependencyDirs]) ===
-      JSON.stringify([b.pairs, b.chainWarnings, b.dependencyDirs]) &&
+    JSON.stringify([a.pairs, a.chainWarnings, a.dependencyLooked]) ===
+      JSON.stringify([b.pairs, b.chainWarnings, b.dependencyLooked]) &&
     anchorShape(a.anchor) === anchorShape(b.anchor) &&
     sameFiles(a.dependencies, b.dependencies) &&
     a.interpreter?.key === b.interpreter?.key &&
@@ -159,7 +173,7 @@ export function samePlan(a: RunPlan, b: RunPlan): boolean {
 /** The warm run plans of one executor. */
 export class RunPlans {
   private readonly entries = new Map<string, Entry>();
-  private readonly watches = new DirWatches(true);
+  private readonly watches = new DirWatches(true, 0.5);
   /** For tests and benchmarks: how calls were served. */
   readonly stats = { reused: 0, built: 0 };
 
@@ -238,29 +252,39 @@ export class RunPlans {
 
   /**
    * Watches everything `plan` rests on (module comment); undefined when some of it cannot be
-   * watched (a file with several links, a folder outside every root, no watch left).
+   * watched (a link below a root, a file with several links, a folder outside every root, no
+   * watch left).
    */
   private guard(plan: RunPlan): Guard | undefined {
     const roots = this.roots();
-    const rootOf = (path: string) =>
-      roots.find((root) => isInside(path, root.path) || isInside(path, root.real));
     const wanted = new Set<string>();
     const used = new Set<string>();
-    let outside = false;
+    let refused = false;
+    /** `path` (under a root, as written or real) as it must read once real: no link below the root. */
+    const unlinked = (path: string): { real: string; top: string; root: Root } | undefined => {
+      const root = roots.find((r) => isInside(path, r.path) || isInside(path, r.real));
+      if (!root) return undefined;
+      const top = isInside(path, root.real) ? root.real : root.path;
+      return { real: join(root.real, relative(top, path)), top, root };
+    };
     const add = (dir: string) => {
-      const root = rootOf(dir);
-      if (!root) {
-        outside = true;
+      const under = unlinked(dir);
+      if (!under) {
+        refused = true;
         return;
       }
-      used.add(root.path);
-      const top = isInside(dir, root.real) ? root.real : root.path;
+      used.add(under.root.path);
       // The nearest existing folder (a folder created on this path raises a notice there), and
       // every folder above it up to the root: a rename or swap anywhere on the way shows.
       let current = dir;
-      while (current !== top && !isDirectory(current)) current = dirname(current);
-      for (; current !== top; current = dirname(current)) wanted.add(current);
-      if (isDirectory(top)) wanted.add(top);
+      while (current !== under.top && !isDirectory(current)) current = dirname(current);
+      // A link below the root: its target's own folders are not on this path, and could be
+      // swapped where nobody watches.
+      const exists = isDirectory(current);
+      if (exists && realOrUndefined(current) !== join(under.root.real, relative(under.top, current)))
+        refused = true;
+      for (; current !== under.top; current = dirname(current)) wanted.add(current);
+      if (exists) wanted.add(under.top); // the root itself (a missing root: its identity says so)
     };
     const spaces = this.context.spaces.ordered();
     const byLabel = new Map(spaces.map((space) => [space.label, space]));
@@ -270,6 +294,9 @@ export class RunPlans {
         const space = byLabel.get(label);
         if (space) add(join(typeRootOf(space, 'tool'), ...folders));
       }
+      // Found through a link (the item file itself, or a folder on its way): not planned.
+      const written = join(typeRootOf(element.space, 'tool'), element.id + element.extension);
+      if (unlinked(written)?.real !== element.path) refused = true;
       add(element.dir);
     }
     for (const space of spaces) {
@@ -280,22 +307,25 @@ export class RunPlans {
     const files = [...plan.chain.map((element) => element.path), ...plan.dependencies.map((f) => f.path)];
     files.push(...(plan.interpreter?.files ?? []).map((f) => f.path));
     for (const file of files) add(dirname(file));
-    for (const dir of [...plan.dependencyDirs, ...(plan.interpreter?.looked ?? [])]) add(dir);
-    if (plan.anchor.active && plan.anchor.vars.anchor_path) add(plan.anchor.vars.anchor_path);
-    if (outside) return undefined;
-    // A file with another name elsewhere can be written through a folder nobody watches.
-    for (const file of files) {
-      const info = statSync(file, { throwIfNoEntry: false });
-      if (info?.nlink !== 1) return undefined;
+    const looked = [plan.dependencyLooked, plan.interpreter?.looked ?? { dirs: [], links: [] }];
+    for (const { dirs, links } of looked) {
+      for (const dir of dirs) add(dir);
+      if (links.length) refused = true;
     }
+    if (plan.anchor.active && plan.anchor.vars.anchor_path) add(plan.anchor.vars.anchor_path);
+    if (refused) return undefined;
     const guard: Guard = {
       watches: [],
       roots: [...used].map((path) => [path, identityOf(path)]),
     };
-    for (const dir of wanted) {
-      const info = statSync(dir, { throwIfNoEntry: false });
-      const watch = info?.isDirectory() ? this.watches.start(dir, info.dev) : undefined;
-      if (!watch) {
+    // Each file is watched too: a link made to it later, and a write through any of its names,
+    // raise a notice on it wherever they happen.
+    for (const path of [...wanted, ...files]) {
+      const info = statSync(path, { throwIfNoEntry: false });
+      const watch =
+        info && (info.isDirectory() || info.isFile()) ? this.watches.start(path, info.dev) : undefined;
+      if (!watch || (info!.isFile() && info!.nlink !== 1)) {
+        watch?.close();
         closeGuard(guard);
         return undefined;
       }
@@ -305,7 +335,7 @@ export class RunPlans {
   }
 
   /** Each space's `.ai` folder, and the project folder (anchors rooted there), with real paths. */
-  private roots(): Array<{ path: string; real: string }> {
+  private roots(): Root[] {
     const paths = [
       ...this.context.spaces.ordered().map((space) => join(space.base, '.ai')),
       this.projectPath,

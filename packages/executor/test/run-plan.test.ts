@@ -151,6 +151,65 @@ describe('warm run plans', () => {
     expect(await dry(executor)).toMatchObject({ status: 'error', error_type: 'integrity' });
   });
 
+  it('a hard link made after the plan, and a write through it, are seen by the next call', async () => {
+    const { ws, tool, executor } = await setUp();
+    await warm(ws, executor);
+    const alias = join(ws.root, 'alias.js');
+    await link(tool, alias);
+    await writeFile(alias, TOOL('return { success: true, evil: true };'));
+    expect(await dry(executor)).toMatchObject({ status: 'error', error_type: 'integrity' });
+  });
+
+  describe('links below a root are never planned (a swap on their target side raises no notice here)', () => {
+    /** Four calls, none of them served by a plan. */
+    async function calls(ws: Workspace, executor: Executor) {
+      for (let i = 0; i < 4; i++) expect(await dry(executor)).toMatchObject({ status: 'validation_passed' });
+      expect(runPlansOf(executor, ws.project)!.stats.reused).toBe(0);
+    }
+
+    it('a searched folder that is a link: a shadowing item behind it is seen', async () => {
+      const { ws, executor } = await setUp();
+      const tools = join(ws.project, '.ai', 'tools');
+      await mkdir(join(tools, 'a', 'b', 'demo'), { recursive: true });
+      await symlink('a/b/demo', join(tools, 'demo'));
+      await calls(ws, executor);
+      await rename(join(tools, 'a', 'b'), join(tools, 'a', 'b-old'));
+      await ws.write('project', 'tools/a/b/demo/echo.js', TOOL('return { success: true, project: true };'));
+      expect(await dry(executor)).toMatchObject({ chain_detail: [{ space: 'project' }, {}, {}] });
+    });
+
+    it('a tool reached through a folder link: re-pointing the link to an unsigned copy is seen', async () => {
+      const ws = await workspace();
+      const tools = join(ws.user, '.ai', 'tools');
+      await ws.write('user', 'tools/x/echo.js', TOOL());
+      await mkdir(join(tools, 'y'));
+      await writeFile(join(tools, 'y', 'echo.js'), TOOL('return { success: true, evil: true };'));
+      await mkdir(join(tools, 'a'));
+      await symlink('../x', join(tools, 'a', 'b'));
+      await mkdir(join(tools, 'demo'));
+      await symlink('../a/b/echo.js', join(tools, 'demo', 'echo.js'));
+      const executor = await ws.executor(toolEnv());
+      await calls(ws, executor);
+      await rm(join(tools, 'a', 'b'));
+      await symlink('../y', join(tools, 'a', 'b'));
+      expect(await dry(executor)).toMatchObject({ status: 'error', error_type: 'integrity' });
+    });
+
+    it('a trust store that is a link: a revocation behind it is seen', async () => {
+      const { ws, executor } = await setUp();
+      const shared = join(ws.root, 'shared');
+      const trusted = join(ws.user, '.ai', 'config', 'keys', 'trusted');
+      await mkdir(join(shared, 'keys'), { recursive: true });
+      await rename(trusted, join(shared, 'keys', 'trusted'));
+      await symlink(join(shared, 'keys', 'trusted'), trusted);
+      await calls(ws, executor);
+      await mkdir(join(ws.root, 'shared-new', 'keys', 'trusted'), { recursive: true });
+      await rename(shared, join(ws.root, 'shared-old'));
+      await rename(join(ws.root, 'shared-new'), shared);
+      expect(await dry(executor)).toMatchObject({ status: 'error', error_type: 'integrity' });
+    });
+  });
+
   it('RYE_PLAN_WATCH=0 turns plans off', async () => {
     const ws = await workspace();
     await ws.write('user', 'tools/demo/echo.js', TOOL());

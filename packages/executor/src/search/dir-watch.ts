@@ -87,8 +87,15 @@ export class DirWatches {
   private readonly devices = new Map<number, boolean>();
   private enabled: boolean;
 
-  /** @param wanted false with `RYE_SEARCH_WATCH=0` (the entry point's settings) */
-  constructor(wanted: boolean) {
+  /**
+   * @param wanted false with `RYE_SEARCH_WATCH=0` (the entry point's settings)
+   * @param share the part of this thread's cap these watches may reach (counting every other's):
+   *   run plans stop at half, so that searches always keep the other half
+   */
+  constructor(
+    wanted: boolean,
+    private readonly share = 1,
+  ) {
     this.enabled = wanted && process.platform === 'linux';
     if (this.enabled) closeWhenDropped.register(this, this.open);
   }
@@ -99,11 +106,13 @@ export class DirWatches {
   }
 
   /**
-   * Starts a watch on a directory (before it is read), or undefined when it cannot be watched:
+   * Starts a watch on a directory (before it is read), or on a file (its writes and new links
+   * under any name), or undefined when it cannot be watched:
    * watching is off, the cap is reached, its file system is not local, or the watch failed.
    */
   start(path: string, device: number): DirWatch | undefined {
-    if (!this.enabled || watching >= watchCap() || !this.localDevice(path, device)) return undefined;
+    if (!this.enabled || watching >= watchCap() * this.share || !this.localDevice(path, device))
+      return undefined;
     const state: DirWatch = { dirty: false, closed: false, close: () => {} };
     let watcher: FSWatcher;
     try {
