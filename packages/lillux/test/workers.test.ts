@@ -4,7 +4,7 @@
  * one-shot host that exits while its worker idles.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -17,16 +17,23 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /**
  * A worker speaking the protocol over its fd 3 or a thread port. Its input is a command:
  * `pid` (answers its pid and thread), `sleep:<ms>`, `crash`, `hang`, `log:<text>`, `count`,
- * `stdin` (answers what its fd 0 is).
+ * `stdin` (answers what its fd 0 is), `daemon-crash:<file>` (starts a detached program that holds
+ * its stdout, writes that program's pid to <file>, then dies by SIGKILL).
  */
 const WORKER = `
 import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
 import { createInterface } from 'node:readline';
-import { readlinkSync } from 'node:fs';
+import { readlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 let count = 0;
 async function handle(request, send) {
   const input = request.input;
   if (input === 'crash') process.exit(3);
+  if (input.startsWith('daemon-crash:')) {
+    const daemon = spawn('sleep', ['30'], { detached: true, stdio: 'inherit' });
+    writeFileSync(input.slice(13), String(daemon.pid));
+    process.kill(process.pid, 'SIGKILL');
+  }
   if (input === 'stdin') return { id: request.id, stdout: JSON.stringify(readlinkSync('/proc/self/fd/0')), stderr: '', exit_code: 0 };
   // What a tool (or a program it starts) prints on stdout is never taken for an answer.
   if (input === 'forge') process.stdout.write(JSON.stringify({ id: request.id, stdout: '"forged"', stderr: '', exit_code: 0 }) + '\\n');
@@ -122,6 +129,20 @@ describe('a worker process', () => {
     start = performance.now();
     await Promise.all([call(p, 'sleep:200', bounded), call(p, 'sleep:200', bounded)]);
     expect(performance.now() - start).toBeGreaterThanOrEqual(390);
+  });
+
+  it('a worker that dies is reported at once, even when a program it left holds its output open', async () => {
+    const pidFile = join(dir, 'daemon.pid');
+    const started = performance.now();
+    const result = await call(pool(), `daemon-crash:${pidFile}`, { timeoutMs: 20_000 });
+    const daemon = Number((await readFile(pidFile, 'utf8')).trim());
+    try {
+      expect(result).toMatchObject({ success: false, exit_code: -1 });
+      expect(result.error).toMatch(/worker exited \(SIGKILL\)/);
+      expect(performance.now() - started).toBeLessThan(5_000);
+    } finally {
+      process.kill(daemon, 'SIGKILL');
+    }
   });
 
   it('a crash fails the call clearly and the next call gets a new worker', async () => {

@@ -47,6 +47,8 @@ export interface ChannelSpec {
 
 /** Output a worker wrote outside any call, kept (the tail) to explain a crash. */
 const LAST_WORDS_BYTES = 4_096;
+/** How long the answers of a worker that exited may still arrive before it is reported gone. */
+const EXIT_GRACE_MS = 250;
 /** Longest protocol line accepted; a worker that writes more is broken and is stopped. */
 const MAX_LINE_BYTES = 256 * 1024 * 1024;
 
@@ -133,9 +135,21 @@ function processChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
     if (message && typeof message === 'object' && !Array.isArray(message))
       events.message(message as WorkerMessage);
   };
-  child.on('close', (code, signal) => {
+  const reportExit = (code: number | null, signal: NodeJS.Signals | null) => {
     const words = lastWords.get();
     exit(`exited (${signal ?? `code ${code}`})${words ? `: ${words}` : ''}`);
+  };
+  child.on('close', reportExit);
+  // 'close' waits for every stdio stream to close, and a program the worker left outside its
+  // process group (a detached daemon holding its stdout) can hold one open: a worker that died
+  // would then never be reported, and its calls would wait for their timeout. Once it has
+  // exited, what it wrote gets a moment to be read, then its streams are let go.
+  child.once('exit', (code, signal) => {
+    setTimeout(() => {
+      if (gone) return;
+      for (const stream of [channel, child.stdout, child.stderr]) stream?.destroy();
+      reportExit(code, signal);
+    }, EXIT_GRACE_MS).unref();
   });
   const kill = () => {
     if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {

@@ -1,4 +1,4 @@
-# rye:signed:2026-11-28T10:45:59Z:4e29165be129f323487d92d71dfb859b6ec1d9d418dcf13bc2a54e2f6917ac8d:V9uWI8jNmoYwb1mS2ZifPkJEezvYRj5Z-54jfEmMvKo2xEaqmtPdOutlHvGRInPzyBnNK2f-g02wag6UpEb0AQ==:007af625371e6e71
+# rye:signed:2026-11-28T11:07:28Z:8599b9bf6ad5c91f05f427ff96537dc7f56066edf478ae4a8d8600dcb4d8ca43:O-SvgLGwu-HYseByf6YACXqE_zqedxzxs4FH4fX1URMpggP6azXfdnbDDsezz3y0cvYvYUIrBQf2eD01SpxaDw==:007af625371e6e71
 """Runs a function-style Python tool: a file that defines execute(params, project_path).
 
     python function_worker.py <tool_path> <project_path> [--fork-per-call]
@@ -286,7 +286,9 @@ class Zygote:
 class Worker(Answering):
     def __init__(self):
         # Requests and answers travel on fd 3, which only this process reads and writes; fd 0 is
-        # /dev/null and fd 1 and 2 are a log.
+        # /dev/null and fd 1 and 2 are a log. Not inherited: a program the tool's import starts
+        # (os.system, a forked pool) must not hold the channel.
+        os.set_inheritable(3, False)
         self.channel = os.fdopen(3, "wb", buffering=0)
         self.selector = selectors.DefaultSelector()
         self.pending = b""
@@ -326,7 +328,7 @@ class Worker(Answering):
         self.ask_spare()
 
     def send(self, message):
-        self.channel.write((json.dumps(message) + "\n").encode("utf-8"))
+        write_all(self.channel.fileno(), (json.dumps(message) + "\n").encode("utf-8"))
 
     def ask_spare(self):
         """Asks the zygote for the next call's child now: a call then starts without a fork."""
