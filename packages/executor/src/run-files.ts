@@ -135,8 +135,8 @@ export function runFromSnapshot(
     remembered && JSON.stringify([config.command, config.args, config.cwd, names.map((n) => env[n])]);
   const known = key === undefined ? undefined : remembered!.get(key);
   if (known && snapshotPresent(known.dir)) {
-    config.command = known.command;
-    config.args = Array.isArray(known.args) ? [...known.args] : known.args;
+    if (known.command !== undefined) config.command = known.command;
+    if (known.args !== undefined) config.args = Array.isArray(known.args) ? [...known.args] : known.args;
     if (known.cwd !== undefined) config.cwd = known.cwd;
     Object.assign(env, known.env);
     return;
@@ -166,7 +166,7 @@ export function runFromSnapshot(
     if (remembered!.size >= MAX_REMEMBERED_RUNS) remembered!.delete(remembered!.keys().next().value!);
     remembered!.set(key, {
       command: config.command,
-      args: config.args,
+      args: Array.isArray(config.args) ? [...config.args] : config.args,
       cwd: config.cwd,
       env: mapped,
       dir: snapshot.dir,
