@@ -145,8 +145,8 @@ export async function executeTool(
         );
       } catch (error) {
         // The caller's bad parameters say nothing about the plan; a failed resolution does.
-        if (!badParams) build?.fail();
-        build?.drop();
+        if (badParams) build?.drop();
+        else build?.fail();
         build = undefined;
         throw error;
       }

@@ -174,8 +174,8 @@ export function samePlan(a: RunPlan, b: RunPlan): boolean {
 export class RunPlans {
   private readonly entries = new Map<string, Entry>();
   private readonly watches = new DirWatches(true, 0.5);
-  /** For tests and benchmarks: how calls were served. */
-  readonly stats = { reused: 0, built: 0 };
+  /** For tests and benchmarks: how many calls a plan served. */
+  readonly stats = { reused: 0 };
 
   constructor(
     private readonly context: ItemContext,
@@ -212,7 +212,6 @@ export class RunPlans {
         known.confirmed = false;
       }
     }
-    this.stats.built++;
     return {
       finish: (plan) => {
         const current = this.entries.get(id);
@@ -277,10 +276,13 @@ export class RunPlans {
       // The nearest existing folder (a folder created on this path raises a notice there), and
       // every folder above it up to the root: a rename or swap anywhere on the way shows.
       let current = dir;
-      while (current !== under.top && !isDirectory(current)) current = dirname(current);
+      let exists = isDirectory(current);
+      while (!exists && current !== under.top) {
+        current = dirname(current);
+        exists = isDirectory(current);
+      }
       // A link below the root: its target's own folders are not on this path, and could be
       // swapped where nobody watches.
-      const exists = isDirectory(current);
       if (exists && realOrUndefined(current) !== join(under.root.real, relative(under.top, current)))
         refused = true;
       for (; current !== under.top; current = dirname(current)) wanted.add(current);
@@ -297,7 +299,6 @@ export class RunPlans {
       // Found through a link (the item file itself, or a folder on its way): not planned.
       const written = join(typeRootOf(element.space, 'tool'), element.id + element.extension);
       if (unlinked(written)?.real !== element.path) refused = true;
-      add(element.dir);
     }
     for (const space of spaces) {
       add(dirname(join(space.base, '.ai', 'tools', `${extractorId('tool')}.yaml`)));
@@ -306,7 +307,7 @@ export class RunPlans {
     }
     const files = [...plan.chain.map((element) => element.path), ...plan.dependencies.map((f) => f.path)];
     files.push(...(plan.interpreter?.files ?? []).map((f) => f.path));
-    for (const file of files) add(dirname(file));
+    for (const file of files) add(dirname(file)); // each chain element's folder among them
     const looked = [plan.dependencyLooked, plan.interpreter?.looked ?? { dirs: [], links: [] }];
     for (const { dirs, links } of looked) {
       for (const dir of dirs) add(dir);
