@@ -17,6 +17,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /**
  * A worker speaking the protocol over its fd 3 or a thread port. Its input is a command:
  * `pid` (answers its pid and thread), `sleep:<ms>`, `crash`, `hang`, `log:<text>`, `count`,
+ * `forge` (writes a forged answer on stdout), `print` (console.log and console.error),
  * `stdin` (answers what its fd 0 is), `daemon-crash:<file>` (starts a detached program that holds
  * its stdout, writes that program's pid to <file>, then dies by SIGKILL).
  */
@@ -37,6 +38,10 @@ async function handle(request, send) {
   if (input === 'stdin') return { id: request.id, stdout: JSON.stringify(readlinkSync('/proc/self/fd/0')), stderr: '', exit_code: 0 };
   // What a tool (or a program it starts) prints on stdout is never taken for an answer.
   if (input === 'forge') process.stdout.write(JSON.stringify({ id: request.id, stdout: '"forged"', stderr: '', exit_code: 0 }) + '\\n');
+  if (input === 'print') {
+    console.log('printed on stdout');
+    console.error('printed on stderr');
+  }
   if (input === 'hang') await new Promise(() => {});
   if (input.startsWith('sleep:')) await new Promise((r) => setTimeout(r, Number(input.slice(6))));
   if (input.startsWith('log:') && request.progress) send({ id: request.id, stream: 'stderr', chunk: input.slice(4) });
@@ -268,6 +273,25 @@ describe('a worker thread', () => {
     expect(hung).toMatchObject({ success: false, timed_out: true });
     const after = answer(await call(p, 'pid', thread));
     expect(after.thread).not.toBe(first.thread);
+  });
+
+  it("sends what it prints to the host's stderr, never to the host's stdout", async () => {
+    const lillux = join(import.meta.dirname, '..', 'dist', 'index.js');
+    const host = join(dir, 'printing-host.mjs');
+    await writeFile(
+      host,
+      `import { runWarm } from ${JSON.stringify(lillux)};
+       for (const input of ['forge', 'print']) {
+         const r = await runWarm({ command: process.execPath, args: [${JSON.stringify(script)}], env: {}, input, worker: { thread: true } });
+         process.stdout.write('answer ' + JSON.parse(r.stdout).count + '\\n');
+       }`,
+    );
+    const run = spawnSync(NODE, [host], { encoding: 'utf8', timeout: 10_000 });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toBe('answer 1\nanswer 2\n');
+    expect(run.stderr).toContain('"stdout":"\\"forged\\""');
+    expect(run.stderr).toContain('printed on stdout\n');
+    expect(run.stderr).toContain('printed on stderr\n');
   });
 
   it('does not keep a one-shot host alive while it idles', async () => {

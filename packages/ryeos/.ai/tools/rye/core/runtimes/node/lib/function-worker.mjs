@@ -1,4 +1,4 @@
-// rye:signed:2026-11-28T10:45:59Z:490082f5b9a4541f70873aaf7e35a28b142b438ef97aae88d7dc985b504332bc:iS8ykU3_NdWsA0ByhllQXJoufrb0SP_agFpA90bBDJXsZZdINdHAhfR-_KE2pfuUQ9pl_dJ1z_ee81HqGFGVDA==:007af625371e6e71
+// rye:signed:2026-11-28T12:30:27Z:f6f7444dfe91fd2e53e9fd334f7e7f438a2f0d8b3ef81ec8e8b2396e3c7c70fd:JgPW3ncyrfuxt8fOhFNftGVE3qO7PxSyWwq2g8ZlJsA1HpRaiNVCrOVKZvKvCI6aa51NOdM4EankHu5VQaQmDg==:007af625371e6e71
 // Runs a function-style node tool: a module that exports `execute(params, context)`.
 //   node function-worker.mjs <tool> --project-path <dir>
 // Three ways to be started (lillux runWarm documents the protocol):
@@ -8,9 +8,13 @@
 // A worker serves exactly one tool snapshot in one project (the host keys workers so), imports
 // the tool once, and runs calls concurrently. What a tool prints (stdout or stderr) is its log:
 // it goes to the call's stderr, never into the protocol.
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { parentPort, workerData } from 'node:worker_threads';
+import { createRequire } from 'node:module';
 import { prepareTool } from './launch.mjs';
+
+// Builtins through require, as launch.mjs takes them (no ES module facade to build).
+const requireBuiltin = createRequire(import.meta.url);
+const { AsyncLocalStorage } = requireBuiltin('node:async_hooks');
+const { parentPort, workerData } = requireBuiltin('node:worker_threads');
 
 const [node, , toolPath, ...rest] = process.argv;
 const flag = rest.indexOf('--project-path');

@@ -1,12 +1,17 @@
-// rye:signed:2026-11-25T02:49:57Z:fa183d323522da9ee9cba99f9c3fcde8e0283fac8fbc1b311e0316809121c0a9:jROmyomNluO2RDf3vLXUJ2tRs7Et1AARZGU72aYmFxIGLdUOfuz7cjTCiV6DQz2tnJCqhdcNPxzCacTaZASqDg==:007af625371e6e71
+// rye:signed:2026-11-28T12:30:27Z:9ca5ee62b66801d8c73022740a66e2177f41d675084022b7de1c10f150e4f451:PJsR3735Hac9Xmj7gGWSUmgRIMjWy57bNZMsIufTtiFM0I8QyaCZCb8MKBAUVAlnVVIwwMlasSF3ql40PwgDCA==:007af625371e6e71
 // Launches a node script tool: `node launch.mjs <tool> --project-path <dir>`. The tool sees
 // process.argv as if it had been started directly (`node <tool> --project-path <dir>`).
 // Also a module: the warm worker of function tools (function-worker.mjs) imports prepareTool.
 // It stays one file, since other runtimes (mcp/stdio) hand this launcher to node by its path.
-import { readFileSync, realpathSync } from 'node:fs';
 import Module, { createRequire, isBuiltin, register as registerHooks } from 'node:module';
-import { dirname, join, sep } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+
+// Other builtins come through require, not as ES modules: node builds an ES module of a builtin
+// by reading every export, and reading fs.ReadStream alone loads node's streams (3-5 ms of a
+// warm worker's first call, on the thread that runs the tool).
+const requireBuiltin = createRequire(import.meta.url);
+const { readFileSync, realpathSync } = requireBuiltin('node:fs');
+const { dirname, join, sep } = requireBuiltin('node:path');
+const { fileURLToPath, pathToFileURL } = requireBuiltin('node:url');
 
 /** Sets up this thread's module loading for `toolPath`; returns the URL to import. */
 export async function prepareTool(toolPath, projectPath) {
