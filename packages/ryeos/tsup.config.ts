@@ -59,6 +59,19 @@ export default [
     external: ['./cli.js'],
     esbuildPlugins: [bundleLayers],
   }),
+  // `rye execute` as the bin runs it: CommonJS, with this verb alone (src/cli-execute.ts), which
+  // the bin compiles with V8's code cache (src/code-cache.ts). After this build its `import()`s
+  // are routed through the loader (scripts/route-dynamic-imports.mjs) and the cache is made
+  // (scripts/code-cache.mjs).
+  binBuild({
+    entry: { 'rye-execute': 'src/cli-execute.ts' },
+    format: ['cjs'],
+    outExtension: () => ({ js: '.cjs' }),
+    splitting: false,
+    define: { 'import.meta.url': '__rye_module_url' },
+    banner: { js: 'const __rye_module_url = require("node:url").pathToFileURL(__filename).href;' },
+    esbuildPlugins: [lazyFromCli(APART.execute), bundleLayers],
+  }),
   // The verbs a cold start is measured on, each built alone into one file: a cold `rye search`
   // loads the CLI's start and that file (issue 12). What they load on first use comes from the
   // build above.

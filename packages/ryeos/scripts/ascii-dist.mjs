@@ -7,7 +7,7 @@ import { join } from 'node:path';
 
 const dist = join(import.meta.dirname, '..', 'dist');
 for (const name of readdirSync(dist)) {
-  if (!name.endsWith('.js')) continue;
+  if (!/\.c?js$/.test(name)) continue;
   const path = join(dist, name);
   const text = readFileSync(path, 'utf8');
   const ascii = text.replace(

@@ -1,7 +1,8 @@
 import { appendFile, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TempProject } from './helpers.js';
-import { rye, tempProject } from './helpers.js';
+import { CLI, runCommand, rye, tempProject, useTempProjects } from './helpers.js';
 
 const TOOLS: Record<string, string> = {
   'tools/demo/script.py': `__version__ = "1.0.0"
@@ -191,5 +192,25 @@ describe('rye CLI: keys, sign, execute', () => {
       error: expect.stringMatching(/version must be a version like 1\.0\.0/),
       issues: ["version must be a version like 1.0.0, got 'one'", 'description is required'],
     });
+  });
+});
+
+describe('rye execute from its code cache (dist/rye-execute.cjs.cache)', () => {
+  const project = useTempProjects();
+  // The build's own cache writer, asked only to report what V8 did with the cache it was handed.
+  const hook = join(import.meta.dirname, '..', 'scripts', 'code-cache-hook.cjs');
+
+  it("is taken by a fresh process, whose bundle's import()s then work", async () => {
+    const t = await project();
+    // rye/bash declares a parameter schema: checking it imports the schema validator.
+    const run = await runCommand(
+      process.execPath,
+      ['--require', hook, CLI, 'execute', 'tool:rye/bash', '--params', '{"command": "echo cached"}'],
+      { cwd: t.project, env: { PATH: process.env.PATH, ...t.env, CODE_CACHE: 'report' } },
+    );
+    expect(run.stderr).toContain('code-cache: {"rejected":false}');
+    expect(run.code, run.stdout).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'success', item_id: 'tool:rye/bash' });
+    expect(run.stdout).toContain('cached');
   });
 });
