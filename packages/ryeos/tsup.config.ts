@@ -69,7 +69,10 @@ export default [
     outExtension: () => ({ js: '.cjs' }),
     splitting: false,
     define: { 'import.meta.url': '__rye_module_url' },
-    banner: { js: 'const __rye_module_url = require("node:url").pathToFileURL(__filename).href;' },
+    // "use strict" first: it is a directive only at the very start (the ESM builds are strict).
+    banner: {
+      js: '"use strict";\nconst __rye_module_url = require("node:url").pathToFileURL(__filename).href;',
+    },
     esbuildPlugins: [lazyFromCli(APART.execute), bundleLayers],
   }),
   // The verbs a cold start is measured on, each built alone into one file: a cold `rye search`

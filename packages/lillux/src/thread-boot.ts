@@ -24,20 +24,35 @@ const WARM_BUILTINS = ['module'];
 const BOOT_CODE = `
 const { parentPort } = require('node:worker_threads');
 const { pathToFileURL } = require('node:url');
-// What the thread prints goes to the host's stderr, written at once: never to the host's stdout
-// (the CLI's answer, an MCP channel), and through no stream of the host's (see bootableThread).
+// What the thread prints goes to the host's stderr, written by the thread itself: never to the
+// host's stdout (the CLI's answer, an MCP channel), never through a stream of the host's. Its
+// process.stdout and process.stderr are plain streams onto fd 2; node's own stdio of a thread
+// (see bootableThread) is never created, so nothing a tool does with these streams (end(), a
+// write through Writable.prototype) can keep the host running or reach it.
 const { writeSync } = require('node:fs');
-function toStderr(chunk, encoding, callback) {
-  let bytes = typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  try {
-    while (bytes.length > 0) bytes = bytes.subarray(writeSync(2, bytes));
-  } catch {}
-  const done = typeof encoding === 'function' ? encoding : callback;
-  if (typeof done === 'function') queueMicrotask(() => done());
-  return true;
+const { Writable } = require('node:stream');
+const pause = new Int32Array(new SharedArrayBuffer(4));
+// The host's stderr may be non-blocking (a pipe node made so): a full pipe is waited on, for up
+// to ~5 s per write, rather than what is left of the write dropped.
+function toStderr(bytes) {
+  for (let waited = 0; bytes.length > 0; ) {
+    try {
+      bytes = bytes.subarray(writeSync(2, bytes));
+    } catch (error) {
+      if (error?.code !== 'EAGAIN' || waited++ >= 5000) return;
+      Atomics.wait(pause, 0, 0, 1);
+    }
+  }
 }
-process.stdout.write = toStderr;
-process.stderr.write = toStderr;
+for (const name of ['stdout', 'stderr']) {
+  const stream = new Writable({
+    write(chunk, encoding, callback) {
+      toStderr(chunk);
+      callback();
+    },
+  });
+  Object.defineProperty(process, name, { configurable: true, enumerable: true, get: () => stream });
+}
 import('data:text/javascript,').catch(() => {});
 for (const name of ${JSON.stringify(WARM_BUILTINS)}) import('node:' + name).catch(() => {});
 const held = [];
@@ -78,11 +93,11 @@ export function bootableThread(env: Record<string, string>): Worker {
     workerData: { ryeWorker: 1 },
     // The host's own flags (a profiler, a test runner's loader) are not the tool's.
     execArgv: [],
-    // The thread writes its output to fd 2 itself (BOOT_CODE); its stdio streams in the host
-    // stay unread. Piping them into the host's, node's default, makes the host create its own
-    // process.stdout and process.stderr first: 2-3 ms before the thread can start, on a cold
-    // `rye execute` whose answer waits for the thread. (The worker script then routes what a
-    // tool prints during a call into that call's log.)
+    // The thread writes its output to fd 2 itself (BOOT_CODE), and never uses these streams.
+    // Piping them into the host's, node's default, makes the host create its own process.stdout
+    // and process.stderr first: 2-3 ms before the thread can start, on a cold `rye execute`
+    // whose answer waits for the thread. (The worker script then routes what a tool prints
+    // during a call into that call's log.)
     stdout: true,
     stderr: true,
   });

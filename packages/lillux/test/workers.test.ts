@@ -17,7 +17,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /**
  * A worker speaking the protocol over its fd 3 or a thread port. Its input is a command:
  * `pid` (answers its pid and thread), `sleep:<ms>`, `crash`, `hang`, `log:<text>`, `count`,
- * `forge` (writes a forged answer on stdout), `print` (console.log and console.error),
+ * `forge` (writes a forged answer on stdout), `print` (console.log and console.error), `streams`
+ * (writes through Writable.prototype, then ends process.stdout),
  * `stdin` (answers what its fd 0 is), `daemon-crash:<file>` (starts a detached program that holds
  * its stdout, writes that program's pid to <file>, then dies by SIGKILL).
  */
@@ -26,6 +27,7 @@ import { isMainThread, parentPort, threadId, workerData } from 'node:worker_thre
 import { createInterface } from 'node:readline';
 import { readlinkSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
+import { Writable } from 'node:stream';
 let count = 0;
 async function handle(request, send) {
   const input = request.input;
@@ -41,6 +43,10 @@ async function handle(request, send) {
   if (input === 'print') {
     console.log('printed on stdout');
     console.error('printed on stderr');
+  }
+  if (input === 'streams') {
+    Writable.prototype.write.call(process.stdout, 'written through the prototype\\n');
+    process.stdout.end('ended stdout\\n');
   }
   if (input === 'hang') await new Promise(() => {});
   if (input.startsWith('sleep:')) await new Promise((r) => setTimeout(r, Number(input.slice(6))));
@@ -281,14 +287,19 @@ describe('a worker thread', () => {
     await writeFile(
       host,
       `import { runWarm } from ${JSON.stringify(lillux)};
-       for (const input of ['forge', 'print']) {
+       for (const input of ['forge', 'print', 'streams']) {
          const r = await runWarm({ command: process.execPath, args: [${JSON.stringify(script)}], env: {}, input, worker: { thread: true } });
          process.stdout.write('answer ' + JSON.parse(r.stdout).count + '\\n');
        }`,
     );
+    // The host does not stop its idle thread: it ends at once all the same.
+    const start = performance.now();
     const run = spawnSync(NODE, [host], { encoding: 'utf8', timeout: 10_000 });
     expect(run.status, run.stderr).toBe(0);
-    expect(run.stdout).toBe('answer 1\nanswer 2\n');
+    expect(performance.now() - start).toBeLessThan(5_000);
+    expect(run.stdout).toBe('answer 1\nanswer 2\nanswer 3\n');
+    expect(run.stderr).toContain('written through the prototype\n');
+    expect(run.stderr).toContain('ended stdout\n');
     expect(run.stderr).toContain('"stdout":"\\"forged\\""');
     expect(run.stderr).toContain('printed on stdout\n');
     expect(run.stderr).toContain('printed on stderr\n');

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Makes `dist/rye-execute.cjs.cache`: V8's code cache of the `rye execute` bundle, which the bin
 // loads instead of compiling the bundle (src/code-cache.ts). The cache holds what one real run
-// compiled: a signed function-style tool of a temporary project, run by the built bin. Then a
+// compiled: a signed function-style tool of a temporary project, run by the built bin (its
+// parameter schema makes the bundle import its validator: the routed import() is run too). Then a
 // second run checks that V8 takes the cache. Runs after every build; a failure fails the build.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +19,7 @@ export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
 export const __category__ = 'build';
 export const __tool_description__ = 'Echo n';
+export const CONFIG_SCHEMA = { type: 'object', properties: { n: { type: 'integer' } } };
 export async function execute(params) {
   return { success: true, n: params.n ?? 0 };
 }

@@ -14,6 +14,9 @@ const IMPORT_FUNCTION = 'dynImp';
 
 /** Every `import(...)` call's start in `program`'s tree. */
 function importCalls(node, found = []) {
+  // A parser that gives import() a node type of its own (Babel 8) would leave it unrouted.
+  if (node.type === 'ImportExpression')
+    throw new Error('route-dynamic-imports: update it for ImportExpression');
   if (node.type === 'CallExpression' && node.callee.type === 'Import') found.push(node.callee.start);
   for (const [key, value] of Object.entries(node)) {
     if (key === 'loc' || !value || typeof value !== 'object') continue;
@@ -29,8 +32,12 @@ if (!path) throw new Error('usage: route-dynamic-imports.mjs <bundle.cjs>');
 const source = readFileSync(path, 'utf8');
 if (source.includes(IMPORT_FUNCTION)) throw new Error(`${path} already names ${IMPORT_FUNCTION}`);
 const ast = parse(source, { sourceType: 'script', allowReturnOutsideFunction: true });
+const calls = importCalls(ast.program);
+// The execute bundle has a dozen (lazily loaded modules, yaml, the schema validator): none found
+// means the parser no longer reports them as this script expects.
+if (calls.length === 0) throw new Error(`route-dynamic-imports: no import() found in ${path}`);
 let routed = source;
-for (const start of importCalls(ast.program)) {
+for (const start of calls) {
   routed = routed.slice(0, start) + IMPORT_FUNCTION + routed.slice(start + 'import'.length);
 }
 writeFileSync(`${path}.tmp`, routed);

@@ -213,4 +213,9 @@ describe('rye execute from its code cache (dist/rye-execute.cjs.cache)', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ status: 'success', item_id: 'tool:rye/bash' });
     expect(run.stdout).toContain('cached');
   });
+
+  it('is built from a strict-mode bundle, as the ES module builds are', async () => {
+    const bundle = await readFile(join(CLI, '..', 'rye-execute.cjs'), 'utf8');
+    expect(bundle.startsWith('"use strict";\n')).toBe(true);
+  });
 });
