@@ -12,7 +12,7 @@ import { tempProject } from '../helpers.js';
 const packages = join(import.meta.dirname, '..', '..', '..');
 
 /**
- * Where `process.env` may be read: the entry points (the `rye` bin's launcher, the CLI and its commands, the MCP server's
+ * Where `process.env` may be read: the entry points (the `rye` bin's launcher, the CLI, its CommonJS build of `rye execute` and its commands, the MCP server's
  * start-up, and the API's default when a `Rye` is made without settings), plus lillux's
  * primitives used on their own, whose documented `merge` mode overlays the host's environment
  * the way `child_process` does (the layers above always pass their environment explicitly), and
@@ -21,6 +21,7 @@ const packages = join(import.meta.dirname, '..', '..', '..');
  */
 const ENTRY_POINTS = [
   'ryeos/src/launch.ts',
+  'ryeos/src/cli-execute.ts',
   'ryeos/src/cli/',
   'ryeos/src/commands/',
   'ryeos/src/mcp/run.ts',
