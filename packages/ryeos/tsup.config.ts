@@ -58,6 +58,10 @@ export default [
     sourcemap: false,
     external: ['./cli.js'],
     esbuildPlugins: [bundleLayers],
+    // code-cache.ts's `import(specifier, options)` is meant to stay a runtime import.
+    esbuildOptions(options) {
+      options.logOverride = { ...options.logOverride, 'unsupported-dynamic-import': 'silent' };
+    },
   }),
   // `rye execute` as the bin runs it: CommonJS, with this verb alone (src/cli-execute.ts), which
   // the bin compiles with V8's code cache (src/code-cache.ts). After this build its `import()`s

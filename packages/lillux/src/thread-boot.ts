@@ -31,16 +31,17 @@ const { pathToFileURL } = require('node:url');
 // write through Writable.prototype) can keep the host running or reach it.
 const { writeSync } = require('node:fs');
 const { Writable } = require('node:stream');
-const pause = new Int32Array(new SharedArrayBuffer(4));
-// The host's stderr may be non-blocking (a pipe node made so): a full pipe is waited on, for up
-// to ~5 s per write, rather than what is left of the write dropped.
+// (SharedArrayBuffer can be switched off: then the retries do not sleep.)
+const pause = typeof SharedArrayBuffer === 'function' ? new Int32Array(new SharedArrayBuffer(4)) : undefined;
+// The host's stderr may be non-blocking (a pipe node made so): a full pipe is waited on, 5000
+// times 1 ms at least per write, rather than what is left of the write dropped.
 function toStderr(bytes) {
   for (let waited = 0; bytes.length > 0; ) {
     try {
       bytes = bytes.subarray(writeSync(2, bytes));
     } catch (error) {
       if (error?.code !== 'EAGAIN' || waited++ >= 5000) return;
-      Atomics.wait(pause, 0, 0, 1);
+      if (pause) Atomics.wait(pause, 0, 0, 1);
     }
   }
 }
@@ -50,7 +51,14 @@ for (const name of ['stdout', 'stderr']) {
       toStderr(chunk);
       callback();
     },
+    // As node's own stdio: destroy() leaves it usable.
+    destroy(error, callback) {
+      callback(error);
+      this._undestroy();
+    },
   });
+  // Its descriptor, for a tool that writes to process.stdout.fd itself: fd 2, as the stream.
+  stream.fd = 2;
   Object.defineProperty(process, name, { configurable: true, enumerable: true, get: () => stream });
 }
 import('data:text/javascript,').catch(() => {});

@@ -17,7 +17,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /**
  * A worker speaking the protocol over its fd 3 or a thread port. Its input is a command:
  * `pid` (answers its pid and thread), `sleep:<ms>`, `crash`, `hang`, `log:<text>`, `count`,
- * `forge` (writes a forged answer on stdout), `print` (console.log and console.error), `streams`
+ * `forge` (writes a forged answer on stdout), `print` (console.log and console.error), `destroy`
+ * (destroys process.stdout, then writes to it and to its fd), `streams`
  * (writes through Writable.prototype, then ends process.stdout),
  * `stdin` (answers what its fd 0 is), `daemon-crash:<file>` (starts a detached program that holds
  * its stdout, writes that program's pid to <file>, then dies by SIGKILL).
@@ -25,7 +26,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 const WORKER = `
 import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
 import { createInterface } from 'node:readline';
-import { readlinkSync, writeFileSync } from 'node:fs';
+import { readlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 let count = 0;
@@ -43,6 +44,11 @@ async function handle(request, send) {
   if (input === 'print') {
     console.log('printed on stdout');
     console.error('printed on stderr');
+  }
+  if (input === 'destroy') {
+    process.stdout.destroy();
+    process.stdout.write('written after destroy\\n');
+    writeSync(process.stdout.fd, 'written to its fd\\n');
   }
   if (input === 'streams') {
     Writable.prototype.write.call(process.stdout, 'written through the prototype\\n');
@@ -287,7 +293,7 @@ describe('a worker thread', () => {
     await writeFile(
       host,
       `import { runWarm } from ${JSON.stringify(lillux)};
-       for (const input of ['forge', 'print', 'streams']) {
+       for (const input of ['forge', 'print', 'destroy', 'streams']) {
          const r = await runWarm({ command: process.execPath, args: [${JSON.stringify(script)}], env: {}, input, worker: { thread: true } });
          process.stdout.write('answer ' + JSON.parse(r.stdout).count + '\\n');
        }`,
@@ -297,7 +303,9 @@ describe('a worker thread', () => {
     const run = spawnSync(NODE, [host], { encoding: 'utf8', timeout: 10_000 });
     expect(run.status, run.stderr).toBe(0);
     expect(performance.now() - start).toBeLessThan(5_000);
-    expect(run.stdout).toBe('answer 1\nanswer 2\nanswer 3\n');
+    expect(run.stdout).toBe('answer 1\nanswer 2\nanswer 3\nanswer 4\n');
+    expect(run.stderr).toContain('written after destroy\n');
+    expect(run.stderr).toContain('written to its fd\n');
     expect(run.stderr).toContain('written through the prototype\n');
     expect(run.stderr).toContain('ended stdout\n');
     expect(run.stderr).toContain('"stdout":"\\"forged\\""');
