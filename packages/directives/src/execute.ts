@@ -43,13 +43,25 @@ export function prepareDirective(
   };
 }
 
+/** A `<process>` element inside the fence: where the original's old directives kept their steps. */
+const PROCESS_IN_FENCE = /<process[\s>]/;
+
+/**
+ * What the calling agent follows: the body after the fence. A directive without one gets `""`,
+ * never its XML header, unless it is an old one whose steps sit inside the fence.
+ */
+function directionsOf(directive: ParsedDirective): string {
+  if (directive.body.trim() !== '') return directive.body;
+  return PROCESS_IN_FENCE.test(directive.content) ? directive.content : '';
+}
+
 function errorEnvelope(error: unknown, itemId: string, start: number): ErrorEnvelope {
   const extra: Record<string, unknown> = { item_id: itemId, metadata: elapsed(start) };
   if (error instanceof InputError) extra.declared_inputs = error.declaredInputs;
   return toErrorEnvelope(error, extra);
 }
 
-/** `{your_directions}` for inline runs, `validation_passed` for dry runs; never throws. */
+/** `your_directions` (with `status: success`) for inline runs, `validation_passed` for dry runs; never throws. */
 export async function executeDirectiveInline(
   executor: Executor,
   id: string,
@@ -74,10 +86,11 @@ export async function executeDirectiveInline(
         ...(warnings.length ? { warnings } : {}),
       };
     }
-    // Old directives keep their steps inside the fence: fall back to the interpolated content.
-    const directions = directive.body || directive.content;
     return {
-      your_directions: directions,
+      status: 'success',
+      type: 'directive',
+      item_id: itemId,
+      your_directions: directionsOf(directive),
       metadata: elapsed(start),
       ...(warnings.length ? { warnings } : {}),
     };

@@ -27,22 +27,23 @@ export class InputError extends RyeError {
 }
 
 /**
- * Applies defaults and checks the parameters against the declared inputs. With no declared
- * inputs any parameters are accepted. `model`/`limit_overrides` are execute options unless the
- * directive declares inputs of those names.
+ * Applies defaults and checks the parameters against the declared inputs: a parameter no input
+ * declares is refused, also when the directive declares none. `model`/`limit_overrides` are
+ * execute options unless the directive declares inputs of those names.
  */
 export function validateInputs(declared: DirectiveInput[], parameters: Inputs): Inputs {
   const names = new Set(declared.map((i) => i.name));
   const given = Object.fromEntries(
     Object.entries(parameters).filter(([k]) => names.has(k) || !EXECUTE_OPTIONS.includes(k)),
   );
-  if (declared.length === 0) return { ...given };
+  // A key no input declares is a caller's mistake (a typo, the wrong directive), as it is for a
+  // tool: naming it lets an agent correct the call instead of following directions without it.
   const unknown = Object.keys(given).filter((k) => !names.has(k));
   if (unknown.length) {
-    throw new InputError(
-      `Unknown parameters: ${unknown.join(', ')}. Valid inputs: ${declared.map((i) => i.name).join(', ')}`,
-      declared,
-    );
+    const valid = declared.length
+      ? `Valid inputs: ${declared.map((i) => i.name).join(', ')}`
+      : 'This directive declares no inputs';
+    throw new InputError(`Unknown parameters: ${unknown.join(', ')}. ${valid}`, declared);
   }
   const inputs: Inputs = { ...given };
   for (const input of declared) {

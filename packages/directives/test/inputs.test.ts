@@ -76,8 +76,12 @@ describe('validateInputs', () => {
     );
   });
 
-  it('accepts anything when no inputs are declared', () => {
-    expect(validateInputs([], { anything: 1 })).toEqual({ anything: 1 });
+  it('rejects parameters a directive without inputs does not declare, as a tool does', () => {
+    expect(() => validateInputs([], { anything: 1 })).toThrow(
+      'Unknown parameters: anything. This directive declares no inputs',
+    );
+    expect(validateInputs([], {})).toEqual({});
+    expect(validateInputs([], { model: 'm', limit_overrides: { turns: 1 } })).toEqual({});
   });
 
   it('model and limit_overrides inside parameters are execute options unless declared', () => {

@@ -24,6 +24,9 @@ describe('inline directives', () => {
     const executor = await ws.executor();
     const result = await executeDirectiveInline(executor, 'acme/greet', { who: 'Ada' });
     expect(result).toEqual({
+      status: 'success',
+      type: 'directive',
+      item_id: 'directive:acme/greet',
       your_directions: 'Greet Ada in a warm tone. Cc: .',
       metadata: { duration_ms: expect.any(Number) },
     });
@@ -84,6 +87,26 @@ describe('inline directives', () => {
     await ws.write('directives/acme/broken.md', '# no fence here\n');
     const parsed = await executeDirectiveInline(await ws.executor(), 'acme/broken', {});
     expect(parsed.error).toMatch(/No XML code block found/);
+  });
+
+  it('a directive with no body returns empty directions, not its XML header', async () => {
+    const ws = await directiveWorkspace();
+    await ws.write('directives/acme/empty.md', directive('empty', { category: 'acme', body: '' }));
+    const result = await executeDirectiveInline(await ws.executor(), 'acme/empty', {});
+    expect(result).toMatchObject({ status: 'success', type: 'directive', your_directions: '' });
+  });
+
+  it('refuses parameters of a directive that declares no inputs, naming them', async () => {
+    const ws = await directiveWorkspace();
+    await ws.write('directives/acme/plain.md', directive('plain', { category: 'acme' }));
+    const result = await executeDirectiveInline(await ws.executor(), 'acme/plain', { pth: 'src' });
+    expect(result).toMatchObject({
+      status: 'error',
+      error_type: 'validation',
+      error: 'Unknown parameters: pth. This directive declares no inputs',
+      hint: 'This directive declares no inputs.',
+      declared_inputs: [],
+    });
   });
 
   it('an old directive with its steps inside the fence falls back to the content', async () => {

@@ -134,12 +134,26 @@ export async function buildChain(
     from = element.space.name;
   }
   const terminal = chain.at(-1)!;
-  if (!(PRIMITIVES as readonly string[]).includes(terminal.id)) {
-    throw new RyeError('CHAIN', `Unknown primitive: ${terminal.id}`, {
-      hint: `A chain must end at ${PRIMITIVES.join(' or ')}; set __executor_id__ / executor_id of '${terminal.id}' to a runtime.`,
+  if (!(PRIMITIVES as readonly string[]).includes(terminal.id)) throw missingExecutor(chain);
+  return chain;
+}
+
+/**
+ * The chain stopped at an element that names no executor: the error names what is missing (a
+ * runtime for a tool, a primitive for a runtime), not the element as if it were a primitive.
+ */
+function missingExecutor(chain: ChainElement[]): RyeError {
+  const terminal = chain.at(-1)!;
+  if (chain.length === 1) {
+    return new RyeError('CHAIN', `Tool '${terminal.id}' names no executor: no runtime is set to run it`, {
+      hint: `Set __executor_id__ (executor_id in YAML) of '${terminal.id}' to a runtime, e.g. rye/core/runtimes/python/script, then re-sign it.`,
     });
   }
-  return chain;
+  return new RyeError(
+    'CHAIN',
+    `'${terminal.id}' names no executor: the chain ${chain.map((el) => el.id).join(' -> ')} ends before a primitive`,
+    { hint: `Set executor_id of '${terminal.id}' to ${PRIMITIVES.join(' or ')}, then re-sign it.` },
+  );
 }
 
 function compareSemver(a: string, b: string): number | undefined {

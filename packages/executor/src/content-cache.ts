@@ -17,7 +17,7 @@ import { sha256Hex } from '@ryeos/lillux';
  * Bump when a parser's output changes shape, so old disk entries are not reused (and a bundle
  * index made by another version is not believed: it records the version it was made with).
  */
-export const CACHE_FORMAT_VERSION = 1;
+export const CACHE_FORMAT_VERSION = 2;
 const MEMORY_LIMIT = 2_000;
 
 /**

@@ -1,7 +1,6 @@
 /**
  * The reply every operation returns, at every layer (CLI, API, MCP, threads): a union keyed on
- * `status`, plus the inline-directive reply, which keeps the seed's `{your_directions}` wire shape
- * (no `status`). Failures carry an `error_type` from the closed union of `RyeError` codes.
+ * `status`; the inline-directive reply adds the seed's `your_directions` to a success. Failures carry an `error_type` from the closed union of `RyeError` codes.
  */
 import type { ErrorEnvelope, ErrorType } from '@ryeos/lillux';
 import { monotonicMs } from '@ryeos/lillux';
@@ -56,12 +55,10 @@ export interface ValidationPassedEnvelope extends EnvelopeCommon {
 }
 
 /** An inline directive's reply: the calling agent follows `your_directions` itself. */
-export interface DirectionsReply {
-  status?: never;
+export interface DirectionsReply extends EnvelopeCommon {
+  status: 'success';
+  type: 'directive';
   your_directions: string;
-  metadata?: EnvelopeMetadata;
-  warnings?: string[];
-  [key: string]: unknown;
 }
 
 export type Envelope =

@@ -89,6 +89,40 @@ describe('parseJavaScriptMetadata', () => {
     expect(parsed.lines).toEqual({ __version__: 3, __tool_type__: 3, ENV_CONFIG: 4 });
   });
 
+  it('reads CommonJS exports assignments in a .cjs file like declarations', () => {
+    const src = [
+      'exports.__version__ = "1.0.0";',
+      'module.exports.__executor_id__ = "rye/core/runtimes/node/node";',
+      "exports['__category__'] = 'acme';",
+      'exports.CONFIG_SCHEMA = { type: "object" };',
+      'exports.helper = require("./helper");',
+      'exports[name] = "computed: ignored";',
+      'exports.__tool_type__ += "x";',
+    ].join('\n');
+    const parsed = parseJavaScriptMetadata(src, '/x/tool.cjs');
+    expect(parsed.fields).toEqual({
+      __version__: '1.0.0',
+      __executor_id__: 'rye/core/runtimes/node/node',
+      __category__: 'acme',
+      CONFIG_SCHEMA: { type: 'object' },
+    });
+    expect(parsed.lines).toMatchObject({ __version__: 1, __executor_id__: 2, __category__: 3 });
+  });
+
+  it('refuses CommonJS metadata in a file that runs as an ES module, saying why', () => {
+    const error = malformed(
+      'const x = 1;\nexports.__executor_id__ = "rye/core/runtimes/node/node";\n',
+      '/x/tool.js',
+    );
+    expect(error.line).toBe(2);
+    expect(error.field).toBe('__executor_id__');
+    expect(error.message).toContain('runs as an ES module, where `exports` is not defined');
+    expect(error.hint).toContain('export const __executor_id__ = …');
+    expect(error.hint).toContain('.cjs');
+    // Other names on `exports` in such a file are not metadata: no refusal.
+    expect(parseJavaScriptMetadata('exports.helper = 1;\n', '/x/lib.js').fields).toEqual({ helper: 1 });
+  });
+
   it('reads TypeScript with types, interfaces, as const and satisfies around', () => {
     const src = [
       "import type { Schema } from './types.js';",

@@ -40,18 +40,31 @@ beforeAll(async () => {
 });
 
 describe('execute: the allowed cells', () => {
-  it('directive + local + inline → your_directions', async () => {
+  it('directive + local + inline → your_directions, with a status like every other reply', async () => {
     expect(await rye.execute({ item_id: 'directive:m/plan', parameters: { goal: 'ship' } })).toEqual({
+      status: 'success',
+      type: 'directive',
+      item_id: 'directive:m/plan',
       your_directions: 'Plan how to ship.',
       metadata: { duration_ms: expect.any(Number) },
     });
   });
 
-  it('directive dry run → validation_passed', async () => {
-    expect(await rye.execute({ item_id: 'm/plan', parameters: { goal: 'x' }, dry_run: true })).toMatchObject({
-      status: 'validation_passed',
-      item_id: 'directive:m/plan',
-    });
+  it('directive dry run → validation_passed, echoing the resolved inputs (a fork dry run too)', async () => {
+    for (const thread of ['inline', 'fork'] as const) {
+      expect(
+        await rye.execute({
+          item_id: 'm/plan',
+          parameters: { goal: 'x', model: 'fast' },
+          dry_run: true,
+          thread,
+        }),
+      ).toMatchObject({
+        status: 'validation_passed',
+        item_id: 'directive:m/plan',
+        inputs: { goal: 'x' },
+      });
+    }
   });
 
   it('tool + local + inline → runs the chain; item_type is still accepted', async () => {

@@ -1,7 +1,7 @@
 /**
  * `javascript/javascript`: reads top-level `const|let|var NAME = <literal>` declarations (also
- * `export const …`) of a JavaScript or TypeScript tool with `@babel/parser`, without running it.
- * Babel is loaded on first use so that importing the executor stays fast.
+ * `export const …`, and CommonJS `exports.NAME = …` / `module.exports.NAME = …`) of a
+ * JavaScript or TypeScript tool with `@babel/parser`, without running it. Babel is loaded on first use so that importing the executor stays fast.
  */
 import { createRequire } from 'node:module';
 import type { parse as babelParse } from '@babel/parser';
@@ -184,28 +184,91 @@ function parseFile(text: string, path: string): BabelFile {
   }
 }
 
-function declarationOf(stmt: Statement): VariableDeclaration | undefined {
-  if (stmt.type === 'VariableDeclaration') return stmt;
-  if (stmt.type === 'ExportNamedDeclaration' && stmt.declaration?.type === 'VariableDeclaration') {
-    return stmt.declaration;
-  }
+/** A top-level `NAME = <expression>` the parser reads, wherever its form came from. */
+interface Binding {
+  name: string;
+  init: Expression;
+  line: number;
+  /** Set by a CommonJS `exports.NAME = …` assignment rather than a declaration. */
+  commonJs?: boolean;
+}
+
+/** `exports.NAME` or `module.exports.NAME` (dotted or with a string key): the name, else undefined. */
+function commonJsExportName(target: { type: string }): string | undefined {
+  if (target.type !== 'MemberExpression') return undefined;
+  const member = target as Extract<Expression, { type: 'MemberExpression' }>;
+  const object = member.object;
+  const isExports =
+    (object.type === 'Identifier' && object.name === 'exports') ||
+    (object.type === 'MemberExpression' &&
+      !object.computed &&
+      object.object.type === 'Identifier' &&
+      object.object.name === 'module' &&
+      object.property.type === 'Identifier' &&
+      object.property.name === 'exports');
+  if (!isExports) return undefined;
+  const key = member.property;
+  if (!member.computed && key.type === 'Identifier') return key.name;
+  if (member.computed && key.type === 'StringLiteral') return key.value;
   return undefined;
+}
+
+/**
+ * The bindings one top-level statement makes: `const|let|var` declarations (exported or not) and
+ * CommonJS `exports.NAME = …` assignments, so a CommonJS tool is read like an ES module one.
+ */
+function bindingsOf(stmt: Statement): Binding[] {
+  const line = stmt.loc?.start.line ?? 1;
+  if (stmt.type === 'ExpressionStatement' && stmt.expression.type === 'AssignmentExpression') {
+    const assignment = stmt.expression;
+    const name = assignment.operator === '=' ? commonJsExportName(assignment.left) : undefined;
+    return name === undefined ? [] : [{ name, init: assignment.right, line, commonJs: true }];
+  }
+  const decl =
+    stmt.type === 'VariableDeclaration'
+      ? stmt
+      : stmt.type === 'ExportNamedDeclaration' && stmt.declaration?.type === 'VariableDeclaration'
+        ? stmt.declaration
+        : undefined;
+  if (decl === undefined) return [];
+  const bindings: Binding[] = [];
+  for (const d of decl.declarations) {
+    if (d.id.type !== 'Identifier' || d.init == null) continue;
+    bindings.push({ name: d.id.name, init: d.init, line: d.loc?.start.line ?? line });
+  }
+  return bindings;
+}
+
+/** Only `.cjs`/`.cts` files run as CommonJS: every other JavaScript tool runs as an ES module. */
+function runsAsCommonJs(path: string): boolean {
+  return /\.c[jt]s$/i.test(path);
+}
+
+/**
+ * Tool metadata set with `exports.NAME = …` in a file that runs as an ES module: `exports` is
+ * not defined there, so the tool would fail on its first line even though its metadata reads.
+ */
+function commonJsInModule(path: string, binding: Binding): MalformedMetadataError {
+  return new MalformedMetadataError(
+    path,
+    binding.line,
+    binding.name,
+    `set with CommonJS \`exports.${binding.name} = …\`, but this file runs as an ES module, where \`exports\` is not defined`,
+    `Write \`export const ${binding.name} = …\` instead, or rename the file to .cjs; then re-sign it with \`rye sign tool:<id>\`.`,
+  );
 }
 
 export const parseJavaScriptMetadata: MetadataParser = (text, path) => {
   const file = parseFile(text, path);
   const result: ParsedMetadata = { fields: {}, lines: {} };
   for (const stmt of file.program.body) {
-    const decl = declarationOf(stmt);
-    if (decl === undefined) continue;
-    for (const d of decl.declarations) {
-      if (d.id.type !== 'Identifier' || d.init == null) continue;
-      const name = d.id.name;
-      const line = d.loc?.start.line ?? stmt.loc?.start.line ?? 1;
+    for (const binding of bindingsOf(stmt)) {
+      const { name, init, line } = binding;
       const known = isKnownMetadataField(name);
+      if (known && binding.commonJs && !runsAsCommonJs(path)) throw commonJsInModule(path, binding);
       let value: unknown;
       try {
-        value = literal(d.init);
+        value = literal(init);
       } catch (e) {
         if (!(e instanceof NotLiteral)) throw e;
         if (known) throw new MalformedMetadataError(path, line, name, `${EXPECTED_LITERAL}, got ${e.what}`);

@@ -26,9 +26,15 @@ export class MalformedMetadataError extends RyeError {
   readonly field: string;
   readonly expected: string;
 
-  constructor(path: string, line: number, field: string, expected: string) {
+  constructor(
+    path: string,
+    line: number,
+    field: string,
+    expected: string,
+    hint = 'Make the field a plain literal, then re-sign with `rye sign tool:<id>`.',
+  ) {
     super('VALIDATION', `Malformed metadata in ${path}:${line}: ${field}: ${expected}`, {
-      hint: 'Make the field a plain literal, then re-sign with `rye sign tool:<id>`.',
+      hint,
       details: { path, line, field, expected },
     });
     this.path = path;

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { KeyPairPem } from '@ryeos/lillux';
 import { generateKeyPair, sha256Hex, signContent } from '@ryeos/lillux';
 import { describe, expect, it } from 'vitest';
+import { CACHE_FORMAT_VERSION } from '../../src/content-cache.js';
 import type { Executor } from '../../src/index.js';
 import {
   BUNDLE_INDEX_SIGNATURE,
@@ -50,7 +51,7 @@ function indexFor(rel: string, text: string): string {
   const metadata = extractToolMetadata(text, `/x/${rel}`, 'yaml/yaml');
   const value = { ...metadata, fields: { ...metadata.fields, description: LIE }, description: LIE };
   const file = { sha256: sha256Hex(text), values: { 'tool:yaml/yaml': value } };
-  return `{"format":"ryeos-bundle-index/1","cache_format":1,"files":{\n${JSON.stringify(rel)}:${JSON.stringify(file)}\n}}\n`;
+  return `{"format":"ryeos-bundle-index/1","cache_format":${CACHE_FORMAT_VERSION},"files":{\n${JSON.stringify(rel)}:${JSON.stringify(file)}\n}}\n`;
 }
 
 function signed(text: string, key: KeyPairPem): string {
@@ -108,9 +109,18 @@ describe('a system bundle index', () => {
       ['modified', signed(lie, ws.bundleKey).replace(LIE, 'Told by someone else')],
       ['untrusted', userSigned],
       ['untrusted', signed(lie, stranger)],
-      ['malformed', signed('{"format":"ryeos-bundle-index/1","cache_format":1,"files":[1]}', ws.bundleKey)],
+      [
+        'malformed',
+        signed(
+          `{"format":"ryeos-bundle-index/1","cache_format":${CACHE_FORMAT_VERSION},"files":[1]}`,
+          ws.bundleKey,
+        ),
+      ],
       ['malformed', signed('not json', ws.bundleKey)],
-      ['outdated', signed(lie.replace('"cache_format":1', '"cache_format":999'), ws.bundleKey)],
+      [
+        'outdated',
+        signed(lie.replace(`"cache_format":${CACHE_FORMAT_VERSION}`, '"cache_format":999'), ws.bundleKey),
+      ],
     ];
     for (const [status, text] of cases) {
       await writeFile(bundleIndexPath(ws.system), text);
