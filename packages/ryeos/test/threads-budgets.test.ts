@@ -1,0 +1,72 @@
+/**
+ * Budgets and limits that hold against a hostile model (issue 28): a request the budget cannot pay
+ * for is never sent, an unknown tier fails before any request, a refused fork writes nothing, a
+ * resume verifies its whole chain, and async tool runs are their thread's children.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { appendFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { directive, useThreadFixture } from './threads-helpers.js';
+
+const READ = '<permissions><execute><tool>rye.file-system.read</tool></execute></permissions>';
+const OUTPUTS = '<output name="answer" required="true">The answer</output>';
+const FAST = '<model tier="fast" provider="anthropic"/>';
+const returnCall = (answer: string) => ({ name: 'rye_directive_return', input: { answer } });
+
+const fixture = useThreadFixture(async (fx) => {
+  await fx.write('notes.txt', 'alpha\n');
+});
+
+async function addDirective(name: string, metadata: string, extra: Parameters<typeof directive>[1] = {}) {
+  const fx = fixture();
+  await fx.write(`.ai/directives/acme/${name}.md`, directive(name, { metadata, outputs: OUTPUTS, ...extra }));
+  await fx.sign(`directive:acme/${name}`);
+}
+
+async function store() {
+  const { openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
+  return openThreadStore(threadsStateRoot(fixture().project));
+}
+
+/** Thread folders under the project's thread state (not the database or its journal). */
+function threadFolders(): string[] {
+  const root = join(fixture().project, '.ai', 'state', 'threads');
+  if (!existsSync(root)) return [];
+  return readdirSync(root, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name);
+}
+
+describe('an unknown model tier', () => {
+  it('fails with a config error before any request', async () => {
+    await addDirective('typo', `<model tier="no-such-tier"/>${READ}`);
+    const server = await fixture().serve({ turns: [{ tool_calls: [returnCall('x')] }] });
+    const result = await fixture().rye.execute({ item_id: 'directive:acme/typo', thread: 'fork' });
+    expect(result).toMatchObject({ status: 'error', error_type: 'config' });
+    expect(String(result.error)).toContain("tier 'no-such-tier'");
+    expect(String(result.error)).toContain('Available tiers');
+    expect(server.requests).toHaveLength(0);
+  }, 30_000);
+});
+
+describe('input validation before anything exists', () => {
+  it('a fork missing a required input leaves no thread folder and no registry row', async () => {
+    await addDirective('needs', `${FAST}${READ}`, {
+      inputs: '<input name="path" required="true">The file</input>',
+    });
+    const server = await fixture().serve({ turns: [{ tool_calls: [returnCall('x')] }] });
+    const result = await fixture().rye.execute({ item_id: 'directive:acme/needs', thread: 'fork' });
+    expect(result).toMatchObject({ status: 'error' });
+    expect(String(result.error)).toMatch(/path/);
+    expect(result.thread_id).toBeUndefined();
+    expect(server.requests).toHaveLength(0);
+    expect(threadFolders()).toEqual([]);
+    const opened = await store();
+    try {
+      expect(opened.registry.list({ limit: 10 })).toEqual([]);
+    } finally {
+      opened.close();
+    }
+  }, 30_000);
+});
