@@ -4,7 +4,7 @@
  * resume verifies its whole chain, and async tool runs are their thread's children.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { appendFile } from 'node:fs/promises';
+import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { directive, useThreadFixture } from './threads-helpers.js';
@@ -69,4 +69,45 @@ describe('input validation before anything exists', () => {
       opened.close();
     }
   }, 30_000);
+});
+
+describe('resume verifies the whole chain, every time', () => {
+  it('after one resume, the first thread tampered or extended stops the next resume before any request', async () => {
+    const fx = fixture();
+    await addDirective('talk', `${FAST}${READ}`);
+    const server = await fx.serve({
+      turns: [
+        { tool_calls: [returnCall('first answer')] },
+        { tool_calls: [returnCall('second answer')] },
+        { tool_calls: [returnCall('third answer')] },
+      ],
+    });
+    const first = await fx.rye.execute({ item_id: 'directive:acme/talk', thread: 'fork' });
+    expect(first.status).toBe('success');
+    const id = String(first.thread_id);
+    expect(await fx.rye.resumeThread(id, 'Again.')).toMatchObject({ success: true, resumed: true });
+    expect(server.requests).toHaveLength(2);
+
+    const { threadDir, threadsStateRoot } = await import('@ryeos/threads');
+    const transcript = join(threadDir(threadsStateRoot(fx.project), id), 'transcript.jsonl');
+    const original = await readFile(transcript, 'utf8');
+    expect(original).toContain('first answer');
+
+    await writeFile(transcript, original.replace('first answer', 'pwned answer'));
+    const tampered = await fx.rye.resumeThread(id, 'Once more.');
+    expect(tampered).toMatchObject({ success: false, resumed: false });
+    expect(JSON.stringify(tampered)).toMatch(/do not verify/);
+
+    await writeFile(transcript, original);
+    await appendFile(transcript, `${original.trim().split('\n').at(-2)}\n`);
+    const extended = await fx.rye.resumeThread(id, 'Once more.');
+    expect(extended).toMatchObject({ success: false, resumed: false });
+    expect(JSON.stringify(extended)).toMatch(/do not verify/);
+    expect(server.requests).toHaveLength(2);
+
+    // Untouched, the same resume goes ahead: the refusals were the records, not the request.
+    await writeFile(transcript, original);
+    expect(await fx.rye.resumeThread(id, 'Once more.')).toMatchObject({ success: true, resumed: true });
+    expect(server.requests).toHaveLength(3);
+  }, 60_000);
 });

@@ -407,7 +407,7 @@ async function runRegistered(
   // 6 (early). A continuation carries the old thread's inputs and the tail of its conversation.
   const carried = request.previousThreadId
     ? await carriedConversation(
-        threadDir(unregistered.stateRoot, request.previousThreadId),
+        (id) => threadDir(unregistered.stateRoot, id),
         request.previousThreadId,
         executor.trust,
         Number(
