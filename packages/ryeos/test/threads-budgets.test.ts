@@ -38,6 +38,48 @@ function threadFolders(): string[] {
     .map((entry) => entry.name);
 }
 
+/** claude-haiku-4-5 (the anthropic `fast` tier): USD per token. */
+const HAIKU = { input: 1 / 1e6, output: 5 / 1e6 };
+
+describe('spend never exceeds the budget, even within one response', () => {
+  it("each request's max_tokens is what the remaining budget can pay for after its input", async () => {
+    const fx = fixture();
+    await addDirective('thrifty', `${FAST}<limits spend="0.05"/>${READ}`);
+    // The scripted model answers as much as it likes: the cap is the request's, as a provider honours it.
+    const server = await fx.serve({
+      turns: [
+        {
+          tool_calls: [{ name: 'rye_file_system_read', input: { path: 'notes.txt' } }],
+          usage: { input_tokens: 2000, output_tokens: 1000 },
+        },
+        { tool_calls: [returnCall('done')], usage: { input_tokens: 2100, output_tokens: 100 } },
+      ],
+    });
+    const result = await fx.rye.execute({ item_id: 'directive:acme/thrifty', thread: 'fork' });
+    expect(result, JSON.stringify(result)).toMatchObject({ status: 'success', outputs: { answer: 'done' } });
+    expect(server.requests).toHaveLength(2);
+    const [first, second] = server.requests.map((r) => (r.body as { max_tokens: number }).max_tokens);
+    // $0.05 can never pay for the model's 16384 output tokens ($0.08), whatever the input.
+    expect(first).toBeLessThan(0.05 / HAIKU.output);
+    expect(first).toBeGreaterThanOrEqual(256);
+    // The second request pays for the first response ($0.007) and a larger input first.
+    const spentFirst = 2000 * HAIKU.input + 1000 * HAIKU.output;
+    expect(second).toBeLessThanOrEqual(Math.floor((0.05 - spentFirst - 2100 * HAIKU.input) / HAIKU.output));
+    expect(second).toBeLessThan(first!);
+  }, 30_000);
+
+  it('a request the budget cannot pay for is not sent: the thread ends with the spend limit code', async () => {
+    const fx = fixture();
+    // 256 output tokens alone cost $0.00128 on this model.
+    await addDirective('broke', `${FAST}<limits spend="0.001"/>${READ}`);
+    const server = await fx.serve({ turns: [{ tool_calls: [returnCall('x')] }] });
+    const result = await fx.rye.execute({ item_id: 'directive:acme/broke', thread: 'fork' });
+    expect(result).toMatchObject({ status: 'error', limit_code: 'spend_exceeded', cost: { spend: 0 } });
+    expect(String(result.error)).toMatch(/^Limit exceeded: spend_exceeded \(0\.00\d+\/0\.001\)$/);
+    expect(server.requests).toHaveLength(0);
+  }, 30_000);
+});
+
 describe('an unknown model tier', () => {
   it('fails with a config error before any request', async () => {
     await addDirective('typo', `<model tier="no-such-tier"/>${READ}`);

@@ -907,6 +907,8 @@ async function runPrepared(
             },
             store.ledger.getRemaining(threadId),
           ),
+        remainingSpend: (cost) =>
+          Math.min(limitsForLoop.spend - cost.spend, store.ledger.getRemaining(threadId)),
         classifyError: (info) => classifyProviderError(errorClasses, info),
         retryDelay: (c, attempt, info) => retryDelaySeconds(c.retry_policy, attempt, info.retryAfterSeconds),
         isCancelled: () => stop.signal.aborted || existsSync(cancelMarker),
