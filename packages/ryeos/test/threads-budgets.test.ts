@@ -3,7 +3,7 @@
  * for is never sent, an unknown tier fails before any request, a refused fork writes nothing, a
  * resume verifies its whole chain, and async tool runs are their thread's children.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,8 +14,132 @@ const OUTPUTS = '<output name="answer" required="true">The answer</output>';
 const FAST = '<model tier="fast" provider="anthropic"/>';
 const returnCall = (answer: string) => ({ name: 'rye_directive_return', input: { answer } });
 
+/** A subprocess tool that records its pid, then sleeps: a run that outlives its thread shows. */
+const SLEEPER_TOOL = `export const __version__ = '1.0.0';
+export const __executor_id__ = 'rye/core/runtimes/node/node';
+export const __category__ = 'acme';
+export const __tool_description__ = 'Record the pid, then sleep';
+export const CONFIG_SCHEMA = {
+  type: 'object',
+  properties: { tag: { type: 'string' }, ms: { type: 'integer' } },
+  required: ['tag'],
+};
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+let raw = '';
+for await (const chunk of process.stdin) raw += chunk;
+const params = JSON.parse(raw || '{}');
+const project = process.argv[process.argv.indexOf('--project-path') + 1];
+mkdirSync(join(project, 'sleepers'), { recursive: true });
+writeFileSync(join(project, 'sleepers', params.tag + '.pid'), String(process.pid));
+await new Promise((resolve) => setTimeout(resolve, params.ms ?? 60000));
+console.log(JSON.stringify({ success: true, tag: params.tag }));
+`;
+
 const fixture = useThreadFixture(async (fx) => {
   await fx.write('notes.txt', 'alpha\n');
+  await fx.write('.ai/tools/acme/sleeper.mjs', SLEEPER_TOOL);
+  await fx.sign('tool:acme/sleeper');
+});
+
+async function until(check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The pids the sleeper runs recorded. */
+function sleeperPids(): number[] {
+  const dir = join(fixture().project, 'sleepers');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).map((name) => Number(readFileSync(join(dir, name), 'utf8')));
+}
+
+const SLEEPER_CAP = '<permissions><execute><tool>acme.sleeper</tool></execute></permissions>';
+const asyncSleep = (tag: string) => ({
+  name: 'rye_execute',
+  input: { item_id: 'tool:acme/sleeper', parameters: { tag, ms: 60_000 }, async: true },
+});
+
+/** The tool runs a thread started (its children in the registry), once every one has ended. */
+async function endedToolRuns(parentId: string) {
+  const opened = await store();
+  try {
+    const rows = () =>
+      opened.registry.listChildren(parentId).filter((row) => row.directive.startsWith('tool/'));
+    await until(() => rows().every((row) => row.status !== 'running'));
+    return rows();
+  } finally {
+    opened.close();
+  }
+}
+
+describe('async tool runs started by a thread are its children', () => {
+  it('they count against spawns, and stop (their processes killed) when the thread fails', async () => {
+    const fx = fixture();
+    await addDirective('fanout', `${FAST}<limits spawns="2"/>${SLEEPER_CAP}`);
+    const server = await fx.serve({
+      turns: [
+        { tool_calls: Array.from({ length: 10 }, (_, i) => asyncSleep(`s${i}`)) },
+        // The second answer waits until the runs are under way, then fails the thread.
+        { error: { status: 400, type: 'invalid_request_error', message: 'bad request' }, delay_ms: 2000 },
+      ],
+    });
+    const result = await fx.rye.execute({ item_id: 'directive:acme/fanout', thread: 'fork' });
+    expect(result).toMatchObject({ status: 'error' });
+    const refusals = JSON.stringify(server.requests[1]!.body).match(/Spawn limit exceeded/g) ?? [];
+    expect(refusals).toHaveLength(8);
+    const runs = await endedToolRuns(String(result.thread_id));
+    expect(runs).toHaveLength(2);
+    for (const run of runs) {
+      expect(run.status).toBe('cancelled');
+      expect(JSON.stringify(run.result)).toContain(`ended (error)`);
+    }
+    await until(() => sleeperPids().every((pid) => !alive(pid)), 10_000);
+  }, 60_000);
+
+  it('they are cancelled with their thread', async () => {
+    const fx = fixture();
+    await addDirective('held', `${FAST}${SLEEPER_CAP}`);
+    await fx.serve({
+      turns: [{ tool_calls: [asyncSleep('c')] }, { tool_calls: [returnCall('late')], delay_ms: 30_000 }],
+    });
+    const running = fx.rye.execute({ item_id: 'directive:acme/held', thread: 'fork' });
+    await until(() => sleeperPids().length === 1);
+    const opened = await store();
+    const parent = opened.registry.list({ limit: 10 }).find((row) => row.directive === 'acme/held')!;
+    opened.close();
+    const { cancelThread } = await import('@ryeos/threads');
+    expect(cancelThread(fx.project, parent.thread_id)).toMatchObject({ success: true });
+    expect(await running).toMatchObject({ thread_status: 'cancelled' });
+    const [run] = await endedToolRuns(parent.thread_id);
+    expect(run).toMatchObject({ status: 'cancelled' });
+    await until(() => sleeperPids().every((pid) => !alive(pid)), 10_000);
+  }, 60_000);
+
+  it("they are bounded by their thread's remaining duration", async () => {
+    const fx = fixture();
+    await addDirective('brief', `${FAST}<limits duration_seconds="4"/>${SLEEPER_CAP}`);
+    await fx.serve({ turns: [{ tool_calls: [asyncSleep('d')] }, { tool_calls: [returnCall('done')] }] });
+    const result = await fx.rye.execute({ item_id: 'directive:acme/brief', thread: 'fork' });
+    expect(result).toMatchObject({ status: 'success' });
+    await until(() => sleeperPids().length === 1);
+    const [run] = await endedToolRuns(String(result.thread_id));
+    expect(run).toMatchObject({ status: 'cancelled' });
+    expect(JSON.stringify(run!.result)).toContain('duration limit');
+    await until(() => sleeperPids().every((pid) => !alive(pid)), 10_000);
+  }, 60_000);
 });
 
 async function addDirective(name: string, metadata: string, extra: Parameters<typeof directive>[1] = {}) {
