@@ -7,7 +7,8 @@
  *   `thread.json`: a setup error is the caller's, synchronously); the detached process runs its
  *   loop and finalizes it. Its id is directive-named.
  * - A tool gets a UUID thread id and a registry row; the detached process runs it through the
- *   same `execute` and stores its result in the registry (and its output in `spawn.log`).
+ *   same `execute` and stores its result in the registry (and its output in `spawn.log`). One a
+ *   thread starts is that thread's child: it takes a spawn and stops with the thread.
  */
 import { randomUUID } from 'node:crypto';
 import { realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
