@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { startReplayServer } from '@ryeos/threads/testing';
 import { describe, expect, it } from 'vitest';
 import { directive, useThreadFixture } from './threads-helpers.js';
 
@@ -191,6 +192,43 @@ describe('spend never exceeds the budget, even within one response', () => {
     expect(second).toBeLessThanOrEqual(Math.floor((0.05 - spentFirst - 2100 * HAIKU.input) / HAIKU.output));
     expect(second).toBeLessThan(first!);
   }, 30_000);
+
+  it("a parent's cap counts what its children spent from its budget (the ledger), not only its own spend", async () => {
+    const fx = fixture();
+    await addDirective('kid', `<model tier="fast" provider="openai"/><limits spend="0.06"/>${READ}`);
+    await addDirective(
+      'mother',
+      `${FAST}<limits spend="0.1"/><permissions><execute><directive>acme.kid</directive></execute></permissions>`,
+    );
+    // The child (gpt-4o-mini, $0.15 / $0.60 per million) spends $0.0498 of its parent's $0.10.
+    const kids = await startReplayServer({
+      turns: [
+        { tool_calls: [returnCall('kid done')], usage: { input_tokens: 300_000, output_tokens: 8000 } },
+      ],
+    });
+    fx.env.OPENAI_BASE_URL = `${kids.url}/v1`;
+    fx.env.OPENAI_API_KEY = 'test-key';
+    const server = await fx.serve({
+      turns: [
+        {
+          tool_calls: [{ name: 'rye_execute', input: { item_id: 'directive:acme/kid', thread: 'fork' } }],
+          usage: { input_tokens: 1000, output_tokens: 0 },
+        },
+        { tool_calls: [returnCall('done')] },
+      ],
+    });
+    try {
+      const result = await fx.rye.execute({ item_id: 'directive:acme/mother', thread: 'fork' });
+      expect(result, JSON.stringify(result)).toMatchObject({ status: 'success' });
+      expect(kids.requests).toHaveLength(1);
+      const second = (server.requests[1]!.body as { max_tokens: number }).max_tokens;
+      // Left: $0.10 − $0.001 (own) − $0.0498 (the child's) = $0.0492, less the second input.
+      expect(second).toBeLessThanOrEqual(Math.floor(0.0492 / HAIKU.output));
+      expect(second).toBeGreaterThanOrEqual(256);
+    } finally {
+      await kids.close();
+    }
+  }, 60_000);
 
   it('a request the budget cannot pay for is not sent: the thread ends with the spend limit code', async () => {
     const fx = fixture();
