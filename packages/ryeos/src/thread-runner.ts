@@ -27,9 +27,53 @@ async function readRequest(): Promise<DetachedRequest> {
   return request;
 }
 
+/** How long a stopped tool has to end (its process tree is killed on the abort) before the runner exits. */
+const TOOL_STOP_GRACE_MS = 5000;
+
 async function runTool(rye: Rye, request: Extract<DetachedRequest, { kind: 'tool' }>): Promise<number> {
-  const result = await rye.execute({ item_id: request.item_id, parameters: request.parameters });
-  const { openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
+  const { openThreadStore, threadsStateRoot, watchToolRun } = await import('@ryeos/threads');
+  const recordStopped = (reason: string) => {
+    const store = openThreadStore(threadsStateRoot(request.project_path));
+    try {
+      if (store.registry.getThread(request.thread_id)?.status !== 'running') return;
+      store.registry.setResult(request.thread_id, {
+        status: 'cancelled',
+        error: `Tool run stopped: ${reason}`,
+      });
+      store.registry.updateStatus(request.thread_id, 'cancelled');
+    } finally {
+      store.close();
+    }
+  };
+  // A thread's run stops with its thread: cancelled, failed, killed, or out of time.
+  const abort = new AbortController();
+  let stopped: string | undefined;
+  const stop = (reason: string) => {
+    if (stopped) return;
+    stopped = reason;
+    abort.abort();
+    // A tool that does not end on the abort does not keep its run alive past the grace.
+    setTimeout(() => {
+      recordStopped(reason);
+      process.exit(1);
+    }, TOOL_STOP_GRACE_MS).unref();
+  };
+  process.once('SIGTERM', () => stop('the tool run was killed'));
+  const unwatch = watchToolRun({
+    projectPath: request.project_path,
+    threadId: request.thread_id,
+    ...(request.parent_thread_id ? { parentThreadId: request.parent_thread_id } : {}),
+    ...(request.deadline !== undefined ? { deadline: request.deadline } : {}),
+    stop,
+  });
+  const result = await rye
+    .execute({ item_id: request.item_id, parameters: request.parameters, signal: abort.signal })
+    .finally(unwatch);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  if (stopped) {
+    recordStopped(stopped);
+    return 1;
+  }
   const store = openThreadStore(threadsStateRoot(request.project_path));
   try {
     const ok = result.status !== 'error';
@@ -43,7 +87,6 @@ async function runTool(rye: Rye, request: Extract<DetachedRequest, { kind: 'tool
   } finally {
     store.close();
   }
-  process.stdout.write(`${JSON.stringify(result)}\n`);
   return result.status === 'error' ? 1 : 0;
 }
 

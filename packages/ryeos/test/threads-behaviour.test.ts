@@ -58,13 +58,14 @@ describe('limits stop the thread with their code', () => {
   }, 30_000);
 
   it('spend', async () => {
-    await addDirective('s', `<limits spend="0.001"/>${READ_CAP}`);
+    // A budget that pays for the request it sends; the answer (not capped by the scripted model) spends past it.
+    await addDirective('s', `<limits spend="0.01"/>${READ_CAP}`);
     await fixture().serve({
-      turns: [{ tool_calls: [readCall], usage: { input_tokens: 1000, output_tokens: 100 } }],
+      turns: [{ tool_calls: [readCall], usage: { input_tokens: 5000, output_tokens: 1200 } }],
     });
     const result = await fork('s');
     expect(result).toMatchObject({ status: 'error', limit_code: 'spend_exceeded' });
-    expect((result.cost as { spend: number }).spend).toBeCloseTo(0.0015, 12);
+    expect((result.cost as { spend: number }).spend).toBeCloseTo(0.011, 12);
   }, 30_000);
 
   it('duration', async () => {

@@ -152,14 +152,15 @@ describe('children', () => {
     await addChild('<limits spend="0.01"/>');
     await addDirective(
       'parent',
-      `${ANTHROPIC}<limits spend="0.01"/><permissions>${READ}${ORCHESTRATE}</permissions>`,
+      `${ANTHROPIC}<limits spend="0.011"/><permissions>${READ}${ORCHESTRATE}</permissions>`,
     );
     const children = await serveChildren([{ tool_calls: [returnCall('never')] }]);
     const parents = await fixture().serve({
       turns: [
         {
-          // 5,000 input tokens of haiku: $0.005 of the parent's $0.01.
-          usage: { input_tokens: 5000, output_tokens: 0 },
+          // 3,000 input tokens of haiku: $0.003 of the parent's $0.011, leaving less than the
+          // child's $0.01 but enough for the parent's own next requests.
+          usage: { input_tokens: 3000, output_tokens: 0 },
           tool_calls: [{ name: 'rye_file_system_read', input: { path: 'notes.txt' } }],
         },
         {

@@ -46,6 +46,8 @@ export type { OrchestrateOptions } from './orchestration/scoped.js';
 export { orchestrate } from './orchestration/scoped.js';
 export type { DetachedLaunch, DetachedProcess } from './orchestration/spawn.js';
 export { detachedEnv, spawnDetached, startDetached } from './orchestration/spawn.js';
+export type { ToolRunAdmission } from './orchestration/tool-run.js';
+export { admitToolRun, watchToolRun } from './orchestration/tool-run.js';
 export type { WaitThreadsOptions, WaitThreadsResult } from './orchestration/wait.js';
 export { waitThreads } from './orchestration/wait.js';
 export { canonicalJson } from './persistence/canonical-json.js';

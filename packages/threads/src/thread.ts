@@ -229,16 +229,19 @@ export async function runThread(host: ThreadHost, request: ForkRequest): Promise
       }
       parent = undefined;
     }
-    const id = request.registeredId ?? registerThread(opened, directiveId, parent?.threadId, stateRoot);
-    threadId = id;
-    return await runRegistered(host, request, {
-      store: opened,
-      threadId: id,
-      signer,
-      parent,
-      directiveId,
-      stateRoot,
-    });
+    // A handoff's continuation already has its row, which a setup failure must mark.
+    threadId = request.registeredId;
+    // Registered only once the request is known to be valid: a refused fork leaves no row or folder.
+    const register = () => {
+      threadId = request.registeredId ?? registerThread(opened, directiveId, parent?.threadId, stateRoot);
+      return threadId;
+    };
+    return await runRegistered(
+      host,
+      request,
+      { store: opened, signer, parent, directiveId, stateRoot },
+      register,
+    );
   } catch (error) {
     return failedThread(error, store, threadId, directiveId);
   } finally {
@@ -372,11 +375,14 @@ interface Registered {
   stateRoot: string;
 }
 
-async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Registered): Promise<ThreadResult> {
+async function runRegistered(
+  host: ThreadHost,
+  request: ForkRequest,
+  unregistered: Omit<Registered, 'threadId'>,
+  register: () => string,
+): Promise<ThreadResult> {
   const { executor, settings } = host;
-  const { store, threadId, signer, parent, directiveId } = reg;
-  const dir = ensureThreadDir(reg.stateRoot, threadId);
-  const createdAt = nowIso();
+  const { store, signer, parent, directiveId } = unregistered;
 
   // Agent config: the YAML data every later step reads.
   const [
@@ -401,7 +407,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
   // 6 (early). A continuation carries the old thread's inputs and the tail of its conversation.
   const carried = request.previousThreadId
     ? await carriedConversation(
-        threadDir(reg.stateRoot, request.previousThreadId),
+        (id) => threadDir(unregistered.stateRoot, id),
         request.previousThreadId,
         executor.trust,
         Number(
@@ -418,6 +424,10 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
     carried ? asRecord(carried.record.inputs) : (request.inputs ?? {}),
     settings.env,
   );
+  const threadId = register();
+  const reg: Registered = { ...unregistered, threadId };
+  const dir = ensureThreadDir(reg.stateRoot, threadId);
+  const createdAt = nowIso();
 
   const streaming = parseStreamingConfig(streamingYaml.data, 'streaming.yaml');
   const userHooks = hooksYaml.layers.find((l) => l.space === 'user');
@@ -897,6 +907,8 @@ async function runPrepared(
             },
             store.ledger.getRemaining(threadId),
           ),
+        remainingSpend: (cost) =>
+          Math.min(limitsForLoop.spend - cost.spend, store.ledger.getRemaining(threadId)),
         classifyError: (info) => classifyProviderError(errorClasses, info),
         retryDelay: (c, attempt, info) => retryDelaySeconds(c.retry_policy, attempt, info.retryAfterSeconds),
         isCancelled: () => stop.signal.aborted || existsSync(cancelMarker),

@@ -7,12 +7,13 @@
  *   `thread.json`: a setup error is the caller's, synchronously); the detached process runs its
  *   loop and finalizes it. Its id is directive-named.
  * - A tool gets a UUID thread id and a registry row; the detached process runs it through the
- *   same `execute` and stores its result in the registry (and its output in `spawn.log`).
+ *   same `execute` and stores its result in the registry (and its output in `spawn.log`). One a
+ *   thread starts is that thread's child: it takes a spawn and stops with the thread.
  */
 import { randomUUID } from 'node:crypto';
 import { realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Envelope, RyeSettings } from '@ryeos/executor';
+import type { Envelope, Executor, RyeSettings } from '@ryeos/executor';
 import { canonicalRef, elapsed } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
 import type { PreparedThread } from '@ryeos/threads';
@@ -43,6 +44,10 @@ export type DetachedRequest =
       thread_id: string;
       item_id: string;
       parameters: Record<string, unknown>;
+      /** The thread that started it: the run stops when that thread fails or is cancelled. */
+      parent_thread_id?: string;
+      /** Epoch ms when the parent thread's duration ends: the run is stopped then. */
+      deadline?: number;
     }
   /** The orchestrator's resume_thread / handoff_thread: a continuation run to its end. */
   | { kind: 'resume' | 'handoff'; project_path: string; thread_id: string; message?: string };
@@ -269,22 +274,42 @@ export async function launchAsyncTool(
   projectPath: string,
   toolId: string,
   parameters: Record<string, unknown>,
-  parentThreadId: string | undefined,
+  parent: { threadId: string; executor(): Promise<Executor> } | undefined,
   start: number,
 ): Promise<Envelope> {
   const itemId = canonicalRef('tool', toolId);
-  const { ensureThreadDir, openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
+  const { admitToolRun, ensureThreadDir, openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
   const stateRoot = threadsStateRoot(projectPath);
   const threadId = randomUUID();
+  const parentThreadId = parent?.threadId;
   let store: ReturnType<typeof openThreadStore> | undefined;
+  let registered = false;
   try {
     store = openThreadStore(stateRoot);
+    // A thread's async tool run is its child: admitted (a spawn taken) before anything is registered.
+    const admission = parent
+      ? await admitToolRun({
+          store,
+          projectPath,
+          parentThreadId: parent.threadId,
+          trust: (await parent.executor()).trust,
+        })
+      : undefined;
     store.registry.register(threadId, `tool/${toolId}`, parentThreadId ?? null);
+    registered = true;
     store.registry.updateStatus(threadId, 'running');
     const registry = store.registry;
     const pid = await launchDetached(
       settings,
-      { kind: 'tool', project_path: projectPath, thread_id: threadId, item_id: itemId, parameters },
+      {
+        kind: 'tool',
+        project_path: projectPath,
+        thread_id: threadId,
+        item_id: itemId,
+        parameters,
+        ...(parentThreadId ? { parent_thread_id: parentThreadId } : {}),
+        ...(admission && Number.isFinite(admission.deadline) ? { deadline: admission.deadline } : {}),
+      },
       ensureThreadDir(stateRoot, threadId),
       (started) => registry.updatePid(threadId, started),
     );
@@ -301,8 +326,10 @@ export async function launchAsyncTool(
     } as Envelope;
   } catch (error) {
     try {
-      store?.registry.updateStatus(threadId, 'error');
-      store?.registry.setResult(threadId, { error: (error as Error).message });
+      if (registered) {
+        store?.registry.updateStatus(threadId, 'error');
+        store?.registry.setResult(threadId, { error: (error as Error).message });
+      }
     } catch {
       // The caller still gets the error.
     }

@@ -86,7 +86,7 @@ export async function routeExecute(
         host.threads.projectPath,
         ref.id,
         parameters,
-        caller.threadId,
+        caller.threadId ? { threadId: caller.threadId, executor: () => host.executor() } : undefined,
         start,
       );
     }

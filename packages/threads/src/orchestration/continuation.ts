@@ -21,25 +21,59 @@ export const DEFAULT_CONTINUATION_MESSAGE =
 /** coordination.yaml `resume_ceiling_tokens`. */
 export const DEFAULT_RESUME_CEILING_TOKENS = 16_000;
 
-/** The old thread's verified record and the tail of its conversation. */
-export async function carriedConversation(
+/** Longer chains than this are refused rather than walked (a loop of hand-made links, say). */
+const MAX_CHAIN_LENGTH = 1000;
+
+/** One thread's signed records, strictly verified; anything less is an integrity error. */
+async function verifiedRecord(
   dir: string,
   threadId: string,
   trust: Trust,
-  ceilingTokens: number,
-): Promise<{ record: ThreadJson; messages: ChatMessage[] }> {
+  asked: string,
+): Promise<ThreadJson> {
   // Strict: a finished thread's transcript ends in its final checkpoint, and a line appended
   // after it (by anyone) must not reach the model as the thread's own past.
   const records = await verifyThreadRecords(dir, threadId, trust, { transcript: 'strict' });
   if (!records.valid || !records.data) {
+    const which = threadId === asked ? '' : ` (its chain's thread '${threadId}')`;
     throw new RyeError(
       'INTEGRITY',
-      `Cannot continue thread '${threadId}': its records do not verify: ${records.thread_json.error ?? records.transcript.error ?? 'unknown reason'}`,
-      { hint: 'A continuation carries only a verified conversation.' },
+      `Cannot continue thread '${asked}'${which}: its records do not verify: ${records.thread_json.error ?? records.transcript.error ?? 'unknown reason'}`,
+      { hint: 'A continuation carries only a verified conversation: every thread of its chain must verify.' },
     );
   }
+  return records.data;
+}
+
+/**
+ * The old thread's verified record and the tail of its conversation. Every earlier thread of its
+ * chain (followed through the signed `previous_thread_id`s) is verified too, on every
+ * continuation: one verified once is not trusted again, since its files can change after.
+ */
+export async function carriedConversation(
+  stateDir: (threadId: string) => string,
+  threadId: string,
+  trust: Trust,
+  ceilingTokens: number,
+): Promise<{ record: ThreadJson; messages: ChatMessage[] }> {
+  const dir = stateDir(threadId);
+  const record = await verifiedRecord(dir, threadId, trust, threadId);
+  const seen = new Set([threadId]);
+  for (let earlier = record.previous_thread_id; earlier; ) {
+    if (seen.has(earlier) || seen.size >= MAX_CHAIN_LENGTH) {
+      throw new RyeError(
+        'INTEGRITY',
+        `Cannot continue thread '${threadId}': its chain loops back to '${earlier}'`,
+        {
+          hint: 'A chain of continuations runs one way; records that link in a circle were not written by rye.',
+        },
+      );
+    }
+    seen.add(earlier);
+    earlier = (await verifiedRecord(stateDir(earlier), earlier, trust, threadId)).previous_thread_id;
+  }
   const events = await readTranscript(join(dir, 'transcript.jsonl'));
-  return { record: records.data, messages: tailWithin(resumeMessages(events), ceilingTokens) };
+  return { record, messages: tailWithin(resumeMessages(events), ceilingTokens) };
 }
 
 /**

@@ -111,6 +111,13 @@ export function resolveModel(
   let requested = choice.model ?? choice.directive?.id ?? choice.directive?.tier ?? 'general';
   const override = agent.tier_mapping?.[requested];
   if (override) requested = override;
+  // A tier names a class of model, never a model id: one no provider maps is a typo, and sending
+  // it as a model id would reach the provider unpriced (its spend counted as $0).
+  const asksForTier =
+    !override &&
+    choice.model === undefined &&
+    choice.directive?.id === undefined &&
+    choice.directive?.tier !== undefined;
 
   const pick = (candidates: ProviderSpec[], describe: string): ProviderSpec | undefined => {
     if (candidates.length <= 1) return candidates[0];
@@ -142,6 +149,16 @@ export function resolveModel(
   const byTier = providers.filter((p) => p.data.tier_mapping?.[requested] !== undefined);
   const tierProvider = pick(byTier, `tier '${requested}'`);
   if (tierProvider) return done(tierProvider, tierProvider.data.tier_mapping![requested]!);
+  if (asksForTier) {
+    const tiers = [...new Set(providers.flatMap((p) => Object.keys(p.data.tier_mapping ?? {})))];
+    throw new RyeError(
+      'CONFIG',
+      `Model resolution failed: no provider${hint ? ` '${hint}'` : ''} maps tier '${requested}'. Available tiers: ${tiers.join(', ') || 'none'}.`,
+      {
+        hint: 'Use one of the available tiers in <model tier="…">, name a model with <model id="…">, or map the tier in .ai/config/agent/agent.yaml tier_mapping.',
+      },
+    );
+  }
 
   // (2) an exact model id among tier values, (3) a prefix either way, (4) a pricing key
   const tierValues = (p: ProviderSpec) => Object.values(p.data.tier_mapping ?? {});

@@ -18,6 +18,7 @@ import type { DispatchSettings } from './dispatcher.js';
 import { DEFAULT_DISPATCH } from './dispatcher.js';
 import type { Palette } from './palette.js';
 import type { ResultGuard } from './result-guard.js';
+import { capOutputTokens, fixedRequestBytes, InputTokenBound, type OutputCap } from './spend-cap.js';
 import { type StreamMode, streamTurn, turnMessages } from './stream-turn.js';
 
 export type { OutputSpec, Permission } from './calls.js';
@@ -84,6 +85,8 @@ export interface LoopContext {
   dispatch: PrimaryDispatch;
   guard: ResultGuard;
   checkLimits(cost: ThreadCost): LimitBreach | undefined;
+  /** What the thread may still spend (its limit and its ledger's remaining); default its limit. */
+  remainingSpend?(cost: ThreadCost): number;
   classifyError(error: ProviderCallErrorInfo): ErrorClassification;
   /** Seconds to wait before retry `attempt` (0-based consecutive failure index). */
   retryDelay(classification: ErrorClassification, attempt: number, error: ProviderCallErrorInfo): number;
@@ -193,6 +196,19 @@ export async function runLoop(
     };
   };
 
+  const tools = ctx.textParser
+    ? []
+    : ctx.palette.entries.map(({ name, description, schema }) => ({ name, description, schema }));
+  const inputBound = new InputTokenBound(fixedRequestBytes(ctx.system, tools));
+  // The next request's max_tokens, or its refusal when the budget cannot pay for it.
+  const outputCap = (): OutputCap =>
+    capOutputTokens({
+      remainingSpend: ctx.remainingSpend?.(cost) ?? ctx.limits.spend - cost.spend,
+      ...(ctx.pricing ? { pricing: ctx.pricing } : {}),
+      inputTokens: inputBound.of(messages),
+      maxTokens: ctx.maxTokens,
+    });
+
   // Ids already in the conversation (a continuation's carried calls) stay taken.
   const usedIds = new Set<string>();
   for (const m of messages) if (m.role === 'assistant') for (const c of m.tool_calls ?? []) usedIds.add(c.id);
@@ -202,7 +218,16 @@ export async function runLoop(
     for (;;) {
       elapsed();
       const tokens = cost.input_tokens + cost.output_tokens;
-      const breach = ctx.checkLimits(cost);
+      const cap = outputCap();
+      const breach =
+        ctx.checkLimits(cost) ??
+        ('refused' in cap
+          ? {
+              limit_code: 'spend_exceeded',
+              current_value: Math.round((cost.spend + cap.leastCost) * 1e6) / 1e6,
+              current_max: ctx.limits.spend,
+            }
+          : undefined);
       if (breach) {
         const context = {
           ...breach,
@@ -259,10 +284,8 @@ export async function runLoop(
       const result = await streamTurn(ctx, {
         model: ctx.model,
         system: ctx.system,
-        tools: ctx.textParser
-          ? []
-          : ctx.palette.entries.map(({ name, description, schema }) => ({ name, description, schema })),
-        maxTokens: ctx.maxTokens,
+        tools,
+        maxTokens: 'maxTokens' in cap ? cap.maxTokens : ctx.maxTokens,
         messages,
         turn,
         mode: ctx.streamMode ?? 'inline',
@@ -349,6 +372,7 @@ export async function runLoop(
       consecutiveFailures = 0;
       cost.turns += 1;
       account(reply.usage);
+      inputBound.calibrate(reply.usage.inputTokens);
 
       if (result.calls.length === 0) {
         const canNudge =

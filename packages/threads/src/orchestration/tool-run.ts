@@ -1,0 +1,122 @@
+/**
+ * An async tool run a thread starts (`rye_execute {async: true}` on a tool) is that thread's
+ * child: it takes one of the thread's `spawns`, may not start once the thread has ended, is
+ * bounded by the thread's remaining duration, and stops when the thread is cancelled, killed or
+ * fails. Otherwise a model could start any number of detached processes that outlive it.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { RyeError } from '@ryeos/lillux';
+import { verifyThreadRecords } from '../inspect.js';
+import { threadDir, threadsStateRoot } from '../persistence/paths.js';
+import type { Trust } from '../persistence/signer.js';
+import { asRecord } from '../records.js';
+import { openThreadStore } from '../store/index.js';
+import { TERMINAL_STATUSES, type ThreadStore } from '../store/types.js';
+import { CANCEL_MARKER } from './control.js';
+
+/** Spawns a thread has when neither it nor the defaults say (resilience.yaml `limits.defaults.spawns`). */
+const DEFAULT_SPAWNS = 50;
+/** How often a tool run looks at its cancel marker and its thread's status. */
+const WATCH_MS = 200;
+
+export interface ToolRunAdmission {
+  /** Epoch ms at which the parent thread's duration limit ends: the run is stopped then. */
+  deadline: number;
+}
+
+/**
+ * Admits an async tool run as a child of `parentThreadId`: the parent's signed record verifies,
+ * it is still running, its duration has time left, and it has a spawn left (taken here).
+ */
+export async function admitToolRun(options: {
+  store: ThreadStore;
+  projectPath: string;
+  parentThreadId: string;
+  trust: Trust;
+}): Promise<ToolRunAdmission> {
+  const { store, parentThreadId } = options;
+  const status = store.registry.getThread(parentThreadId)?.status;
+  if (!status || TERMINAL_STATUSES.includes(status)) {
+    throw new RyeError(
+      'VALIDATION',
+      `Thread ${parentThreadId} is not running (${status ?? 'not registered'}): it cannot start async tool runs`,
+      { hint: 'Start the tool from a running thread, or without async.' },
+    );
+  }
+  const dir = threadDir(threadsStateRoot(options.projectPath), parentThreadId);
+  const records = await verifyThreadRecords(dir, parentThreadId, options.trust, { transcript: 'lenient' });
+  if (!records.valid || !records.data) {
+    throw new RyeError('INTEGRITY', `Thread ${parentThreadId} has records that do not verify`, {
+      hint: 'A thread record edited after signing cannot grant spawns or time.',
+    });
+  }
+  const limits = asRecord(records.data.limits);
+  const duration = Number(limits.duration_seconds);
+  const started = Date.parse(records.data.created_at);
+  const deadline =
+    Number.isFinite(duration) && Number.isFinite(started) ? started + duration * 1000 : Infinity;
+  if (deadline <= Date.now()) {
+    throw new RyeError('LIMIT', `Thread ${parentThreadId} has no time left for an async tool run`, {
+      hint: 'Run the tool without async, or raise the thread’s duration_seconds.',
+    });
+  }
+  const max = Number(limits.spawns ?? DEFAULT_SPAWNS);
+  if (!store.registry.tryIncrementSpawn(parentThreadId, Number.isFinite(max) ? max : DEFAULT_SPAWNS)) {
+    const count = store.registry.getThread(parentThreadId)?.spawn_count ?? max;
+    throw new RyeError('LIMIT', `Spawn limit exceeded for parent ${parentThreadId}: ${count}/${max}`, {
+      hint: 'Async tool runs count against the thread’s spawns: wait for the ones running, or run the tool without async.',
+    });
+  }
+  return { deadline };
+}
+
+/**
+ * Watches a running async tool run for the reasons it must stop: its cancel marker (its thread or
+ * an ancestor was cancelled), its parent thread ending in error or cancelled, its deadline.
+ * Calls `stop` once with the reason; the answer disposes of the watch.
+ */
+export function watchToolRun(options: {
+  projectPath: string;
+  threadId: string;
+  parentThreadId?: string;
+  deadline?: number;
+  stop(reason: string): void;
+}): () => void {
+  const stateRoot = threadsStateRoot(options.projectPath);
+  const marker = join(threadDir(stateRoot, options.threadId), CANCEL_MARKER);
+  const store = options.parentThreadId ? openThreadStore(stateRoot) : undefined;
+  let done = false;
+  const end = (reason: string) => {
+    if (done) return;
+    dispose();
+    options.stop(reason);
+  };
+  const check = () => {
+    if (existsSync(marker)) return end('the tool run was cancelled');
+    const status = options.parentThreadId
+      ? store?.registry.getThread(options.parentThreadId)?.status
+      : undefined;
+    if (status === 'error' || status === 'cancelled')
+      end(`its thread ${options.parentThreadId} ended (${status})`);
+  };
+  const poll = setInterval(check, WATCH_MS);
+  poll.unref();
+  const timer =
+    options.deadline !== undefined && Number.isFinite(options.deadline)
+      ? setTimeout(
+          () => end(`its thread's duration limit was reached`),
+          Math.min(Math.max(0, options.deadline - Date.now()), 2_147_483_647),
+        )
+      : undefined;
+  timer?.unref();
+  function dispose() {
+    if (done) return;
+    done = true;
+    clearInterval(poll);
+    if (timer) clearTimeout(timer);
+    store?.close();
+  }
+  check();
+  return dispose;
+}
