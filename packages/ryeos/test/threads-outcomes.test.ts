@@ -1,0 +1,106 @@
+/**
+ * Threads that end the way their caller needs (issue 28, points 13–19): required outputs are
+ * required, malformed text-mode calls reach the model, a handoff carries its tail and a sync
+ * fork returns the chain's end, sinks never delay the result, attenuation is named.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { directive, useThreadFixture } from './threads-helpers.js';
+
+const READ = '<execute><tool>rye.file-system.read</tool></execute>';
+const READ_CAP = `<permissions>${READ}</permissions>`;
+const SUMMARY = '<output name="summary" required="true">A summary</output>';
+const returnCall = (summary: string) => ({ name: 'rye_directive_return', input: { summary } });
+
+const fixture = useThreadFixture(async (fx) => {
+  await fx.write('notes.txt', 'alpha\n');
+});
+
+async function addDirective(name: string, metadata: string, extra: Parameters<typeof directive>[1] = {}) {
+  const fx = fixture();
+  await fx.write(`.ai/directives/acme/${name}.md`, directive(name, { metadata, outputs: SUMMARY, ...extra }));
+  await fx.sign(`directive:acme/${name}`);
+}
+
+async function fork(name: string, extra: Record<string, unknown> = {}) {
+  return fixture().rye.execute({ item_id: `directive:acme/${name}`, thread: 'fork', ...extra });
+}
+
+/** A project copy of the shipped Anthropic provider, changed by `edit` and re-signed. */
+async function editProvider(edit: (yaml: string) => string): Promise<void> {
+  const fx = fixture();
+  const copied = await fx.rye.load({ item_id: 'tool:rye/agent/providers/anthropic', destination: 'project' });
+  expect(copied, JSON.stringify(copied)).toMatchObject({ status: 'success' });
+  const path = join(fx.project, '.ai', 'tools', 'rye', 'agent', 'providers', 'anthropic.yaml');
+  const text = await readFile(path, 'utf8');
+  const changed = edit(text);
+  expect(changed).not.toBe(text);
+  await writeFile(path, changed);
+  await fx.sign('tool:rye/agent/providers/anthropic');
+}
+
+const textMode = () => editProvider((yaml) => yaml.replace('  mode: native', '  mode: text_parsed'));
+
+async function transcriptEvents(
+  threadId: string,
+): Promise<Array<{ event_type: string; payload: Record<string, unknown> }>> {
+  const text = await readFile(
+    join(fixture().project, '.ai', 'state', 'threads', threadId, 'transcript.jsonl'),
+    'utf8',
+  );
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+}
+
+describe('required outputs are required (13)', () => {
+  it('a native thread that answers in prose after both nudges ends in error, naming the missing output', async () => {
+    await addDirective('prose', READ_CAP);
+    const server = await fixture().serve({
+      turns: [{ text: 'All done.' }, { text: 'Really done.' }, { text: 'Nothing more to say.' }],
+    });
+    const result = await fork('prose');
+    expect(result, JSON.stringify(result)).toMatchObject({
+      status: 'error',
+      thread_status: 'error',
+      error_code: 'required_outputs_missing',
+      missing_outputs: ['summary'],
+    });
+    expect(String(result.error)).toContain('summary');
+    expect(result.outputs).toBeUndefined();
+    expect(server.requests).toHaveLength(3);
+  }, 30_000);
+
+  it('a text-mode thread is nudged too, and ends in error when it never returns', async () => {
+    await textMode();
+    await addDirective('prose', READ_CAP);
+    const server = await fixture().serve({
+      turns: [{ text: 'All done.' }, { text: 'Really done.' }, { text: 'Nothing more to say.' }],
+    });
+    const result = await fork('prose');
+    expect(result, JSON.stringify(result)).toMatchObject({
+      status: 'error',
+      error_code: 'required_outputs_missing',
+    });
+    expect(server.requests).toHaveLength(3);
+    expect(JSON.stringify(server.requests[1]!.body)).toContain('You have not yet called directive_return');
+  }, 30_000);
+
+  it('a text-mode thread that returns after the nudge succeeds', async () => {
+    await textMode();
+    await addDirective('prose', READ_CAP);
+    await fixture().serve({
+      turns: [
+        { text: 'All done.' },
+        { text: '<tool_use id="r1" name="rye_directive_return">{"summary": "short"}</tool_use>' },
+      ],
+    });
+    const result = await fork('prose');
+    expect(result, JSON.stringify(result)).toMatchObject({
+      status: 'success',
+      outputs: { summary: 'short' },
+    });
+  }, 30_000);
+});
