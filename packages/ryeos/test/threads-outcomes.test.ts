@@ -104,3 +104,55 @@ describe('required outputs are required (13)', () => {
     });
   }, 30_000);
 });
+
+describe('malformed text-mode calls reach the model as tool errors (14)', () => {
+  const returned = '<tool_use id="r1" name="rye_directive_return">{"summary": "fixed"}</tool_use>';
+
+  it('a call with bad JSON comes back as a failed call with what the model wrote', async () => {
+    await textMode();
+    await addDirective('sloppy', READ_CAP);
+    const server = await fixture().serve({
+      turns: [
+        { text: 'Reading. <tool_use id="a1" name="rye_file_system_read">{"path": notes.txt}</tool_use>' },
+        { text: returned },
+      ],
+    });
+    const result = await fork('sloppy');
+    expect(result, JSON.stringify(result)).toMatchObject({
+      status: 'success',
+      outputs: { summary: 'fixed' },
+    });
+    expect(server.requests).toHaveLength(2);
+    const second = JSON.stringify(server.requests[1]!.body);
+    expect(second).toContain('Your tool call could not be read');
+    expect(second).toContain('not a JSON object');
+    // The model sees its own call again, next to the error.
+    expect(second).toContain('name=\\"rye_file_system_read\\"');
+    expect(second).toContain('notes.txt}');
+    const events = await transcriptEvents(String(result.thread_id));
+    const failed = events.find((e) => e.event_type === 'tool_call_result' && e.payload.error);
+    expect(String(failed?.payload.error)).toContain('could not be read');
+  }, 30_000);
+
+  it('an unterminated call and a non-object input are each answered; the thread does not end on them', async () => {
+    await textMode();
+    await addDirective('sloppy', READ_CAP);
+    const server = await fixture().serve({
+      turns: [
+        { text: 'First <tool_use id="b1" name="rye_file_system_read">["notes.txt"]</tool_use>' },
+        { text: 'Again <tool_use id="b2" name="rye_file_system_read">{"path": "notes.txt"' },
+        { text: returned },
+      ],
+    });
+    const result = await fork('sloppy');
+    expect(result, JSON.stringify(result)).toMatchObject({
+      status: 'success',
+      outputs: { summary: 'fixed' },
+    });
+    expect(server.requests).toHaveLength(3);
+    expect(JSON.stringify(server.requests[1]!.body)).toContain('got an array');
+    expect(JSON.stringify(server.requests[2]!.body)).toMatch(
+      /unterminated (<|&lt;)tool_use> call at end of stream/,
+    );
+  }, 30_000);
+});
