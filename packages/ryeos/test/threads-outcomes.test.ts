@@ -156,3 +156,76 @@ describe('malformed text-mode calls reach the model as tool errors (14)', () => 
     );
   }, 30_000);
 });
+
+describe('a handoff carries its tail, and a sync fork returns the chain’s end (15, 19)', () => {
+  /** Hands off after every turn, carrying at most `ceiling` tokens of the conversation. */
+  async function handoffEveryTurn(ceiling: number) {
+    const fx = fixture();
+    await fx.write(
+      '.ai/config/agent/coordination.yaml',
+      `coordination:\n  continuation:\n    trigger_threshold: 0.0001\n    resume_ceiling_tokens: ${ceiling}\n`,
+    );
+    await fx.sign('config:agent/coordination');
+  }
+
+  it('a conversation whose directive does not fit still carries its last tool work', async () => {
+    await handoffEveryTurn(60);
+    // A directive far longer than the ceiling: the tail cannot start at its user message.
+    await addDirective('long', READ_CAP, {
+      body: `Read notes.txt and summarise it. ${'Be thorough. '.repeat(80)}`,
+    });
+    const server = await fixture().serve({
+      turns: [
+        { tool_calls: [{ id: 'toolu_read', name: 'rye_file_system_read', input: { path: 'notes.txt' } }] },
+        { tool_calls: [returnCall('alpha summarised')] },
+      ],
+    });
+    const result = await fork('long');
+    expect(result, JSON.stringify(result)).toMatchObject({ status: 'success' });
+    const second = server.requests[1]!.body as { messages: Array<{ role: string; content: unknown }> };
+    const text = JSON.stringify(second.messages);
+    // The call and its result came along, behind a note that the start did not fit.
+    expect(text).toContain('toolu_read');
+    expect(text).toContain('alpha');
+    expect(text).toContain('earlier messages did not fit');
+    expect(text).toContain('the conversation above is its most recent part');
+    expect(second.messages[0]!.role).toBe('user');
+  }, 30_000);
+
+  it('the sync fork returns the last thread’s status, outputs and the chain’s total cost and ids', async () => {
+    await handoffEveryTurn(16_000);
+    await addDirective('chained', READ_CAP);
+    await fixture().serve({
+      turns: [
+        {
+          tool_calls: [{ name: 'rye_file_system_read', input: { path: 'notes.txt' } }],
+          usage: { input_tokens: 100, output_tokens: 10 },
+        },
+        {
+          tool_calls: [{ name: 'rye_file_system_read', input: { path: 'notes.txt' } }],
+          usage: { input_tokens: 200, output_tokens: 20 },
+        },
+        { tool_calls: [returnCall('chain done')], usage: { input_tokens: 300, output_tokens: 30 } },
+      ],
+    });
+    const result = await fork('chained');
+    expect(result, JSON.stringify(result)).toMatchObject({
+      status: 'success',
+      thread_status: 'completed',
+      outputs: { summary: 'chain done' },
+      cost: { turns: 3, input_tokens: 600, output_tokens: 60 },
+    });
+    const ids = result.chain_thread_ids as string[];
+    expect(ids).toHaveLength(3);
+    expect(ids[0]).toBe(result.thread_id);
+    expect(result.final_thread_id).toBe(ids[2]);
+    const records = await Promise.all(
+      ids.map(async (id) =>
+        JSON.parse(
+          await readFile(join(fixture().project, '.ai', 'state', 'threads', id, 'thread.json'), 'utf8'),
+        ),
+      ),
+    );
+    expect(records.map((r) => r.status)).toEqual(['continued', 'continued', 'completed']);
+  }, 30_000);
+});

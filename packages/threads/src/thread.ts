@@ -764,6 +764,7 @@ async function runPrepared(
               directivePrompt: joinBlocks(context.before, prepared.directive_prompt, context.after),
               ...(request.continuationMessage ? { message: request.continuationMessage } : {}),
               handoff: request.handoff === true,
+              carried: carried.messages.length > 0,
             }),
             started.after,
           ),
@@ -958,15 +959,35 @@ async function runPrepared(
       registeredId: handoffTo,
       handoff: true,
     });
-    return {
-      ...ended,
-      continuation_thread_id: handoffTo,
-      handoff: { new_thread_id: handoffTo, new_thread_result: next },
-    };
+    return chainResult(ended, next);
   } catch (error) {
     releaseBudget('error');
     throw error;
   }
+}
+
+/**
+ * What a caller that waited for a thread gets when it handed off: the work's end, not its first
+ * thread's `continued`. The last thread's status, result and outputs, the chain's summed cost, and
+ * every thread id of the chain in order (`next` is already the result of its own chain).
+ */
+function chainResult(first: ThreadResult, next: ThreadResult): ThreadResult {
+  const rest = Array.isArray(next.chain_thread_ids)
+    ? (next.chain_thread_ids as string[])
+    : [String(next.thread_id)];
+  const cost: ThreadCost = { ...ZERO_COST };
+  for (const key of Object.keys(cost) as Array<keyof ThreadCost>) {
+    cost[key] = Math.round(((first.cost[key] ?? 0) + (next.cost?.[key] ?? 0)) * 1e9) / 1e9;
+  }
+  return {
+    ...next,
+    // The id the caller started stays the result's id; the chain names the rest.
+    thread_id: first.thread_id,
+    final_thread_id: rest.at(-1),
+    cost,
+    chain_thread_ids: [String(first.thread_id), ...rest],
+    ...(first.warnings ? { warnings: first.warnings } : {}),
+  };
 }
 
 interface FinalizeInput {
