@@ -229,3 +229,47 @@ describe('a handoff carries its tail, and a sync fork returns the chain’s end 
     expect(records.map((r) => r.status)).toEqual(['continued', 'continued', 'completed']);
   }, 30_000);
 });
+
+describe('attenuation is said out loud (18)', () => {
+  it("a child's grants its parent lacks are named in its result, its transcript and tail", async () => {
+    const fx = fixture();
+    await addDirective(
+      'child',
+      '<permissions><execute><tool>rye.file-system.read</tool><tool>example.*</tool></execute></permissions>',
+    );
+    await addDirective(
+      'parent',
+      '<permissions><execute><tool>rye.file-system.read</tool><directive>acme.child</directive></execute></permissions>',
+    );
+    const server = await fx.serve({
+      turns: [
+        { tool_calls: [{ name: 'rye_execute', input: { item_id: 'directive:acme/child', thread: 'fork' } }] },
+        { tool_calls: [returnCall('child done')] },
+        { tool_calls: [returnCall('parent done')] },
+      ],
+    });
+    const parent = await fork('parent');
+    expect(parent, JSON.stringify(parent)).toMatchObject({
+      status: 'success',
+      outputs: { summary: 'parent done' },
+    });
+    // The child's result, as its parent's tool got it, names the grant it lost.
+    const third = JSON.stringify(server.requests[2]!.body);
+    expect(third).toContain('attenuated_capabilities');
+    expect(third).toMatch(/example\.\*/);
+    const { openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
+    const store = openThreadStore(threadsStateRoot(fx.project));
+    let child: string;
+    try {
+      child = store.registry.listChildren(String(parent.thread_id))[0]!.thread_id;
+    } finally {
+      store.close();
+    }
+    const events = await transcriptEvents(child);
+    const event = events.find((e) => e.event_type === 'capabilities_attenuated');
+    expect(event?.payload).toMatchObject({ parent_thread_id: parent.thread_id });
+    expect((event?.payload.grants as string[]).some((grant) => grant.endsWith('example.*'))).toBe(true);
+    const { describeEvent } = await import('../src/commands/threads-tail.js');
+    expect(describeEvent(event!, false)).toMatch(/capabilities attenuated by parent .*example\.\*/);
+  }, 30_000);
+});

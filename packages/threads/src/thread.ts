@@ -34,6 +34,7 @@ import { TranscriptWriter } from './persistence/transcript.js';
 import { readTranscript } from './persistence/transcript-read.js';
 import {
   attenuate,
+  attenuatedAway,
   capabilitiesFromDirective,
   checkPermission,
   permissionsFromChain,
@@ -479,6 +480,8 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
   const declared = capabilitiesFromDirective(permissionsFromChain(chain.map((link) => link.parsed)));
   // A root passes undefined; a parent holding no capabilities passes [] and its child gets none.
   const capabilities = attenuate(declared.length ? declared : undefined, parent?.capabilities);
+  // Said out loud: a child that silently lost a grant looks like a model that chose not to act.
+  const attenuated = parent ? attenuatedAway(declared, capabilities) : [];
   const outputs = directive.outputs.length ? directive.outputs : undefined;
   const palette = await buildPalette(executor, {
     capabilities,
@@ -498,7 +501,9 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
   if (palette.entries.length === 0) {
     fail(
       'PERMISSION',
-      'Thread cannot execute without tools',
+      attenuated.length
+        ? `Thread cannot execute without tools: its parent ${parent?.threadId} does not hold ${attenuated.join(', ')}`
+        : 'Thread cannot execute without tools',
       "Grant capabilities in the directive's <permissions> (e.g. <execute><tool>rye.file-system.*</tool></execute>).",
     );
   }
@@ -595,6 +600,7 @@ async function runRegistered(host: ThreadHost, request: ForkRequest, reg: Regist
       inputs,
       limits,
       capabilities,
+      ...(attenuated.length ? { attenuated_capabilities: attenuated } : {}),
       hooks,
       context: {
         system: context.system,
@@ -706,6 +712,14 @@ async function runPrepared(
       inputs,
     };
     for (const message of warnings) log.emit('thread_warning', { message });
+    const attenuated = prepared.attenuated_capabilities ?? [];
+    if (attenuated.length) {
+      log.emit('capabilities_attenuated', {
+        grants: attenuated,
+        parent_thread_id: parent?.threadId ?? null,
+        kept: capabilities,
+      });
+    }
     const built = await hookRunner.context('build_system_prompt', baseContext);
     const system = joinBlocks(
       built.before,
@@ -946,7 +960,11 @@ async function runPrepared(
       cancelMarker,
       modelId: resolved.modelId,
     });
-    const ended = warnings.length ? { ...final, warnings } : final;
+    const ended = {
+      ...final,
+      ...(warnings.length ? { warnings } : {}),
+      ...(attenuated.length ? { attenuated_capabilities: attenuated } : {}),
+    };
     if (final.status !== 'continued' || !handoffTo) return ended;
     // The handoff: the continuation runs now, carrying the inputs and the conversation's tail.
     const next = await runThread(host, {
