@@ -4,6 +4,7 @@
  * fork returns the chain's end, sinks never delay the result, attenuation is named.
  */
 import { readFile, writeFile } from 'node:fs/promises';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { directive, useThreadFixture } from './threads-helpers.js';
@@ -268,8 +269,50 @@ describe('attenuation is said out loud (18)', () => {
     const events = await transcriptEvents(child);
     const event = events.find((e) => e.event_type === 'capabilities_attenuated');
     expect(event?.payload).toMatchObject({ parent_thread_id: parent.thread_id });
-    expect((event?.payload.grants as string[]).some((grant) => grant.endsWith('example.*'))).toBe(true);
+    expect(((event?.payload.grants ?? []) as string[]).some((grant) => grant.endsWith('example.*'))).toBe(
+      true,
+    );
     const { describeEvent } = await import('../src/commands/threads-tail.js');
     expect(describeEvent(event!, false)).toMatch(/capabilities attenuated by parent .*example\.\*/);
+  }, 30_000);
+});
+
+describe('sinks never delay the result (16)', () => {
+  it('a websocket sink whose server accepts TCP and never answers is still pending when the result arrives', async () => {
+    const sockets: Socket[] = [];
+    let closed = 0;
+    const silent = createServer((socket) => {
+      sockets.push(socket);
+      socket.on('close', () => {
+        closed += 1;
+      });
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    try {
+      await editProvider((yaml) =>
+        yaml.replace(
+          '  stream: {enabled: true, mode: inline}',
+          `  stream: {enabled: true, mode: inline, sinks: [{type: websocket, url: "ws://127.0.0.1:${port}/events"}]}`,
+        ),
+      );
+      await addDirective('watched', READ_CAP);
+      await fixture().serve({ turns: [{ tool_calls: [returnCall('seen')] }] });
+      const result = await fork('watched');
+      // Ordering, not time: the sink's connection has not been given up on when the result is here.
+      const closedAtResult = closed;
+      expect(result, JSON.stringify(result)).toMatchObject({
+        status: 'success',
+        outputs: { summary: 'seen' },
+      });
+      expect(closedAtResult).toBe(0);
+      // The sink did try: its connection was (or is about to be) accepted, and is still open.
+      for (let i = 0; i < 200 && sockets.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(sockets.length).toBeGreaterThan(0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   }, 30_000);
 });

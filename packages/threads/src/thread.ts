@@ -103,6 +103,8 @@ export interface ThreadResult {
 }
 
 const RESULT_MAX = 4000;
+/** How long a thread waits for its stream sinks to flush before its result goes out without them. */
+const SINK_CLOSE_GRACE_MS = 10;
 const ZERO_COST: ThreadCost = { turns: 0, input_tokens: 0, output_tokens: 0, spend: 0, elapsed_seconds: 0 };
 
 /** A setup step failed: recorded in the registry and returned as the thread's error. */
@@ -841,14 +843,19 @@ async function runPrepared(
     const errorClasses = parseErrorClassification(prepared.error_classification, 'error_classification.yaml');
     // Optional raw-SSE sinks come only from the (verified) provider item: an unsigned project
     // config cannot send a thread's stream to a URL of its choosing.
+    // A sink still closing once the loop ended has nowhere to warn: the transcript is being sealed.
+    let sinkWarnings = true;
+    const sinkWarn = (message: string) => {
+      if (sinkWarnings) log.emit('sink_warning', { message });
+    };
     const sinks = new FanOut(
       createSinks(typeof streamConfig === 'object' ? streamConfig.sinks : undefined, {
         threadId,
         threadDir: dir,
         env: settings.env,
-        warn: (message) => log.emit('sink_warning', { message }),
+        warn: sinkWarn,
       }),
-      (message) => log.emit('sink_warning', { message }),
+      sinkWarn,
     );
     const continuation = prepared.continuation;
     let run: Awaited<ReturnType<typeof runLoop>>;
@@ -941,7 +948,10 @@ async function runPrepared(
     } finally {
       clearInterval(markerWatch);
       request.signal?.removeEventListener('abort', onCallerAbort);
-      await sinks.close();
+      // Sinks are droppable: a local flush gets a few ms, the rest closes on its own bound without
+      // holding the result (an unreachable UI once added up to 2 s to every thread).
+      await sinks.closeWithin(SINK_CLOSE_GRACE_MS);
+      sinkWarnings = false;
     }
 
     // 15. Finalize.
