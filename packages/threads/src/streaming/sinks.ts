@@ -480,8 +480,8 @@ type SocketState = 'idle' | 'connecting' | 'open' | 'backoff' | 'dead' | 'closed
 /**
  * Sends each event as a JSON text message (`{"thread_id", "turn", "data", "timestamp"}`) to a UI.
  * Connects on the first event; while connecting or disconnected, events wait in a bounded buffer.
- * A dropped connection is retried with doubling backoff (capped at `MAX_BACKOFF_MS`); after `reconnectAttempts` consecutive
- * failures the sink gives up for the rest of the stream. Only `close` keeps the process alive, and
+ * A dropped connection is retried with doubling backoff (capped at `MAX_BACKOFF_MS`); after
+ * `reconnectAttempts` consecutive failures the sink gives up for the rest of the stream. Only `close` keeps the process alive, and
  * only for its bound: retries and connect timeouts run on unref'd timers.
  */
 export class WebSocketSink implements StreamSink {
