@@ -596,13 +596,14 @@ describe('continuation', () => {
       thread: 'fork',
       parameters: { topic: 'zebras' },
     });
-    expect(result, JSON.stringify(result)).toMatchObject({ thread_status: 'continued' });
-    const next = String(result.continuation_thread_id);
-    expect((result.handoff as { new_thread_result: unknown }).new_thread_result).toMatchObject({
-      success: true,
-      status: 'completed',
+    // The caller waited for the work: it gets the chain's end (issue 28 point 19).
+    expect(result, JSON.stringify(result)).toMatchObject({
+      status: 'success',
+      thread_status: 'completed',
       outputs: { answer: 'done after handoff' },
     });
+    const next = String(result.final_thread_id);
+    expect(result.chain_thread_ids).toEqual([result.thread_id, next]);
     const second = JSON.stringify(server.requests[1]!.body);
     expect(second).toContain('<continuation previous_thread_id');
     expect(second).toContain('Write about zebras.');

@@ -32,6 +32,8 @@ export interface PreparedThread {
   inputs: Record<string, unknown>;
   limits: Limits;
   capabilities: string[];
+  /** Grants the directive declared that its parent's capabilities took away. */
+  attenuated_capabilities?: string[];
   hooks: Hook[];
   context: { system: string; before: string; after: string; suppressed: string[] };
   palette: { entries: PaletteEntry[]; warnings: string[] };

@@ -34,6 +34,7 @@ import { TranscriptWriter } from './persistence/transcript.js';
 import { readTranscript } from './persistence/transcript-read.js';
 import {
   attenuate,
+  attenuatedAway,
   capabilitiesFromDirective,
   checkPermission,
   permissionsFromChain,
@@ -102,6 +103,8 @@ export interface ThreadResult {
 }
 
 const RESULT_MAX = 4000;
+/** How long a thread waits for its stream sinks to flush before its result goes out without them. */
+const SINK_CLOSE_GRACE_MS = 10;
 const ZERO_COST: ThreadCost = { turns: 0, input_tokens: 0, output_tokens: 0, spend: 0, elapsed_seconds: 0 };
 
 /** A setup step failed: recorded in the registry and returned as the thread's error. */
@@ -489,6 +492,8 @@ async function runRegistered(
   const declared = capabilitiesFromDirective(permissionsFromChain(chain.map((link) => link.parsed)));
   // A root passes undefined; a parent holding no capabilities passes [] and its child gets none.
   const capabilities = attenuate(declared.length ? declared : undefined, parent?.capabilities);
+  // Said out loud: a child that silently lost a grant looks like a model that chose not to act.
+  const attenuated = parent ? attenuatedAway(declared, capabilities) : [];
   const outputs = directive.outputs.length ? directive.outputs : undefined;
   const palette = await buildPalette(executor, {
     capabilities,
@@ -508,7 +513,9 @@ async function runRegistered(
   if (palette.entries.length === 0) {
     fail(
       'PERMISSION',
-      'Thread cannot execute without tools',
+      attenuated.length
+        ? `Thread cannot execute without tools: its parent ${parent?.threadId} does not hold ${attenuated.join(', ')}`
+        : 'Thread cannot execute without tools',
       "Grant capabilities in the directive's <permissions> (e.g. <execute><tool>rye.file-system.*</tool></execute>).",
     );
   }
@@ -605,6 +612,7 @@ async function runRegistered(
       inputs,
       limits,
       capabilities,
+      ...(attenuated.length ? { attenuated_capabilities: attenuated } : {}),
       hooks,
       context: {
         system: context.system,
@@ -716,6 +724,14 @@ async function runPrepared(
       inputs,
     };
     for (const message of warnings) log.emit('thread_warning', { message });
+    const attenuated = prepared.attenuated_capabilities ?? [];
+    if (attenuated.length) {
+      log.emit('capabilities_attenuated', {
+        grants: attenuated,
+        parent_thread_id: parent?.threadId ?? null,
+        kept: capabilities,
+      });
+    }
     const built = await hookRunner.context('build_system_prompt', baseContext);
     const system = joinBlocks(
       built.before,
@@ -774,6 +790,7 @@ async function runPrepared(
               directivePrompt: joinBlocks(context.before, prepared.directive_prompt, context.after),
               ...(request.continuationMessage ? { message: request.continuationMessage } : {}),
               handoff: request.handoff === true,
+              carried: carried.messages.length > 0,
             }),
             started.after,
           ),
@@ -836,14 +853,19 @@ async function runPrepared(
     const errorClasses = parseErrorClassification(prepared.error_classification, 'error_classification.yaml');
     // Optional raw-SSE sinks come only from the (verified) provider item: an unsigned project
     // config cannot send a thread's stream to a URL of its choosing.
+    // A sink still closing once the loop ended has nowhere to warn: the transcript is being sealed.
+    let sinkWarnings = true;
+    const sinkWarn = (message: string) => {
+      if (sinkWarnings) log.emit('sink_warning', { message });
+    };
     const sinks = new FanOut(
       createSinks(typeof streamConfig === 'object' ? streamConfig.sinks : undefined, {
         threadId,
         threadDir: dir,
         env: settings.env,
-        warn: (message) => log.emit('sink_warning', { message }),
+        warn: sinkWarn,
       }),
-      (message) => log.emit('sink_warning', { message }),
+      sinkWarn,
     );
     const continuation = prepared.continuation;
     let run: Awaited<ReturnType<typeof runLoop>>;
@@ -938,7 +960,10 @@ async function runPrepared(
     } finally {
       clearInterval(markerWatch);
       request.signal?.removeEventListener('abort', onCallerAbort);
-      await sinks.close();
+      // Sinks are droppable: a local flush gets a few ms, the rest closes on its own bound without
+      // holding the result (an unreachable UI once added up to 2 s to every thread).
+      await sinks.closeWithin(SINK_CLOSE_GRACE_MS);
+      sinkWarnings = false;
     }
 
     // 15. Finalize.
@@ -957,7 +982,11 @@ async function runPrepared(
       cancelMarker,
       modelId: resolved.modelId,
     });
-    const ended = warnings.length ? { ...final, warnings } : final;
+    const ended = {
+      ...final,
+      ...(warnings.length ? { warnings } : {}),
+      ...(attenuated.length ? { attenuated_capabilities: attenuated } : {}),
+    };
     if (final.status !== 'continued' || !handoffTo) return ended;
     // The handoff: the continuation runs now, carrying the inputs and the conversation's tail.
     const next = await runThread(host, {
@@ -970,15 +999,35 @@ async function runPrepared(
       registeredId: handoffTo,
       handoff: true,
     });
-    return {
-      ...ended,
-      continuation_thread_id: handoffTo,
-      handoff: { new_thread_id: handoffTo, new_thread_result: next },
-    };
+    return chainResult(ended, next);
   } catch (error) {
     releaseBudget('error');
     throw error;
   }
+}
+
+/**
+ * What a caller that waited for a thread gets when it handed off: the work's end, not its first
+ * thread's `continued`. The last thread's status, result and outputs, the chain's summed cost, and
+ * every thread id of the chain in order (`next` is already the result of its own chain).
+ */
+function chainResult(first: ThreadResult, next: ThreadResult): ThreadResult {
+  const rest = Array.isArray(next.chain_thread_ids)
+    ? (next.chain_thread_ids as string[])
+    : [String(next.thread_id)];
+  const cost: ThreadCost = { ...ZERO_COST };
+  for (const key of Object.keys(cost) as Array<keyof ThreadCost>) {
+    cost[key] = Math.round(((first.cost[key] ?? 0) + (next.cost?.[key] ?? 0)) * 1e9) / 1e9;
+  }
+  return {
+    ...next,
+    // The id the caller started stays the result's id; the chain names the rest.
+    thread_id: first.thread_id,
+    final_thread_id: rest.at(-1),
+    cost,
+    chain_thread_ids: [String(first.thread_id), ...rest],
+    ...(first.warnings ? { warnings: first.warnings } : {}),
+  };
 }
 
 interface FinalizeInput {

@@ -8,7 +8,9 @@ import {
   createSinks,
   FanOut,
   FileSink,
+  MAX_BACKOFF_MS,
   NullSink,
+  reconnectDelayMs,
   resolveFileSinkPath,
   type SinkContext,
   type SinkEvent,
@@ -470,5 +472,13 @@ describe('createSinks', () => {
     // An unset variable without a default leaves no usable url.
     expect(createSinks([{ type: 'websocket', url: '${UNSET_UI_URL}' }], ctx)).toEqual([]);
     expect(warnings).toHaveLength(1);
+  });
+});
+
+describe('reconnect backoff (issue 28 point 16)', () => {
+  it('doubles from its base and stops at MAX_BACKOFF_MS however many attempts are allowed', () => {
+    expect([1, 2, 3, 4].map((n) => reconnectDelayMs(100, n))).toEqual([100, 200, 400, 800]);
+    expect(reconnectDelayMs(100, 100)).toBe(MAX_BACKOFF_MS);
+    expect(MAX_BACKOFF_MS).toBe(5_000);
   });
 });

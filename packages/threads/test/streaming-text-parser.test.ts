@@ -52,10 +52,11 @@ const call = (id: string, name: string, input: Record<string, unknown>): TextPar
   type: 'tool_complete',
   call: { id, name, input } satisfies ToolCall,
 });
-const error = (message: string | RegExp): unknown => ({
-  type: 'error',
-  message: typeof message === 'string' ? message : expect.stringMatching(message),
-});
+const error = (message: string | RegExp): unknown =>
+  expect.objectContaining({
+    type: 'error',
+    message: typeof message === 'string' ? message : expect.stringMatching(message),
+  });
 
 describe('XML <tool_use> calls', () => {
   it('parses a call between text, at every chunk boundary', () => {
@@ -387,5 +388,35 @@ describe('prose after an open brace', () => {
     const out = [...call.feed(big), ...call.end()];
     expect(out.filter((event) => event.type === 'error')).toHaveLength(1);
     expect(call.fullText()).toBe('');
+  });
+});
+
+describe('unreadable calls say what was written (issue 28 point 14)', () => {
+  const unreadOf = (input: string, limits?: Partial<TextParserLimits>) =>
+    runEverySplit(input, limits).events.flatMap((event) => (event.type === 'error' ? [event.call] : []));
+
+  it('bad JSON, a non-object input, no name, an unterminated call and an overflow each carry the call', () => {
+    expect(unreadOf('<tool_use id="a" name="read">{"path": x}</tool_use>')).toEqual([
+      { name: 'read', excerpt: '<tool_use id="a" name="read">{"path": x}</tool_use>' },
+    ]);
+    expect(unreadOf('<tool_use name="read">[1]</tool_use>')).toEqual([
+      { name: 'read', excerpt: '<tool_use name="read">[1]</tool_use>' },
+    ]);
+    expect(unreadOf('<tool_use id="a">{}</tool_use>')).toEqual([
+      { excerpt: '<tool_use id="a">{}</tool_use>' },
+    ]);
+    expect(unreadOf('<tool_use name="read">{"path"')).toEqual([
+      { name: 'read', excerpt: '<tool_use name="read">{"path"' },
+    ]);
+    expect(unreadOf('{"type":"tool_use","name":"j","input":[1]}')).toEqual([
+      { name: 'j', excerpt: '{"type":"tool_use","name":"j","input":[1]}' },
+    ]);
+    const big = 'x'.repeat(80);
+    const [overflow] = unreadOf(`<tool_use name="big">{"s":"${big}"}</tool_use>`, { toolParseBufferMax: 60 });
+    expect(overflow).toEqual({ name: 'big', excerpt: `<tool_use name="big">{"s":"${big}`.slice(0, 60) });
+  });
+
+  it('text over text_buffer_max is not a call', () => {
+    expect(unreadOf('x'.repeat(20), { textBufferMax: 10 })).toEqual([undefined]);
   });
 });

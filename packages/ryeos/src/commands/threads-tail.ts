@@ -55,6 +55,11 @@ export function describeEvent(event: Event, follow: boolean): string | undefined
         ? `${turn}✗ ${String(p.call_id)}${took}: ${short(p.error, 200)}\n`
         : `${turn}← ${String(p.call_id)}${took}: ${short(p.output, 200)}\n`;
     }
+    case 'capabilities_attenuated': {
+      const grants = Array.isArray(p.grants) ? p.grants.map(String).join(', ') : short(p.grants);
+      const parent = p.parent_thread_id ? ` by parent ${String(p.parent_thread_id)}` : '';
+      return `== capabilities attenuated${parent}, not granted: ${grants}\n`;
+    }
     case 'thread_handoff':
       return `== handed off to ${String(p.new_thread_id)}\n`;
     case 'thread_resumed':

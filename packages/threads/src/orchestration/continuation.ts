@@ -76,25 +76,59 @@ export async function carriedConversation(
   return { record, messages: tailWithin(resumeMessages(events), ceilingTokens) };
 }
 
+/** Opens a carried tail that starts mid-conversation (a conversation may not open with an answer). */
+export const OMITTED_NOTE =
+  "[The previous thread's earlier messages did not fit here; its conversation continues below from its most recent part.]";
+const CUT_NOTE = '\n[... cut: the rest of this message did not fit the continuation]';
+/** Characters of a message kept even when the budget is spent, so a cut message still says something. */
+const MIN_KEPT_CHARS = 200;
+
+function charsOf(m: ChatMessage): number {
+  return m.content.length + (m.role === 'assistant' ? JSON.stringify(m.tool_calls ?? []).length : 0);
+}
+
 /**
- * The longest suffix whose characters / 4 fit the ceiling (at least the last message), starting
- * at a user message: a conversation may not open with an answer or a tool result.
+ * The most recent part of a conversation within `ceilingTokens` (characters / 4). It starts at a
+ * user message when one fits; otherwise at the call its tool results answer, behind a note that
+ * earlier messages were left out, so a handoff whose last turns were all tool work still carries
+ * them. A message longer than what is left of the budget is cut. Empty only when nothing but tool
+ * results with no call before them remain.
  */
 export function tailWithin(messages: readonly ChatMessage[], ceilingTokens: number): ChatMessage[] {
+  const budget = Math.max(0, ceilingTokens) * 4;
   let start = messages.length;
-  let tokens = 0;
+  let used = 0;
   while (start > 0) {
-    const m = messages[start - 1]!;
-    const size =
-      (m.content.length + (m.role === 'assistant' ? JSON.stringify(m.tool_calls ?? []).length : 0)) / 4;
-    if (start < messages.length && tokens + size > ceilingTokens) break;
-    tokens += size;
+    const size = charsOf(messages[start - 1]!);
+    if (start < messages.length && used + size > budget) break;
+    used += size;
     start -= 1;
   }
-  let tail = messages.slice(start);
-  const firstUser = tail.findIndex((m) => m.role === 'user');
-  tail = firstUser === -1 ? [] : tail.slice(firstUser);
-  return tail.map((m) => ({ ...m }));
+  const firstUser = messages.slice(start).findIndex((m) => m.role === 'user');
+  if (firstUser !== -1) return clipped(messages.slice(start + firstUser), budget);
+  // No user message fits: begin at an assistant message, so every tool result keeps its call.
+  let from = start;
+  while (from < messages.length && messages[from]!.role !== 'assistant') from += 1;
+  if (from === messages.length) {
+    from = Math.min(start, messages.length - 1);
+    while (from > 0 && messages[from]!.role !== 'assistant') from -= 1;
+    if (messages[from]?.role !== 'assistant') return [];
+  }
+  return [{ role: 'user', content: OMITTED_NOTE }, ...clipped(messages.slice(from), budget)];
+}
+
+/** Copies of `messages`, the newest kept whole first, each cut once the budget is spent. */
+function clipped(messages: readonly ChatMessage[], budget: number): ChatMessage[] {
+  let left = budget;
+  const out: ChatMessage[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = { ...messages[i]! };
+    const keep = Math.max(left, MIN_KEPT_CHARS);
+    if (m.content.length > keep) m.content = `${m.content.slice(0, keep)}${CUT_NOTE}`;
+    left = Math.max(0, left - charsOf(m));
+    out.unshift(m);
+  }
+  return out;
 }
 
 /** The user message a continuation starts with: what to carry on with, and the directive itself. */
@@ -104,10 +138,15 @@ export function continuationPrompt(options: {
   directivePrompt: string;
   message?: string;
   handoff: boolean;
+  /** Whether any of the old conversation came along; the prompt must not promise what is not there. */
+  carried: boolean;
 }): string {
-  const why = options.handoff
-    ? 'The previous thread filled its context window; the conversation above is its most recent part.'
-    : 'The previous thread finished; the conversation above is its most recent part.';
+  const ended = options.handoff
+    ? 'The previous thread filled its context window'
+    : 'The previous thread finished';
+  const why = options.carried
+    ? `${ended}; the conversation above is its most recent part.`
+    : `${ended}; none of its conversation fit here, so work from the directive below.`;
   return [
     `<continuation previous_thread_id="${options.previousThreadId}" directive="${options.directiveId}">`,
     why,

@@ -71,6 +71,7 @@ export const CRITICAL_EVENTS: ReadonlySet<string> = new Set([
   'error_classified',
   'limit_escalation_requested',
   'child_thread_started',
+  'capabilities_attenuated',
 ]);
 
 /** Droppable event types whose consecutive lines of one turn merge into one (their text joined). */

@@ -90,6 +90,15 @@ export function attenuate(
   return kept;
 }
 
+/**
+ * The grants a child declared that it does not hold as written once attenuated: dropped because
+ * its parent holds nothing that covers them, or narrowed to what the parent holds.
+ */
+export function attenuatedAway(child: readonly string[], kept: readonly string[]): string[] {
+  const held = new Set(kept);
+  return [...new Set(child.map(dotted))].filter((grant) => !held.has(grant));
+}
+
 /** What a tool call asks to do, in capability terms. `itemId` is empty for a search. */
 export interface PermissionRequest {
   primary: Primary;

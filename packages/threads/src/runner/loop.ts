@@ -375,11 +375,13 @@ export async function runLoop(
       inputBound.calibrate(reply.usage.inputTokens);
 
       if (result.calls.length === 0) {
+        const required = requiredOutputs(ctx.outputs);
+        // Text mode gets the return nudge too when outputs are required: ending in error without
+        // one would punish a model for a single answer in prose.
         const canNudge =
-          ctx.nativeTools &&
           ctx.palette.entries.length > 0 &&
           nudges < MAX_NUDGES &&
-          (turn === 1 || ctx.outputs);
+          ((ctx.nativeTools && (turn === 1 || ctx.outputs)) || (!ctx.nativeTools && required.length > 0));
         if (canNudge) {
           nudges += 1;
           const nudge = ctx.outputs ? NUDGE_RETURN : NUDGE_TOOLS;
@@ -389,6 +391,7 @@ export async function runLoop(
           continue;
         }
         await afterStep(ctx, cost);
+        if (required.length > 0) return finish(outputsMissing(reply.text, required));
         return finish({ success: true, result: reply.text });
       }
 
@@ -452,6 +455,22 @@ export async function runLoop(
       error: `The thread stopped on an internal error: ${(error as Error)?.message ?? String(error)}`,
     });
   }
+}
+
+/** The names of the outputs a directive requires; empty when it declares none or none required. */
+function requiredOutputs(outputs: readonly OutputSpec[] | undefined): string[] {
+  return (outputs ?? []).filter((o) => o.required).map((o) => o.name);
+}
+
+/** A thread that stopped answering without returning the outputs its directive requires. */
+function outputsMissing(text: string, required: readonly string[]): LoopResult {
+  return {
+    success: false,
+    result: text,
+    error: `The thread ended without returning its required outputs (${required.join(', ')}): the model answered without calling directive_return`,
+    error_code: 'required_outputs_missing',
+    missing_outputs: [...required],
+  };
 }
 
 async function afterStep(ctx: LoopContext, cost: ThreadCost): Promise<void> {

@@ -24,7 +24,7 @@ import type {
   ToolCall,
   ToolDefinition,
 } from '../provider/types.js';
-import type { TextToolParser } from '../streaming/text-parser.js';
+import type { TextToolParser, UnreadCall } from '../streaming/text-parser.js';
 import { textModeMessages } from '../streaming/text-prompt.js';
 import type { CallContext, CallOutcome, CallPlan } from './calls.js';
 import { handleReturn, planCall, runPlannedCall } from './calls.js';
@@ -128,6 +128,26 @@ function refused(message: string): CallOutcome {
   return { content: JSON.stringify({ error: message }), isError: true, durationMs: 0, dispatchMs: 0 };
 }
 
+/** Stands for the tool of an unreadable call that did not get as far as naming one. */
+const UNNAMED_CALL = 'unreadable_tool_call';
+/** A longer "name" is not a tool's: it is not repeated into the transcript and the conversation. */
+const MAX_TOOL_NAME = 128;
+
+/**
+ * A call written into the text that could not be read, as a call the model sees with its error:
+ * the excerpt stands in for its input, so the model can tell which call failed and fix it.
+ */
+function unreadCall(unread: UnreadCall): ToolCall {
+  const name = unread.name && unread.name.length <= MAX_TOOL_NAME ? unread.name : UNNAMED_CALL;
+  return { id: 'unread_call', name, input: { unreadable_call: unread.excerpt } };
+}
+
+function unreadOutcome(message: string): CallOutcome {
+  return refused(
+    `Your tool call could not be read (${message}), so it was not run. Write it again in the tool_use form the system prompt shows, with a new id and one JSON object as its input, closed before your answer ends.`,
+  );
+}
+
 const INTERRUPTED_RETURN = {
   error: 'The response was interrupted before directive_return could be handled. Call it again.',
 };
@@ -145,7 +165,7 @@ export async function streamTurn(ctx: CallContext, request: TurnRequest): Promis
     dispatchMs: 0,
   }));
   const parser = request.textParser?.();
-  const deferred: ToolCall[] = [];
+  const deferred: Array<{ call: ToolCall; preset?: CallOutcome }> = [];
   let chunkIndex = 0;
   let error: ProviderCallErrorInfo | undefined;
 
@@ -161,7 +181,8 @@ export async function streamTurn(ctx: CallContext, request: TurnRequest): Promis
   };
 
   let started = 0;
-  const startCall = (call: ToolCall) => {
+  /** Plans and starts a call; `preset` is the answer of a call that must not run (unreadable). */
+  const startCall = (call: ToolCall, preset?: CallOutcome) => {
     started += 1;
     const over = request.maxCallsPerTurn !== undefined && started > request.maxCallsPerTurn;
     const plan: CallPlan = over
@@ -171,7 +192,9 @@ export async function streamTurn(ctx: CallContext, request: TurnRequest): Promis
             `Too many tool calls in one response (at most ${request.maxCallsPerTurn}): this call and every later one of this response were not run. Make fewer calls per response.`,
           ),
         }
-      : planCall(ctx, call);
+      : preset
+        ? { kind: 'settled', outcome: preset }
+        : planCall(ctx, call);
     if (plan.kind === 'return') {
       held.push({ call, entry: plan.entry });
       return;
@@ -193,15 +216,15 @@ export async function streamTurn(ctx: CallContext, request: TurnRequest): Promis
 
   const usedIds = request.usedIds ?? new Set<string>();
   let received = 0;
-  const onCall = (raw: ToolCall) => {
+  const onCall = (raw: ToolCall, preset?: CallOutcome) => {
     received += 1;
     // Past the cap, one call is answered with the refusal and the rest are not kept at all:
     // a flood of calls must not become a flood of transcript lines and messages.
     if (request.maxCallsPerTurn !== undefined && received > request.maxCallsPerTurn + 1) return;
     const call = withUniqueId(raw, usedIds);
     response.toolCalls.push(call);
-    if (request.mode === 'inline') startCall(call);
-    else deferred.push(call);
+    if (request.mode === 'inline') startCall(call, preset);
+    else deferred.push(preset ? { call, preset } : { call });
   };
 
   const onText = (text: string) => {
@@ -214,7 +237,11 @@ export async function streamTurn(ctx: CallContext, request: TurnRequest): Promis
     for (const event of events) {
       if (event.type === 'text') onText(event.text);
       else if (event.type === 'tool_complete') onCall(event.call);
-      else log.emit('tool_parse_error', { message: event.message, turn });
+      else {
+        log.emit('tool_parse_error', { message: event.message, turn });
+        // The model gets its unreadable call back with the error, or it would never know.
+        if (event.call) onCall(unreadCall(event.call), unreadOutcome(event.message));
+      }
     }
   };
 
@@ -255,7 +282,7 @@ export async function streamTurn(ctx: CallContext, request: TurnRequest): Promis
   }
 
   // Batch mode: the response is whole; its calls run now, with the same checks and lanes.
-  for (const call of deferred) startCall(call);
+  for (const { call, preset } of deferred) startCall(call, preset);
   const streamEnded = performance.now();
   await dispatcher.settle();
   dispatcher.dispose();

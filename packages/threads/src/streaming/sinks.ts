@@ -59,6 +59,8 @@ const DEFAULT_RECONNECT_ATTEMPTS = 3;
 const DEFAULT_BUFFER_MAX = 1_000;
 const CONNECT_TIMEOUT_MS = 2_000;
 const BACKOFF_BASE_MS = 100;
+/** The longest wait between reconnect attempts (5 s), however many attempts `reconnect_attempts` allows. */
+export const MAX_BACKOFF_MS = 5_000;
 /** Sinks built into the runner, never from `stream.sinks`. */
 const INTERNAL_SINKS = new Set(['transcript', 'return']);
 
@@ -468,13 +470,18 @@ function checkCount(name: string, value: number): number {
   return value;
 }
 
+/** The wait before reconnect attempt `failures` (1-based): doubling from `baseMs`, capped. */
+export function reconnectDelayMs(baseMs: number, failures: number): number {
+  return Math.min(MAX_BACKOFF_MS, baseMs * 2 ** Math.max(0, failures - 1));
+}
+
 type SocketState = 'idle' | 'connecting' | 'open' | 'backoff' | 'dead' | 'closed';
 
 /**
  * Sends each event as a JSON text message (`{"thread_id", "turn", "data", "timestamp"}`) to a UI.
  * Connects on the first event; while connecting or disconnected, events wait in a bounded buffer.
- * A dropped connection is retried with doubling backoff; after `reconnectAttempts` consecutive
- * failures the sink gives up for the rest of the stream. Only `close` keeps the process alive, and
+ * A dropped connection is retried with doubling backoff (capped at `MAX_BACKOFF_MS`); after
+ * `reconnectAttempts` consecutive failures the sink gives up for the rest of the stream. Only `close` keeps the process alive, and
  * only for its bound: retries and connect timeouts run on unref'd timers.
  */
 export class WebSocketSink implements StreamSink {
@@ -636,7 +643,7 @@ export class WebSocketSink implements StreamSink {
       return;
     }
     this.state = 'backoff';
-    const delay = this.backoffBaseMs * 2 ** (this.failures - 1);
+    const delay = reconnectDelayMs(this.backoffBaseMs, this.failures);
     this.timer = backgroundTimer(delay, () => {
       this.timer = undefined;
       if (this.state === 'backoff') this.connect();
@@ -813,6 +820,14 @@ export class FanOut {
   close(): Promise<void> {
     this.closed ??= Promise.all(this.sinks.map((sink) => this.closeOne(sink))).then(() => undefined);
     return this.closed;
+  }
+
+  /**
+   * Starts closing every sink and waits at most `ms` for them: what is flushed by then is kept,
+   * the rest finishes (or is dropped) on each sink's own bound without anyone waiting.
+   */
+  async closeWithin(ms: number): Promise<void> {
+    await settledWithin(this.close(), ms);
   }
 
   private disable(sink: StreamSink, error: unknown): void {

@@ -31,7 +31,26 @@ export const DEFAULT_TEXT_PARSER_LIMITS: Readonly<TextParserLimits> = {
 export type TextParserEvent =
   | { type: 'text'; text: string }
   | { type: 'tool_complete'; call: ToolCall }
-  | { type: 'error'; message: string };
+  | { type: 'error'; message: string; call?: UnreadCall };
+
+/**
+ * A call the model tried to write but that could not be read: the runner answers it as a failed
+ * call, so the model sees what it wrote and why it did not run.
+ */
+export interface UnreadCall {
+  /** The tool it named, when the markup got that far. */
+  name?: string;
+  /** The start of what it wrote (at most `UNREAD_EXCERPT_MAX` characters). */
+  excerpt: string;
+}
+
+/** Characters of an unreadable call quoted back to the model: enough to see the mistake. */
+const UNREAD_EXCERPT_MAX = 500;
+
+function unread(text: string, name?: string): UnreadCall {
+  const excerpt = text.length > UNREAD_EXCERPT_MAX ? `${text.slice(0, UNREAD_EXCERPT_MAX)}…` : text;
+  return name ? { name, excerpt } : { excerpt };
+}
 
 type Markup = 'tool_use' | 'invoke';
 
@@ -284,6 +303,18 @@ function parseBody(body: string): Record<string, unknown> | string {
   }
 }
 
+/** The `name` attribute of a (possibly unfinished) opening tag, if it is there whole. */
+function nameAttribute(markup: Markup, written: string): string | undefined {
+  const end = written.indexOf('>');
+  if (end < 0) return undefined;
+  return parseAttributes(written.slice(TAG_WORD[markup].length, end)).get('name') || undefined;
+}
+
+/** The `"name"` of an unfinished JSON call, if it is there whole. */
+function jsonName(written: string): string | undefined {
+  return /"name"\s*:\s*"([^"\\]{1,200})"/.exec(written)?.[1];
+}
+
 export class TextToolParser {
   private readonly limits: TextParserLimits;
   private mode: Mode = TEXT;
@@ -339,10 +370,16 @@ export class TextToolParser {
     } else if (mode.kind === 'json') {
       const text = this.release();
       if (text !== undefined && CALL_HINT.test(text))
-        this.error('unterminated JSON tool call at end of stream');
+        this.error('unterminated JSON tool call at end of stream', unread(text, jsonName(text)));
       else if (text !== undefined) this.emitText(text);
     } else if (mode.kind !== 'text') {
-      if (!this.discarding) this.error(`unterminated <${mode.markup}> call at end of stream`);
+      if (!this.discarding) {
+        const written = (mode.kind === 'body' ? mode.openTag : '') + this.held.join('');
+        this.error(
+          `unterminated <${mode.markup}> call at end of stream`,
+          unread(written, nameAttribute(mode.markup, written)),
+        );
+      }
       this.held = [];
     }
     return this.out;
@@ -496,13 +533,14 @@ export class TextToolParser {
   private finishElement(markup: Markup, openTag: string, body: string): void {
     const attrs = parseAttributes(openTag.slice(TAG_WORD[markup].length));
     const name = attrs.get('name');
+    const written = `${openTag}${body}${CLOSE_TAG[markup]}`;
     if (!name) {
-      this.error(`<${markup}> call without a name attribute`);
+      this.error(`<${markup}> call without a name attribute`, unread(written));
       return;
     }
     const input = markup === 'invoke' ? parseParameters(body) : parseBody(body);
     if (typeof input === 'string') {
-      this.error(`<tool_use name="${name}"> body is not a JSON object: ${input}`);
+      this.error(`<tool_use name="${name}"> body is not a JSON object: ${input}`, unread(written, name));
       return;
     }
     this.complete(attrs.get('id'), name, input);
@@ -528,9 +566,9 @@ export class TextToolParser {
   private jsonCall(item: Record<string, unknown>): void {
     const { id, name, input } = item;
     if (typeof name !== 'string' || name === '') {
-      this.error('JSON tool_use object without a string "name"');
+      this.error('JSON tool_use object without a string "name"', unread(JSON.stringify(item)));
     } else if (!isRecord(input)) {
-      this.error(`JSON tool_use "${name}" without an object "input"`);
+      this.error(`JSON tool_use "${name}" without an object "input"`, unread(JSON.stringify(item), name));
     } else {
       this.complete(typeof id === 'string' ? id : undefined, name, input);
     }
@@ -562,15 +600,21 @@ export class TextToolParser {
   }
 
   private overflow(): void {
+    const written = this.held.join('');
+    const openTag = this.mode.kind === 'body' ? this.mode.openTag : '';
+    const markup = this.mode.kind === 'body' || this.mode.kind === 'open' ? this.mode.markup : undefined;
     this.discarding = true;
     this.held = [];
+    // Cut at the limit: where the overflow is noticed depends on how the stream was chunked.
+    const start = (openTag + written).slice(0, this.limits.toolParseBufferMax);
     this.error(
       `tool call over tool_parse_buffer_max (${this.limits.toolParseBufferMax} characters): discarded`,
+      unread(start, markup ? nameAttribute(markup, start) : jsonName(start)),
     );
   }
 
-  private error(message: string): void {
-    this.out.push({ type: 'error', message });
+  private error(message: string, call?: UnreadCall): void {
+    this.out.push(call ? { type: 'error', message, call } : { type: 'error', message });
   }
 
   /** Text goes out as an event; fullText keeps it up to `textBufferMax`, then reports once. */
