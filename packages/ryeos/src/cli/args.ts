@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { isSignableKind } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
 import type { CliIo } from './io.js';
+import { printableJson } from './printable.js';
 
 export interface ParsedArgs {
   values: Record<string, string | boolean | undefined>;
@@ -24,8 +25,9 @@ export function parse(args: string[], options: NonNullable<ParseArgsConfig['opti
   }
 }
 
+/** A result as JSON: it carries model and tool text, and is often read on a terminal. */
 export function printJson(io: CliIo, value: unknown): void {
-  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+  io.stdout(`${printableJson(JSON.stringify(value, null, 2))}\n`);
 }
 
 /** Accepts `kind:id`, a plain id, or the upstream pair `<kind> <id>` (DECISIONS 27). */

@@ -1,4 +1,5 @@
 import { packageVersion } from '../package-root.js';
+import { printable } from './printable.js';
 
 export function helpText(): string {
   return `rye ${packageVersion()} — RYE OS, a portable operating system for AI agents
@@ -240,5 +241,5 @@ export function closestCommand(typed: string): string | undefined {
 /** The message for an unknown command, with the likely one when there is one. */
 export function unknownCommand(typed: string): string {
   const guess = closestCommand(typed);
-  return `rye: unknown command '${typed}'.${guess ? ` Did you mean 'rye ${guess}'?` : ''} Run 'rye --help' for the list of commands.\n`;
+  return `rye: unknown command '${printable(typed)}'.${guess ? ` Did you mean 'rye ${guess}'?` : ''} Run 'rye --help' for the list of commands.\n`;
 }

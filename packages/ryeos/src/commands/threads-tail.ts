@@ -7,6 +7,7 @@
 import { closeSync, existsSync, openSync, readSync, statSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import type { CliIo } from '../cli/io.js';
+import { printable } from '../cli/printable.js';
 
 interface Event {
   event_type: string;
@@ -19,18 +20,6 @@ function short(value: unknown, max = 240): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   const flat = (text ?? '').replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
-}
-
-/**
- * Characters a terminal obeys rather than shows: C0 and C1 controls other than newline and tab
- * (an escape sequence can move the cursor, rewrite lines already printed or set the window
- * title) and the bidirectional overrides that reorder what is displayed.
- */
-const UNPRINTABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
-
-/** Model and tool text is shown, never obeyed: each such character prints as its `\\uXXXX` escape. */
-export function printable(text: string): string {
-  return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** One event as a line (or a piece of one, for streamed text); undefined to skip it. */
@@ -97,7 +86,9 @@ export async function tailTranscript(
       for (const line of lines) {
         if (!line.trim()) continue;
         if (options.json) {
-          io.stdout(`${line}\n`);
+          // A line the runner wrote holds no raw control (JSON escapes them); one written by
+          // something else is shown as safely as a person's text.
+          io.stdout(`${printable(line)}\n`);
           continue;
         }
         let event: Event;
