@@ -10,13 +10,17 @@ import { createRye } from '../rye.js';
 export { checkProjectFlag, processSettings } from '../cli/start.js';
 
 export async function keysCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
-  const { values, positionals } = parse(args, {
-    force: { type: 'boolean' },
-    owner: { type: 'string' },
-    space: { type: 'string' },
-    project: { type: 'string' },
-    'project-path': { type: 'string', short: 'p' },
-  });
+  const { values, positionals } = parse(
+    args,
+    {
+      force: { type: 'boolean' },
+      owner: { type: 'string' },
+      space: { type: 'string' },
+      project: { type: 'string' },
+      'project-path': { type: 'string', short: 'p' },
+    },
+    'keys',
+  );
   const project = str(values, 'project') ?? str(values, 'project-path');
   const rye = createRye({
     settings,

@@ -18,16 +18,20 @@ import { createRye } from '../rye.js';
 export { checkProjectFlag, processSettings } from '../cli/start.js';
 
 export async function threadsCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
-  const { values, positionals } = parse(args, {
-    status: { type: 'string' },
-    limit: { type: 'string' },
-    timeout: { type: 'string' },
-    message: { type: 'string', short: 'm' },
-    follow: { type: 'boolean', short: 'f' },
-    json: { type: 'boolean' },
-    project: { type: 'string' },
-    'project-path': { type: 'string', short: 'p' },
-  });
+  const { values, positionals } = parse(
+    args,
+    {
+      status: { type: 'string' },
+      limit: { type: 'string' },
+      timeout: { type: 'string' },
+      message: { type: 'string', short: 'm' },
+      follow: { type: 'boolean', short: 'f' },
+      json: { type: 'boolean' },
+      project: { type: 'string' },
+      'project-path': { type: 'string', short: 'p' },
+    },
+    'threads',
+  );
   const project = str(values, 'project') ?? str(values, 'project-path');
   // One command and the process ends: no spare runner for a next async fork.
   const rye = createRye({ settings, projectPath: callerPath(project ?? '.'), spareRunner: false });
