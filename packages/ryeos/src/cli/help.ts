@@ -162,7 +162,8 @@ ${PROJECT}
   wait ID…          until every thread has ended (a handed-off one: the end of its chain), or
                     --timeout seconds (default 600); prints each one's status, outputs, cost, error
   tail ID           the transcript as a person reads it (--json: the raw events); --follow keeps
-                    printing as the thread writes, text as it streams, until it ends
+                    printing as the thread writes, text as it streams, until it ends; an
+                    async tool run (rye execute … --async) prints its result once it has ended
   cancel ID         asks the thread and its descendants to stop (they stop their model call)
   kill ID           a detached thread that does not answer: SIGTERM to its process group, then
                     SIGKILL after 3 s; recorded as cancelled

@@ -7,7 +7,7 @@
 import { closeSync, existsSync, openSync, readSync, statSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import type { CliIo } from '../cli/io.js';
-import { printable } from '../cli/printable.js';
+import { printable, printableJson } from '../cli/printable.js';
 
 interface Event {
   event_type: string;
@@ -63,12 +63,49 @@ export function describeEvent(event: Event, follow: boolean): string | undefined
   }
 }
 
-/** Prints the transcript, then (follow) what is appended until `ended()` says the thread ended. */
+/** What the registry holds of a thread, as far as a tool run's tail needs it. */
+export interface TailedRow {
+  thread_id: string;
+  directive: string;
+  status: string;
+  result: Record<string, unknown> | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * An async tool run writes no transcript: its result, stored in the registry when it ends, is
+ * what it said (as `rye execute` would have printed it). Undefined for a thread that is not one.
+ */
+export function describeToolRun(row: TailedRow | undefined, json: boolean): string | undefined {
+  // A tool run is registered as `tool/<id>` under a UUID; a directive thread's id names its directive.
+  if (!row?.directive.startsWith('tool/') || !UUID.test(row.thread_id)) return undefined;
+  const envelope = row.result?.envelope;
+  if (typeof envelope === 'object' && envelope !== null) {
+    if (json) return printableJson(`${JSON.stringify(envelope)}\n`);
+    const ref = String((envelope as { item_id?: unknown }).item_id ?? row.directive);
+    return printableJson(`== ${row.status}: ${ref}\n${JSON.stringify(envelope, null, 2)}\n`);
+  }
+  if (json) return undefined;
+  const ref = `tool:${row.directive.slice('tool/'.length)}`;
+  const error = row.result?.error;
+  const note = !isTerminal(row.status)
+    ? ' (its result is printed here when it ends: --follow waits for it)'
+    : typeof error === 'string'
+      ? ` — ${short(error, 200)}`
+      : '';
+  return printable(`== ${row.status}: ${ref}${note}\n`);
+}
+
+/**
+ * Prints the transcript, then (follow) what is appended until `ended()` says the thread ended;
+ * says whether there was a transcript to print.
+ */
 export async function tailTranscript(
   io: CliIo,
   dir: string,
   options: { follow: boolean; json: boolean; ended: () => boolean; signal?: AbortSignal },
-): Promise<void> {
+): Promise<{ transcript: boolean }> {
   const path = join(dir, 'transcript.jsonl');
   let offset = 0;
   let rest = '';
@@ -105,7 +142,7 @@ export async function tailTranscript(
     }
   };
   drain();
-  if (!options.follow) return;
+  if (!options.follow) return { transcript: existsSync(path) };
   await new Promise<void>((resolve) => {
     let watcher: ReturnType<typeof watch> | undefined;
     try {
@@ -125,6 +162,7 @@ export async function tailTranscript(
     }
     options.signal?.addEventListener('abort', finish, { once: true });
   });
+  return { transcript: existsSync(path) };
 }
 
 export function isTerminal(status: string | undefined): boolean {

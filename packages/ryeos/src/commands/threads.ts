@@ -135,29 +135,34 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
   if (action === 'tail') {
     const id = needId('tail');
     const { openThreadStore, threadDir, threadsStateRoot } = await import('@ryeos/threads');
-    const { isTerminal, tailTranscript } = await import('./threads-tail.js');
+    const { describeToolRun, isTerminal, tailTranscript } = await import('./threads-tail.js');
     const stateRoot = threadsStateRoot(rye.projectPath);
-    const statusOf = () => {
+    const rowOf = () => {
       const store = openThreadStore(stateRoot);
       try {
-        return store.registry.getThread(id)?.status;
+        return store.registry.getThread(id);
       } finally {
         store.close();
       }
     };
-    if (statusOf() === undefined) {
+    if (rowOf() === undefined) {
       throw new RyeError('NOT_FOUND', `Thread '${id}' not found`, {
         hint: 'rye threads list prints the ids.',
       });
     }
     const stop = new AbortController();
     process.once('SIGINT', () => stop.abort());
-    await tailTranscript(io, threadDir(stateRoot, id), {
+    const json = values.json === true;
+    const { transcript } = await tailTranscript(io, threadDir(stateRoot, id), {
       follow: values.follow === true,
-      json: values.json === true,
-      ended: () => isTerminal(statusOf()),
+      json,
+      ended: () => isTerminal(rowOf()?.status),
       signal: stop.signal,
     });
+    if (!transcript) {
+      const toolRun = describeToolRun(rowOf(), json);
+      if (toolRun) io.stdout(toolRun);
+    }
     return 0;
   }
   throw new RyeError('VALIDATION', `Unknown threads action '${action ?? ''}'`, {
