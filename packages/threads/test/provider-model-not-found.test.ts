@@ -25,6 +25,7 @@ const request: ModelRequest = {
   system: 'You are terse.',
   messages: [{ role: 'user', content: 'Hello' }],
   tools: [],
+  maxTokens: 256,
 };
 
 const base = { timeoutMs: 5000, stream: true };

@@ -49,9 +49,9 @@ export function printJson(io: CliIo, value: unknown): void {
 
 /** An operation's result; a refusal of its arguments is told in terms of the verb's flags. */
 export function printResult(io: CliIo, result: object, verb: string): void {
-  if ((result as { hint?: unknown }).hint !== FIX_ARGUMENTS_HINT) return printJson(io, result);
+  const refused = (result as { hint?: unknown }).hint === FIX_ARGUMENTS_HINT;
   const hint = `Fix the flags named (item_type is --item-type); 'rye help ${verb}' lists them and what they take.`;
-  printJson(io, { ...result, hint });
+  printJson(io, refused ? { ...result, hint } : result);
 }
 
 /** Accepts `kind:id`, a plain id, or the upstream pair `<kind> <id>` (DECISIONS 27). */
