@@ -49,6 +49,15 @@ describe('rye flags', () => {
     expect(String(run.json.hint)).not.toMatch(/schema|MCP/i);
   });
 
+  it('a mistyped threads or keys action names the one likely meant', async () => {
+    const t = await project();
+    const threads = await rye(['threads', 'lsit', '--project', t.project], { env: t.env });
+    expect(threads.json).toMatchObject({ error: "Unknown threads action 'lsit'" });
+    expect(String(threads.json.hint)).toMatch(/^Did you mean rye threads list\? /);
+    const keys = await rye(['keys', 'trsut', '--project', t.project], { env: t.env });
+    expect(String(keys.json.hint)).toMatch(/^Did you mean rye keys trust\? /);
+  });
+
   it('ryeos-mcp names the flag a typo most likely meant', async () => {
     const t = await project();
     const run = await runCommand(process.execPath, [MCP_SERVER, '--htp'], {

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { RyeSettings } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
 import { callerPath, parse, printJson, str } from '../cli/args.js';
+import { closestWord } from '../cli/closest.js';
 import type { CliIo } from '../cli/io.js';
 import { createRye } from '../rye.js';
 
@@ -55,8 +56,9 @@ export async function keysCommand(args: string[], io: CliIo, settings: RyeSettin
     printJson(io, { status: 'success', keys: await rye.listKeys() });
     return 0;
   }
+  const guess = closestWord(action ?? '', ['generate', 'trust', 'list']);
   throw new RyeError('VALIDATION', `Unknown keys action '${action ?? ''}'`, {
-    hint: 'Use rye keys generate | trust <file> | list',
+    hint: `${guess ? `Did you mean rye keys ${guess}? ` : ''}Use rye keys generate | trust <file> | list`,
   });
 }
 

@@ -11,11 +11,14 @@
 import type { RyeSettings } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
 import { callerPath, parse, printJson, str } from '../cli/args.js';
+import { closestWord } from '../cli/closest.js';
 import type { CliIo } from '../cli/io.js';
 import { createRye } from '../rye.js';
 
 // What runs before this verb, bundled with it (cli/start.ts).
 export { checkProjectFlag, processSettings } from '../cli/start.js';
+
+const THREADS_ACTIONS = ['list', 'show', 'wait', 'cancel', 'kill', 'chain', 'resume', 'tail'];
 
 export async function threadsCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
   const { values, positionals } = parse(
@@ -165,7 +168,8 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
     }
     return 0;
   }
+  const guess = closestWord(action ?? '', THREADS_ACTIONS);
   throw new RyeError('VALIDATION', `Unknown threads action '${action ?? ''}'`, {
-    hint: 'Use rye threads list | show <id> | wait <id…> [--timeout S] | cancel <id> | kill <id> | tail <id> [--follow] [--json] | resume <id> --message M | chain <id>',
+    hint: `${guess ? `Did you mean rye threads ${guess}? ` : ''}Use rye threads list | show <id> | wait <id…> [--timeout S] | cancel <id> | kill <id> | tail <id> [--follow] [--json] | resume <id> --message M | chain <id>`,
   });
 }
