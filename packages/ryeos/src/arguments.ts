@@ -8,6 +8,7 @@ import type { SchemaIssue } from '@ryeos/lillux';
 import { RyeError, schemaIssues, validateSchema } from '@ryeos/lillux';
 import type { InputSchema, JsonSchema, ToolName } from '@ryeos/mcp/tools';
 import { toolSchema, withoutProjectPath } from '@ryeos/mcp/tools';
+import { FIX_ARGUMENTS_HINT } from './argument-hint.js';
 import type { CompiledArguments } from './generated/compiled-validator.js';
 
 /** Arguments as a caller sent them: `null` means "not given" (many MCP clients send it). */
@@ -64,7 +65,7 @@ function refuse(issues: SchemaIssue[], schema: InputSchema, given: Record<string
   const messages = [...new Set(issues.map((issue) => describe(issue, schema, given)))];
   const hint = messages.some((m) => m.includes('must be an object'))
     ? 'Pass objects as JSON objects, not as strings.'
-    : 'Fix the arguments listed (each tool lists its parameters in its input schema).';
+    : FIX_ARGUMENTS_HINT;
   throw new RyeError('VALIDATION', messages.join('; '), { hint, details: { problems: messages } });
 }
 

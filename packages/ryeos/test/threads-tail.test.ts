@@ -3,7 +3,8 @@
  * the terminal it is shown in (attack round on issue 15).
  */
 import { describe, expect, it } from 'vitest';
-import { describeEvent, printable } from '../src/commands/threads-tail.js';
+import { printable } from '../src/cli/printable.js';
+import { describeEvent } from '../src/commands/threads-tail.js';
 
 describe('rye threads tail', () => {
   it('shows terminal control sequences and bidi overrides as escapes, keeping newlines and tabs', () => {

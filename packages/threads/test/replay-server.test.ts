@@ -422,4 +422,10 @@ describe('runReplayCli', () => {
     expect(await runReplayCli([path], { stderr: err2 })).toBe(1);
     expect(err2.text).toContain('turn 1: unknown key "txt"');
   });
+
+  it('names the option it takes when given one it does not', async () => {
+    const stderr = sink();
+    expect(await runReplayCli(['a.yaml', '--prot', '3'], { stderr })).toBe(2);
+    expect(stderr.text.split('\n')[0]).toBe('rye replay: Unknown option --prot: the only option is --port N');
+  });
 });

@@ -6,26 +6,52 @@ import type { ParseArgsConfig } from 'node:util';
 import { parseArgs } from 'node:util';
 import { isSignableKind } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
+import { FIX_ARGUMENTS_HINT } from '../argument-hint.js';
+import { closestWord } from './closest.js';
 import type { CliIo } from './io.js';
+import { printableJson } from './printable.js';
 
 export interface ParsedArgs {
   values: Record<string, string | boolean | undefined>;
   positionals: string[];
 }
 
-export function parse(args: string[], options: NonNullable<ParseArgsConfig['options']>): ParsedArgs {
+/** Parses a verb's flags; a flag it does not take is refused, naming the one likely meant. */
+export function parse(
+  args: string[],
+  options: NonNullable<ParseArgsConfig['options']>,
+  verb: string,
+): ParsedArgs {
   try {
     const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
     return { values: values as ParsedArgs['values'], positionals };
   } catch (error) {
-    throw new RyeError('VALIDATION', (error as Error).message, {
-      hint: "Run 'rye --help' for the accepted flags.",
-    });
+    throw flagError(error as NodeJS.ErrnoException, Object.keys(options), verb);
   }
 }
 
+/** Node's refusal of a flag, in words that say what to type instead. */
+function flagError(error: NodeJS.ErrnoException, flags: string[], verb: string): RyeError {
+  const usage = `'rye help ${verb}' lists its flags.`;
+  const unknown =
+    error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'([^']*)'/.exec(error.message)?.[1] : undefined;
+  if (unknown === undefined) return new RyeError('VALIDATION', error.message, { hint: usage });
+  const guess = closestWord(unknown.replace(/^-+/, ''), flags);
+  return new RyeError('VALIDATION', `Unknown flag '${unknown}' for rye ${verb}`, {
+    hint: guess ? `Did you mean --${guess}? ${usage}` : usage,
+  });
+}
+
+/** A result as JSON: it carries model and tool text, and is often read on a terminal. */
 export function printJson(io: CliIo, value: unknown): void {
-  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+  io.stdout(`${printableJson(JSON.stringify(value, null, 2))}\n`);
+}
+
+/** An operation's result; a refusal of its arguments is told in terms of the verb's flags. */
+export function printResult(io: CliIo, result: object, verb: string): void {
+  const refused = (result as { hint?: unknown }).hint === FIX_ARGUMENTS_HINT;
+  const hint = `Fix the flags named (item_type is --item-type); 'rye help ${verb}' lists them and what they take.`;
+  printJson(io, refused ? { ...result, hint } : result);
 }
 
 /** Accepts `kind:id`, a plain id, or the upstream pair `<kind> <id>` (DECISIONS 27). */

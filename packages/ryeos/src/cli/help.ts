@@ -1,4 +1,6 @@
 import { packageVersion } from '../package-root.js';
+import { closestWord } from './closest.js';
+import { printable } from './printable.js';
 
 export function helpText(): string {
   return `rye ${packageVersion()} — RYE OS, a portable operating system for AI agents
@@ -160,7 +162,8 @@ ${PROJECT}
   wait ID…          until every thread has ended (a handed-off one: the end of its chain), or
                     --timeout seconds (default 600); prints each one's status, outputs, cost, error
   tail ID           the transcript as a person reads it (--json: the raw events); --follow keeps
-                    printing as the thread writes, text as it streams, until it ends
+                    printing as the thread writes, text as it streams, until it ends; an
+                    async tool run (rye execute … --async) prints its result once it has ended
   cancel ID         asks the thread and its descendants to stop (they stop their model call)
   kill ID           a detached thread that does not answer: SIGTERM to its process group, then
                     SIGKILL after 3 s; recorded as cancelled
@@ -208,37 +211,13 @@ export function commandUsage(command: string): string | undefined {
   return Object.hasOwn(USAGE, command) ? USAGE[command] : undefined;
 }
 
-/** Edits between two words: insertions, deletions, substitutions and swaps of neighbours. */
-function distance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        best = Math.min(best, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = best;
-    }
-  }
-  return d[a.length]![b.length]!;
-}
-
 /** The command a mistyped one most likely meant (a typo or two, or a prefix), if any. */
 export function closestCommand(typed: string): string | undefined {
-  const word = typed.toLowerCase();
-  let best: { name: string; score: number } | undefined;
-  for (const name of COMMAND_NAMES) {
-    const score = name.startsWith(word) && word.length >= 2 ? 0.5 : distance(word, name);
-    if (score <= Math.max(1, Math.min(2, Math.floor(name.length / 3))) && (!best || score < best.score))
-      best = { name, score };
-  }
-  return best?.name;
+  return closestWord(typed, COMMAND_NAMES);
 }
 
 /** The message for an unknown command, with the likely one when there is one. */
 export function unknownCommand(typed: string): string {
   const guess = closestCommand(typed);
-  return `rye: unknown command '${typed}'.${guess ? ` Did you mean 'rye ${guess}'?` : ''} Run 'rye --help' for the list of commands.\n`;
+  return `rye: unknown command '${printable(typed)}'.${guess ? ` Did you mean 'rye ${guess}'?` : ''} Run 'rye --help' for the list of commands.\n`;
 }

@@ -4,6 +4,7 @@ import { packageVersion } from '../package-root.js';
 import { commandUsage, helpText, unknownCommand } from './help.js';
 import type { CliIo } from './io.js';
 import { processIo, quietWhenClosed } from './io.js';
+import { printableJson } from './printable.js';
 
 type Command = (args: string[], io: CliIo, settings: RyeSettings) => Promise<number>;
 
@@ -67,7 +68,7 @@ export async function runVerbs(
     const settings = processSettings(env); // read here, once
     return await run(rest, io, settings);
   } catch (error) {
-    io.stdout(`${JSON.stringify(toErrorEnvelope(error), null, 2)}\n`);
+    io.stdout(`${printableJson(JSON.stringify(toErrorEnvelope(error), null, 2))}\n`);
     return 1;
   }
 }

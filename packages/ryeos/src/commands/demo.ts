@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { RyeSettings } from '@ryeos/executor';
 import { readSettings } from '@ryeos/executor';
 import type { CliIo } from '../cli/io.js';
+import { printable } from '../cli/printable.js';
 import { initWorkspace } from '../init.js';
 import type { Envelope } from '../rye.js';
 import { createRye } from '../rye.js';
@@ -34,7 +35,7 @@ export async function demoCommand(args: string[], io: CliIo, settings: RyeSettin
   const steps: Step[] = [];
   const step = (title: string, ok: boolean, ...lines: string[]) => {
     steps.push({ title, ok, lines });
-    io.stdout(`${ok ? '✔' : '✘'} ${title}\n${lines.map((l) => `    ${l}\n`).join('')}`);
+    io.stdout(printable(`${ok ? '✔' : '✘'} ${title}\n${lines.map((l) => `    ${l}\n`).join('')}`));
   };
   try {
     io.stdout(`RYE demo in ${project} (user space ${user})\n\n`);

@@ -14,7 +14,7 @@ import {
   parse,
   parseJsonObject,
   pipedStdin,
-  printJson,
+  printResult,
   readStdin,
   refFromPositionals,
   str,
@@ -27,20 +27,24 @@ import { createRye } from '../rye.js';
 export { checkProjectFlag, processSettings } from '../cli/start.js';
 
 export async function executeCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
-  const { values, positionals } = parse(args, {
-    params: { type: 'string' },
-    parameters: { type: 'string' },
-    project: { type: 'string' },
-    'project-path': { type: 'string', short: 'p' },
-    'dry-run': { type: 'boolean' },
-    trace: { type: 'boolean' },
-    thread: { type: 'string' },
-    target: { type: 'string' },
-    async: { type: 'boolean' },
-    model: { type: 'string' },
-    'limit-overrides': { type: 'string' },
-    'item-type': { type: 'string' },
-  });
+  const { values, positionals } = parse(
+    args,
+    {
+      params: { type: 'string' },
+      parameters: { type: 'string' },
+      project: { type: 'string' },
+      'project-path': { type: 'string', short: 'p' },
+      'dry-run': { type: 'boolean' },
+      trace: { type: 'boolean' },
+      thread: { type: 'string' },
+      target: { type: 'string' },
+      async: { type: 'boolean' },
+      model: { type: 'string' },
+      'limit-overrides': { type: 'string' },
+      'item-type': { type: 'string' },
+    },
+    'execute',
+  );
   const ref = refFromPositionals(positionals, 'execute');
   const raw = str(values, 'params') ?? str(values, 'parameters');
   let parameters: Record<string, unknown> = {};
@@ -98,7 +102,7 @@ export async function executeCommand(args: string[], io: CliIo, settings: RyeSet
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     });
-  printJson(io, result);
+  printResult(io, result, 'execute');
   // A tool run is over once answered (an --async one runs detached). What it leaves is its warm
   // worker, stopped now: a tool on a thread of this process could otherwise go on starting
   // programs until the process ends; stopping it kills what it left. The process then ends at

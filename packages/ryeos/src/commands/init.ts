@@ -10,11 +10,15 @@ import { createRye } from '../rye.js';
 export { checkProjectFlag, processSettings } from '../cli/start.js';
 
 export async function initCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
-  const { values } = parse(args, {
-    project: { type: 'string' },
-    'project-path': { type: 'string', short: 'p' },
-    'user-only': { type: 'boolean' },
-  });
+  const { values } = parse(
+    args,
+    {
+      project: { type: 'string' },
+      'project-path': { type: 'string', short: 'p' },
+      'user-only': { type: 'boolean' },
+    },
+    'init',
+  );
   const rye = createRye({
     settings,
     projectPath: callerPath(str(values, 'project') ?? str(values, 'project-path') ?? '.'),

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { RyeSettings } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
 import { callerPath, parse, printJson, str } from '../cli/args.js';
+import { closestWord } from '../cli/closest.js';
 import type { CliIo } from '../cli/io.js';
 import { createRye } from '../rye.js';
 
@@ -10,13 +11,17 @@ import { createRye } from '../rye.js';
 export { checkProjectFlag, processSettings } from '../cli/start.js';
 
 export async function keysCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
-  const { values, positionals } = parse(args, {
-    force: { type: 'boolean' },
-    owner: { type: 'string' },
-    space: { type: 'string' },
-    project: { type: 'string' },
-    'project-path': { type: 'string', short: 'p' },
-  });
+  const { values, positionals } = parse(
+    args,
+    {
+      force: { type: 'boolean' },
+      owner: { type: 'string' },
+      space: { type: 'string' },
+      project: { type: 'string' },
+      'project-path': { type: 'string', short: 'p' },
+    },
+    'keys',
+  );
   const project = str(values, 'project') ?? str(values, 'project-path');
   const rye = createRye({
     settings,
@@ -51,8 +56,9 @@ export async function keysCommand(args: string[], io: CliIo, settings: RyeSettin
     printJson(io, { status: 'success', keys: await rye.listKeys() });
     return 0;
   }
+  const guess = closestWord(action ?? '', ['generate', 'trust', 'list']);
   throw new RyeError('VALIDATION', `Unknown keys action '${action ?? ''}'`, {
-    hint: 'Use rye keys generate | trust <file> | list',
+    hint: `${guess ? `Did you mean rye keys ${guess}? ` : ''}Use rye keys generate | trust <file> | list`,
   });
 }
 

@@ -1,7 +1,7 @@
 /** `rye load <ref> [--from SPACE] [--to SPACE] [--project DIR]` (also `rye load <type> <id>`) */
 
 import type { RyeSettings } from '@ryeos/executor';
-import { asArguments, callerPath, parse, printJson, refFromPositionals, str } from '../cli/args.js';
+import { asArguments, callerPath, parse, printResult, refFromPositionals, str } from '../cli/args.js';
 import type { CliIo } from '../cli/io.js';
 import type { LoadRequest } from '../rye.js';
 import { createRye } from '../rye.js';
@@ -10,14 +10,18 @@ import { createRye } from '../rye.js';
 export { checkProjectFlag, processSettings } from '../cli/start.js';
 
 export async function loadCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
-  const { values, positionals } = parse(args, {
-    from: { type: 'string' },
-    source: { type: 'string' },
-    to: { type: 'string' },
-    destination: { type: 'string' },
-    project: { type: 'string' },
-    'project-path': { type: 'string', short: 'p' },
-  });
+  const { values, positionals } = parse(
+    args,
+    {
+      from: { type: 'string' },
+      source: { type: 'string' },
+      to: { type: 'string' },
+      destination: { type: 'string' },
+      project: { type: 'string' },
+      'project-path': { type: 'string', short: 'p' },
+    },
+    'load',
+  );
   const rye = createRye({
     settings,
     projectPath: callerPath(str(values, 'project') ?? str(values, 'project-path') ?? '.'),
@@ -27,6 +31,6 @@ export async function loadCommand(args: string[], io: CliIo, settings: RyeSettin
   const result = await rye.load(
     asArguments<LoadRequest>({ item_id: refFromPositionals(positionals, 'load'), source, destination }),
   );
-  printJson(io, result);
+  printResult(io, result, 'load');
   return result.status === 'error' ? 1 : 0;
 }

@@ -6,7 +6,7 @@
 
 import type { RyeSettings } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
-import { asArguments, callerPath, num, parse, printJson, str } from '../cli/args.js';
+import { asArguments, callerPath, num, parse, printResult, str } from '../cli/args.js';
 import type { CliIo } from '../cli/io.js';
 import type { SearchRequest } from '../rye.js';
 import { createRye } from '../rye.js';
@@ -15,17 +15,21 @@ import { createRye } from '../rye.js';
 export { checkProjectFlag, processSettings } from '../cli/start.js';
 
 export async function searchCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
-  const { values, positionals } = parse(args, {
-    space: { type: 'string' },
-    limit: { type: 'string' },
-    offset: { type: 'string' },
-    'sort-by': { type: 'string' },
-    fuzzy: { type: 'boolean' },
-    all: { type: 'boolean' },
-    'include-internal': { type: 'boolean' },
-    project: { type: 'string' },
-    'project-path': { type: 'string', short: 'p' },
-  });
+  const { values, positionals } = parse(
+    args,
+    {
+      space: { type: 'string' },
+      limit: { type: 'string' },
+      offset: { type: 'string' },
+      'sort-by': { type: 'string' },
+      fuzzy: { type: 'boolean' },
+      all: { type: 'boolean' },
+      'include-internal': { type: 'boolean' },
+      project: { type: 'string' },
+      'project-path': { type: 'string', short: 'p' },
+    },
+    'search',
+  );
   const [scope, ...words] = positionals;
   if (!scope)
     throw new RyeError('VALIDATION', 'rye search needs a scope', {
@@ -48,6 +52,6 @@ export async function searchCommand(args: string[], io: CliIo, settings: RyeSett
       include_internal: values.all || values['include-internal'] ? true : undefined,
     }),
   );
-  printJson(io, result);
+  printResult(io, result, 'search');
   return result.status === 'error' ? 1 : 0;
 }

@@ -2,7 +2,7 @@
 import { statSync } from 'node:fs';
 import type { RyeSettings } from '@ryeos/executor';
 import { isSignableKind } from '@ryeos/executor';
-import { callerPath, parse, printJson, refFromPositionals, str } from '../cli/args.js';
+import { callerPath, parse, printResult, refFromPositionals, str } from '../cli/args.js';
 import type { CliIo } from '../cli/io.js';
 import { createRye } from '../rye.js';
 import { signedAll } from '../sign.js';
@@ -11,11 +11,15 @@ import { signedAll } from '../sign.js';
 export { checkProjectFlag, processSettings } from '../cli/start.js';
 
 export async function signCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
-  const { values, positionals } = parse(args, {
-    space: { type: 'string' },
-    project: { type: 'string' },
-    'project-path': { type: 'string', short: 'p' },
-  });
+  const { values, positionals } = parse(
+    args,
+    {
+      space: { type: 'string' },
+      project: { type: 'string' },
+      'project-path': { type: 'string', short: 'p' },
+    },
+    'sign',
+  );
   const space = str(values, 'space');
   const projectPath = str(values, 'project') ?? str(values, 'project-path');
   const rye = createRye({
@@ -31,7 +35,7 @@ export async function signCommand(args: string[], io: CliIo, settings: RyeSettin
       );
   if (refs.length === 0) refFromPositionals(refs, 'sign');
   const envelope = await rye.sign(refs, space ? { space } : {});
-  printJson(io, envelope);
+  printResult(io, envelope, 'sign');
   // 0 when every item was signed; a batch with failures exits 1 like an error.
   return signedAll(envelope) ? 0 : 1;
 }

@@ -7,6 +7,7 @@
 import { closeSync, existsSync, openSync, readSync, statSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import type { CliIo } from '../cli/io.js';
+import { printable, printableJson } from '../cli/printable.js';
 
 interface Event {
   event_type: string;
@@ -19,18 +20,6 @@ function short(value: unknown, max = 240): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   const flat = (text ?? '').replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
-}
-
-/**
- * Characters a terminal obeys rather than shows: C0 and C1 controls other than newline and tab
- * (an escape sequence can move the cursor, rewrite lines already printed or set the window
- * title) and the bidirectional overrides that reorder what is displayed.
- */
-const UNPRINTABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
-
-/** Model and tool text is shown, never obeyed: each such character prints as its `\\uXXXX` escape. */
-export function printable(text: string): string {
-  return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** One event as a line (or a piece of one, for streamed text); undefined to skip it. */
@@ -79,12 +68,49 @@ export function describeEvent(event: Event, follow: boolean): string | undefined
   }
 }
 
-/** Prints the transcript, then (follow) what is appended until `ended()` says the thread ended. */
+/** What the registry holds of a thread, as far as a tool run's tail needs it. */
+export interface TailedRow {
+  thread_id: string;
+  directive: string;
+  status: string;
+  result: Record<string, unknown> | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * An async tool run writes no transcript: its result, stored in the registry when it ends, is
+ * what it said (as `rye execute` would have printed it). Undefined for a thread that is not one.
+ */
+export function describeToolRun(row: TailedRow | undefined, json: boolean): string | undefined {
+  // A tool run is registered as `tool/<id>` under a UUID; a directive thread's id names its directive.
+  if (!row?.directive.startsWith('tool/') || !UUID.test(row.thread_id)) return undefined;
+  const envelope = row.result?.envelope;
+  if (typeof envelope === 'object' && envelope !== null) {
+    if (json) return printableJson(`${JSON.stringify(envelope)}\n`);
+    const ref = String((envelope as { item_id?: unknown }).item_id ?? row.directive);
+    return printableJson(`== ${row.status}: ${ref}\n${JSON.stringify(envelope, null, 2)}\n`);
+  }
+  if (json) return undefined;
+  const ref = `tool:${row.directive.slice('tool/'.length)}`;
+  const error = row.result?.error;
+  const note = !isTerminal(row.status)
+    ? ' (its result is printed here when it ends: --follow waits for it)'
+    : typeof error === 'string'
+      ? ` — ${short(error, 200)}`
+      : '';
+  return printable(`== ${row.status}: ${ref}${note}\n`);
+}
+
+/**
+ * Prints the transcript, then (follow) what is appended until `ended()` says the thread ended;
+ * says whether there was a transcript to print.
+ */
 export async function tailTranscript(
   io: CliIo,
   dir: string,
   options: { follow: boolean; json: boolean; ended: () => boolean; signal?: AbortSignal },
-): Promise<void> {
+): Promise<{ transcript: boolean }> {
   const path = join(dir, 'transcript.jsonl');
   let offset = 0;
   let rest = '';
@@ -102,7 +128,9 @@ export async function tailTranscript(
       for (const line of lines) {
         if (!line.trim()) continue;
         if (options.json) {
-          io.stdout(`${line}\n`);
+          // A line the runner wrote holds no raw control (JSON escapes them); one written by
+          // something else is shown as safely as a person's text.
+          io.stdout(`${printable(line)}\n`);
           continue;
         }
         let event: Event;
@@ -119,7 +147,7 @@ export async function tailTranscript(
     }
   };
   drain();
-  if (!options.follow) return;
+  if (!options.follow) return { transcript: existsSync(path) };
   await new Promise<void>((resolve) => {
     let watcher: ReturnType<typeof watch> | undefined;
     try {
@@ -139,6 +167,7 @@ export async function tailTranscript(
     }
     options.signal?.addEventListener('abort', finish, { once: true });
   });
+  return { transcript: existsSync(path) };
 }
 
 export function isTerminal(status: string | undefined): boolean {

@@ -11,23 +11,30 @@
 import type { RyeSettings } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
 import { callerPath, parse, printJson, str } from '../cli/args.js';
+import { closestWord } from '../cli/closest.js';
 import type { CliIo } from '../cli/io.js';
 import { createRye } from '../rye.js';
 
 // What runs before this verb, bundled with it (cli/start.ts).
 export { checkProjectFlag, processSettings } from '../cli/start.js';
 
+const THREADS_ACTIONS = ['list', 'show', 'wait', 'cancel', 'kill', 'chain', 'resume', 'tail'];
+
 export async function threadsCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
-  const { values, positionals } = parse(args, {
-    status: { type: 'string' },
-    limit: { type: 'string' },
-    timeout: { type: 'string' },
-    message: { type: 'string', short: 'm' },
-    follow: { type: 'boolean', short: 'f' },
-    json: { type: 'boolean' },
-    project: { type: 'string' },
-    'project-path': { type: 'string', short: 'p' },
-  });
+  const { values, positionals } = parse(
+    args,
+    {
+      status: { type: 'string' },
+      limit: { type: 'string' },
+      timeout: { type: 'string' },
+      message: { type: 'string', short: 'm' },
+      follow: { type: 'boolean', short: 'f' },
+      json: { type: 'boolean' },
+      project: { type: 'string' },
+      'project-path': { type: 'string', short: 'p' },
+    },
+    'threads',
+  );
   const project = str(values, 'project') ?? str(values, 'project-path');
   // One command and the process ends: no spare runner for a next async fork.
   const rye = createRye({ settings, projectPath: callerPath(project ?? '.'), spareRunner: false });
@@ -131,32 +138,38 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
   if (action === 'tail') {
     const id = needId('tail');
     const { openThreadStore, threadDir, threadsStateRoot } = await import('@ryeos/threads');
-    const { isTerminal, tailTranscript } = await import('./threads-tail.js');
+    const { describeToolRun, isTerminal, tailTranscript } = await import('./threads-tail.js');
     const stateRoot = threadsStateRoot(rye.projectPath);
-    const statusOf = () => {
+    const rowOf = () => {
       const store = openThreadStore(stateRoot);
       try {
-        return store.registry.getThread(id)?.status;
+        return store.registry.getThread(id);
       } finally {
         store.close();
       }
     };
-    if (statusOf() === undefined) {
+    if (rowOf() === undefined) {
       throw new RyeError('NOT_FOUND', `Thread '${id}' not found`, {
         hint: 'rye threads list prints the ids.',
       });
     }
     const stop = new AbortController();
     process.once('SIGINT', () => stop.abort());
-    await tailTranscript(io, threadDir(stateRoot, id), {
+    const json = values.json === true;
+    const { transcript } = await tailTranscript(io, threadDir(stateRoot, id), {
       follow: values.follow === true,
-      json: values.json === true,
-      ended: () => isTerminal(statusOf()),
+      json,
+      ended: () => isTerminal(rowOf()?.status),
       signal: stop.signal,
     });
+    if (!transcript) {
+      const toolRun = describeToolRun(rowOf(), json);
+      if (toolRun) io.stdout(toolRun);
+    }
     return 0;
   }
+  const guess = closestWord(action ?? '', THREADS_ACTIONS);
   throw new RyeError('VALIDATION', `Unknown threads action '${action ?? ''}'`, {
-    hint: 'Use rye threads list | show <id> | wait <id…> [--timeout S] | cancel <id> | kill <id> | tail <id> [--follow] [--json] | resume <id> --message M | chain <id>',
+    hint: `${guess ? `Did you mean rye threads ${guess}? ` : ''}Use rye threads list | show <id> | wait <id…> [--timeout S] | cancel <id> | kill <id> | tail <id> [--follow] [--json] | resume <id> --message M | chain <id>`,
   });
 }

@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { writeFileAtomic } from '@ryeos/lillux';
+import { closestWord } from '../cli/closest.js';
 import { packageVersion } from '../package-root.js';
 import { processSettings } from '../settings.js';
 
@@ -24,6 +25,25 @@ Serves the RYE OS tools (search, load, execute, sign) over MCP.
 Environment: USER_SPACE (default: home), RYE_DEV_MODE, RYE_SIGNING_KEY_DIR, RYE_DEBUG.
 `;
 
+const SERVER_FLAGS = {
+  http: { type: 'boolean' },
+  'allow-remote': { type: 'boolean' },
+  'token-file': { type: 'string' },
+  'no-auth': { type: 'boolean' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const;
+
+/** " Did you mean --x?" for an unknown flag a typo away from one of the server's, else nothing. */
+function didYouMean(error: unknown): string {
+  if ((error as NodeJS.ErrnoException).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return '';
+  const typed = /'([^']*)'/.exec((error as Error).message)?.[1] ?? '';
+  const guess = closestWord(typed.replace(/^-+/, ''), Object.keys(SERVER_FLAGS));
+  return guess ? ` Did you mean --${guess}?` : '';
+}
+
 export async function runMcpServer(argv: string[]): Promise<number> {
   let values: {
     http?: boolean;
@@ -36,22 +56,9 @@ export async function runMcpServer(argv: string[]): Promise<number> {
     'no-auth'?: boolean;
   };
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        http: { type: 'boolean' },
-        'allow-remote': { type: 'boolean' },
-        'token-file': { type: 'string' },
-        'no-auth': { type: 'boolean' },
-        port: { type: 'string' },
-        host: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-      },
-      strict: true,
-    }));
+    ({ values } = parseArgs({ args: argv, options: SERVER_FLAGS, strict: true }));
   } catch (error) {
-    process.stderr.write(`ryeos-mcp: ${(error as Error).message}\n${USAGE}`);
+    process.stderr.write(`ryeos-mcp: ${(error as Error).message}${didYouMean(error)}\n${USAGE}`);
     return 2;
   }
   // Asked for, so printed on stdout: no server runs, so stdout carries no JSON-RPC.

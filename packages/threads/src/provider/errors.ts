@@ -52,15 +52,35 @@ export function errorBodyFields(body: unknown): { message?: string; code?: strin
   return out;
 }
 
+/**
+ * The hint for a reply that says the model does not exist or is not this key's to use: Anthropic's
+ * 404 `not_found_error` ("model: …"), OpenAI's `model_not_found`, and a compatible server's 404
+ * that names the model (Ollama's "model … not found"). A 404 that does not is a wrong URL instead.
+ */
+export function modelNotFoundHint(
+  status: number,
+  code: string | undefined,
+  message: string | undefined,
+): string | undefined {
+  const named =
+    code === 'model_not_found' ||
+    ((status === 404 || code === 'not_found_error') && /\bmodel\b/i.test(message ?? ''));
+  return named
+    ? "The provider does not serve this model. Pass one it serves with --model (the thread's model argument), or map the tier to one under tier_mapping in .ai/config/agent/agent.yaml (then rye sign config:agent/agent)."
+    : undefined;
+}
+
 function withOptional(
   info: ProviderCallErrorInfo,
   fields: {
     code?: string | undefined;
     requestId?: string | undefined;
     retryAfterSeconds?: number | undefined;
+    hint?: string | undefined;
   },
 ): ProviderCallErrorInfo {
   if (fields.code !== undefined) info.code = fields.code;
+  if (fields.hint !== undefined) info.hint = fields.hint;
   if (fields.requestId !== undefined) info.requestId = fields.requestId;
   if (fields.retryAfterSeconds !== undefined) info.retryAfterSeconds = fields.retryAfterSeconds;
   return info;
@@ -101,6 +121,7 @@ export function httpErrorInfo(
       code: fields.code,
       requestId: requestIdOf(headers),
       retryAfterSeconds: parseRetryAfter(headers.get('retry-after')),
+      hint: modelNotFoundHint(status, fields.code, fields.message),
     },
   );
 }
@@ -140,7 +161,7 @@ export function streamErrorInfo(
       errorClass: 'ProviderCallError',
       retryable: isRetryable(status, fields.code),
     },
-    { code: fields.code, requestId },
+    { code: fields.code, requestId, hint: modelNotFoundHint(status, fields.code, fields.message) },
   );
 }
 

@@ -83,6 +83,8 @@ export interface ProviderCallErrorInfo {
   /** Seconds from a `retry-after` header. */
   retryAfterSeconds?: number;
   retryable: boolean;
+  /** What the person who started the thread can do about it, when the reply says (a model not found). */
+  hint?: string;
 }
 
 /** One model of one provider, ready to call. */

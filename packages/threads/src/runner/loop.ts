@@ -148,6 +148,11 @@ function errorText(error: ProviderCallErrorInfo): string {
   return error.httpStatus ? `${error.message} (HTTP ${error.httpStatus})` : error.message;
 }
 
+/** The provider error's hint (a model not found), for the thread's result. */
+function hintOf(error: ProviderCallErrorInfo): { hint?: string } {
+  return error.hint ? { hint: error.hint } : {};
+}
+
 /** Runs the loop to its end; never throws for a model or tool failure (they end in the result). */
 export async function runLoop(
   ctx: LoopContext,
@@ -337,6 +342,7 @@ export async function runLoop(
           return finish({
             success: false,
             error: `LLM call failed ${MAX_CONSECUTIVE_FAILURES} consecutive times: ${errorText(info)}`,
+            ...hintOf(info),
             recent_llm_errors: recentLlmErrors.slice(-3),
           });
         }
@@ -360,13 +366,19 @@ export async function runLoop(
         if (control) {
           const error = typeof control.error === 'string' && control.error.trim() ? control.error : original;
           return finish({
+            ...hintOf(info),
             ...(control as LoopResult),
             success: false,
             error,
             recent_llm_errors: recentLlmErrors.slice(-3),
           });
         }
-        return finish({ success: false, error: original, recent_llm_errors: recentLlmErrors.slice(-3) });
+        return finish({
+          success: false,
+          error: original,
+          ...hintOf(info),
+          recent_llm_errors: recentLlmErrors.slice(-3),
+        });
       }
 
       consecutiveFailures = 0;

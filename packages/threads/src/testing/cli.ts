@@ -37,7 +37,7 @@ function parseArgs(argv: readonly string[]): ReplayArgs | string {
       }
       port = n;
     } else if (arg.startsWith('-')) {
-      return `Unknown option ${arg}`;
+      return `Unknown option ${arg}: the only option is --port N`;
     } else if (script === undefined) {
       script = arg;
     } else {
