@@ -63,4 +63,22 @@ describe('rye threads tail of an async tool run', () => {
     expect(followed.stdout).toContain('bad\\u009b[2J');
     expect(followed.stdout).not.toMatch(/[\u007f-\u009f]/);
   }, 60_000);
+
+  it('rye threads show of an async tool run reports its registry row, not a broken record', async () => {
+    const id = await startTool('echo shown');
+    await tail(id, '--follow');
+    const shown = await ryeCli(['threads', 'show', id, '--project', fixture().project], {
+      env: fixture().env,
+    });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.json).toMatchObject({
+      thread_id: id,
+      kind: 'tool_run',
+      status: 'success',
+      thread_status: 'completed',
+      registry: { unverified: true, status: 'completed' },
+      integrity: { valid: true },
+    });
+    expect(shown.stdout).not.toContain('No thread.json');
+  }, 60_000);
 });

@@ -109,6 +109,7 @@ export type {
   ThreadStatus,
   ThreadStore,
 } from './store/types.js';
+export { isToolRunRow } from './store/types.js';
 export type { ForkRequest, ThreadResult } from './thread.js';
 export { abandonThread, runPreparedThread, runThread } from './thread.js';
 export { makeThreadId } from './thread-id.js';

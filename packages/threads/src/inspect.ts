@@ -15,7 +15,7 @@ import type { Trust } from './persistence/signer.js';
 import { readThreadJson, type ThreadJson } from './persistence/thread-json.js';
 import { type TranscriptIntegrityMode, verifyTranscript } from './persistence/transcript-verify.js';
 import { openThreadStore, REGISTRY_DB } from './store/index.js';
-import { TERMINAL_STATUSES, type ThreadRow, type ThreadStatus } from './store/types.js';
+import { isToolRunRow, TERMINAL_STATUSES, type ThreadRow, type ThreadStatus } from './store/types.js';
 
 const STATUSES: readonly ThreadStatus[] = [
   'created',
@@ -208,6 +208,9 @@ export interface ThreadReport {
   error?: unknown;
   /** The registry row, unverified; absent when the registry has no row for the thread. */
   registry?: RegistryView;
+  /** For an async tool run, which signs nothing: its registry row is all there is of it. */
+  kind?: 'tool_run';
+  note?: string;
   integrity: {
     valid: boolean;
     thread_json: { valid: boolean; error?: string };
@@ -287,6 +290,7 @@ export async function showThread(
       hint: 'List the threads with rye threads list (and pass --project for another project).',
     });
   }
+  if (row && isToolRunRow(row)) return toolRunReport(row);
   const records = await verifyThreadRecords(dir, threadId, executor.trust, { transcript: 'strict' });
   const record = records.data as unknown as Record<string, unknown> | undefined;
   const { unsigned: _unsigned, warnings: _warnings, ...transcript } = records.transcript;
@@ -324,6 +328,24 @@ export async function showThread(
       transcript,
       ...(registryIntegrity ? { registry: registryIntegrity } : {}),
     },
+  };
+}
+
+/**
+ * An async tool run signs nothing (its result is the tool's own envelope), so there is no record
+ * to verify and nothing to contradict: its registry row is reported as what it is, unverified.
+ */
+function toolRunReport(row: ThreadRow): ThreadReport {
+  return {
+    thread_id: row.thread_id,
+    directive: row.directive,
+    status: row.status,
+    model: null,
+    parent_id: row.parent_id ?? null,
+    kind: 'tool_run',
+    note: 'An async tool run keeps no thread.json or transcript: what is shown is its registry row (unverified).',
+    registry: registryView(row, undefined),
+    integrity: { valid: true, thread_json: { valid: true }, transcript: { valid: true } },
   };
 }
 

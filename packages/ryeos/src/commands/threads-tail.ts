@@ -6,6 +6,7 @@
  */
 import { closeSync, existsSync, openSync, readSync, statSync, watch } from 'node:fs';
 import { join } from 'node:path';
+import { isToolRunRow } from '@ryeos/threads';
 import type { CliIo } from '../cli/io.js';
 import { printable, printableJson } from '../cli/printable.js';
 
@@ -76,15 +77,12 @@ export interface TailedRow {
   result: Record<string, unknown> | null;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
 /**
  * An async tool run writes no transcript: its result, stored in the registry when it ends, is
  * what it said (as `rye execute` would have printed it). Undefined for a thread that is not one.
  */
 export function describeToolRun(row: TailedRow | undefined, json: boolean): string | undefined {
-  // A tool run is registered as `tool/<id>` under a UUID; a directive thread's id names its directive.
-  if (!row?.directive.startsWith('tool/') || !UUID.test(row.thread_id)) return undefined;
+  if (!row || !isToolRunRow(row)) return undefined;
   const envelope = row.result?.envelope;
   if (typeof envelope === 'object' && envelope !== null) {
     if (json) return printableJson(`${JSON.stringify(envelope)}\n`);

@@ -121,3 +121,14 @@ export interface ThreadStore {
   readonly ledger: BudgetLedger;
   close(): void;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Whether a registry row is an async tool run: registered as `tool/<id>` under a UUID (a directive
+ * thread's id names its directive). A tool run keeps no thread.json or transcript: its registry
+ * row, with the result stored when it ends, is all there is of it.
+ */
+export function isToolRunRow(row: { thread_id: string; directive: string }): boolean {
+  return row.directive.startsWith('tool/') && UUID.test(row.thread_id);
+}
