@@ -6,6 +6,7 @@ import { applyEnvPaths } from './anchor.js';
 import type { ChainElement, PrimitiveId } from './chain.js';
 import { isPlainObject } from './plain-object.js';
 import { isInside, realOr } from './real-paths.js';
+import { snapshotFallbackRoot } from './snapshot.js';
 import { expandEnvInConfig, fillTemplate, renderPlaceholders } from './template.js';
 
 export interface RunContext {
@@ -149,6 +150,8 @@ async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, cont
       env.RYE_SYSTEM_SPACE = context.systemSpace;
       env.RYE_PROJECT_PATH = context.projectPath;
       env.USER_SPACE = context.userSpace;
+      // Where this host puts snapshots when the user space is read-only: file tools refuse it too.
+      env.RYE_SNAPSHOT_FALLBACK = snapshotFallbackRoot();
     };
     where();
     const contributions: EnvContribution[] = [];
