@@ -3,6 +3,7 @@ import type { EnvConfig, EventSink, HttpMethod, WorkerSettings } from '@ryeos/li
 import { httpRequest, httpStream, RyeError, resolveEnvConfig, runSubprocess, runWarm } from '@ryeos/lillux';
 import type { AnchorState } from './anchor.js';
 import { applyEnvPaths } from './anchor.js';
+import { ensureBytecodeCache } from './bytecode-cache.js';
 import type { ChainElement, PrimitiveId } from './chain.js';
 import { isPlainObject } from './plain-object.js';
 import { isInside, realOr } from './real-paths.js';
@@ -461,6 +462,7 @@ function workerSettings(value: unknown, context: RunContext): WorkerSettings | u
 
 async function runProcess(prepared: PreparedRun, context: RunContext): Promise<RunOutcome> {
   const { config } = prepared;
+  ensureBytecodeCache(prepared.env);
   const command = typeof config.command === 'string' ? config.command : '';
   const args = Array.isArray(config.args)
     ? config.args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a)))

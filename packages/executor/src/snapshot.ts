@@ -71,7 +71,7 @@ export interface Snapshot {
  * A directory only this user can write: created 0700, and refused when it is a symlink, owned by
  * someone else, or writable by group/others (another local user could then plant files in it).
  */
-function privateDir(path: string): string {
+export function privateDir(path: string, what = 'snapshot directory'): string {
   // Made once; every later run only looks (one lstat) before trusting it.
   let stat = lstatSync(path, { throwIfNoEntry: false });
   if (!stat) {
@@ -87,7 +87,7 @@ function privateDir(path: string): string {
         ? `is writable by group or others (mode ${(stat.mode & 0o777).toString(8)})`
         : undefined;
   if (problem) {
-    throw new RyeError('INTEGRITY', `Refusing the snapshot directory ${path}: it ${problem}`, {
+    throw new RyeError('INTEGRITY', `Refusing the ${what} ${path}: it ${problem}`, {
       hint: `Remove ${path} (it is a cache) or make it yours with mode 0700, then run again.`,
     });
   }

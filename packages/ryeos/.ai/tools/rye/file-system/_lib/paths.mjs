@@ -1,4 +1,4 @@
-// rye:signed:2026-11-28T22:51:47Z:8098c8f2fc0fb2ebf3387f820dfc2df4e6b88941a0345f91beb96b08c2fc3d9c:m6fPrE6EL55J5m7b-0NgATD446SQl057xaPAPjl5lYSCjDgsCoT9Qv7ax4IbGVYNsICYEjTHYe3OLz0KjfmzDg==:007af625371e6e71
+// rye:signed:2026-11-28T22:57:51Z:5a6e919732a4e1b7c0405163e99cfee6cb0fe47d69baa62985ab321cb948a167:ttvKTmObtXPOua3s7RGqVt1y0QY16zbPKAOuEyvnG1SPEhG7dJ7jjhWHD0dtytQEXp36Z3-mcHNfNdagdMHCCQ==:007af625371e6e71
 // Confinement of path parameters to the project root. Every path is resolved to its real
 // location (symlinks followed, including those of missing targets and their parents) and the
 // tools then work on that real path, so what was checked is what gets read or written.
@@ -107,6 +107,10 @@ export function protectedDirs(env = process.env, root = undefined) {
   // names it and as this process would (the two temp folders may differ).
   dirs.push(realOrResolved(join(tmpdir(), `ryeos-snapshots-${process.getuid?.() ?? 'user'}`)));
   if (env.RYE_SNAPSHOT_FALLBACK) dirs.push(realOrResolved(env.RYE_SNAPSHOT_FALLBACK));
+  // Likewise the python bytecode cache's temp-folder fallback, beside the snapshots'.
+  const uid = process.getuid?.() ?? 'user';
+  for (const temp of new Set([tmpdir(), env.RYE_SNAPSHOT_FALLBACK && dirname(env.RYE_SNAPSHOT_FALLBACK)]))
+    if (temp) dirs.push(realOrResolved(join(temp, `ryeos-pycache-${uid}`)));
   if (env.RYE_SNAPSHOT_DIR) dirs.push(realOrResolved(dirname(env.RYE_SNAPSHOT_DIR)));
   return dirs;
 }
