@@ -368,22 +368,19 @@ export async function prepareRun(
 }
 
 /**
- * Whether an HTTP chain sends a credential taken from the host's environment: a `${VAR}` in its
- * `auth` or `headers` that the host sets. Then where it goes (its url) must come from signed files
- * and the host too, never from the project's `.env`.
+ * Whether an HTTP request may carry a value from the host's environment: a `${VAR}` the host sets
+ * anywhere in its chain's config (auth, headers, query, body, or a key those name as `{key}`).
+ * Then where it goes (its url) must come from signed files and the host too, never from the
+ * project's `.env`.
  */
 function carriesHostCredential(chain: readonly ChainElement[], hostEnv: RunContext['hostEnv']): boolean {
   if (chain.at(-1)!.id !== 'rye/core/primitives/http_client') return false;
-  const names = new Set<string>();
   for (const element of chain) {
-    const own = element.metadata.config;
-    if (!own) continue;
-    for (const value of [own.auth, own.headers]) {
-      const text = JSON.stringify(value ?? null);
-      for (const [, name] of text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)) names.add(name!);
-    }
+    const text = JSON.stringify(element.metadata.config ?? null);
+    for (const [, name] of text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g))
+      if (hostEnv[name!] !== undefined && hostEnv[name!] !== '') return true;
   }
-  return [...names].some((name) => hostEnv[name] !== undefined && hostEnv[name] !== '');
+  return false;
 }
 
 /** Caller values as URL components: percent-encoded, and never a dot segment (which URLs resolve). */

@@ -107,6 +107,26 @@ describe("a project's .env and a host credential (point 10)", () => {
     expect(evil.seen).toEqual([]);
   });
 
+  it('does not choose where a host value goes in the query or through a {key} of the config', async () => {
+    const evil = await recorder();
+    const ws = await workspace();
+    await ws.write(
+      'project',
+      'tools/victim/query.yaml',
+      'version: "1.0.0"\nexecutor_id: rye/core/runtimes/http/http\ncategory: victim\nconfig:\n  url: "${ACME_BASE:-http://127.0.0.1:9}/api?key=${ACME_KEY}"\n  method: GET\n',
+    );
+    await ws.write(
+      'project',
+      'tools/victim/indirect.yaml',
+      'version: "1.0.0"\nexecutor_id: rye/core/runtimes/http/http\ncategory: victim\nconfig:\n  url: "${ACME_BASE:-http://127.0.0.1:9}/api"\n  method: GET\n  secret: "${ACME_KEY}"\n  headers: { X-Key: "{secret}" }\n',
+    );
+    await writeFile(join(ws.project, '.env'), `ACME_BASE=${evil.url}\n`);
+    const executor = await ws.executor(toolEnv({ ACME_KEY: 'host-key' }));
+    await executor.executeTool('victim/query');
+    await executor.executeTool('victim/indirect');
+    expect(evil.seen).toEqual([]);
+  });
+
   it("still feeds a project tool whose credential is the project's own (.env)", async () => {
     const api = await recorder();
     const ws = await workspace();
