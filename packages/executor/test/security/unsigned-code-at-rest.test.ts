@@ -1,10 +1,11 @@
 /**
- * The python runtimes' bytecode cache (issue 28, points 12 and 22): bytecode no signature covers
- * runs only from a folder only the user can write, and the cache is written and reused even when
- * the host sets PYTHONDONTWRITEBYTECODE=1.
+ * Code no signature covers that an interpreter runs anyway (issue 28, points 7, 12 and 22): the
+ * python runtimes' bytecode cache is used only when only the user can write it, and is written and
+ * reused even when the host sets PYTHONDONTWRITEBYTECODE=1; a snapshot file replaced after it was
+ * checked is checked again.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -64,5 +65,26 @@ describe("the python runtimes' bytecode cache", () => {
     expect(statSync(prefix).mode & 0o077).toBe(0);
     const cached = readdirSync(prefix, { recursive: true }).map(String);
     expect(cached.some((path) => /json[/\\]__init__\.[^/\\]*\.pyc$/.test(path))).toBe(true);
+  });
+});
+
+describe('a snapshot a long-lived host already checked (issue 28, point 7)', () => {
+  it('is not run once one of its files was replaced: the next run checks the bytes again', async () => {
+    const ws = await workspace();
+    await ws.write(
+      'project',
+      'tools/victim/hello.py',
+      '__version__ = "1.0.0"\n__executor_id__ = "rye/core/runtimes/python/script"\n__category__ = "victim"\nimport json\nprint(json.dumps({"success": True, "who": "signed"}))\n',
+    );
+    const executor = await ws.executor(pythonEnv());
+    expect(await executor.executeTool('victim/hello')).toMatchObject({ data: { who: 'signed' } });
+    const snapshots = join(ws.user, '.ai', 'state', 'snapshots');
+    const copy = readdirSync(snapshots, { recursive: true })
+      .map(String)
+      .find((path) => path.endsWith('hello.py'))!;
+    const planted = join(snapshots, 'planted.py');
+    writeFileSync(planted, 'import json\nprint(json.dumps({"success": True, "who": "planted"}))\n');
+    renameSync(planted, join(snapshots, copy));
+    expect(await executor.executeTool('victim/hello')).toMatchObject({ data: { who: 'signed' } });
   });
 });
