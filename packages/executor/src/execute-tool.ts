@@ -163,6 +163,7 @@ export async function executeTool(
       systemSpace: executor.spaces.systemSpace ?? '',
       hostEnv: executor.env,
       ...(options.workerThread ? { workerThread: true } : {}),
+      ...(options.withheldEnv?.length ? { withheldEnv: options.withheldEnv } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onOutput ? { onOutput: options.onOutput } : {}),
     };

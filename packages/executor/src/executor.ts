@@ -56,6 +56,11 @@ export interface ExecuteToolOptions {
    * thread shares this process's fd 1 and working directory. Never for a long-lived host.
    */
   workerThread?: boolean;
+  /**
+   * Variables the tool's process must not inherit from the host (a managed thread's provider
+   * credentials), unless an element of its chain sets one by name in its signed `env_config`.
+   */
+  withheldEnv?: readonly string[];
   signal?: AbortSignal;
   onOutput?: RunContext['onOutput'];
 }

@@ -3,9 +3,11 @@ import type { EnvConfig, EventSink, HttpMethod, WorkerSettings } from '@ryeos/li
 import { httpRequest, httpStream, RyeError, resolveEnvConfig, runSubprocess, runWarm } from '@ryeos/lillux';
 import type { AnchorState } from './anchor.js';
 import { applyEnvPaths } from './anchor.js';
+import { ensureBytecodeCache } from './bytecode-cache.js';
 import type { ChainElement, PrimitiveId } from './chain.js';
 import { isPlainObject } from './plain-object.js';
 import { isInside, realOr } from './real-paths.js';
+import { snapshotFallbackRoot } from './snapshot.js';
 import { expandEnvInConfig, fillTemplate, renderPlaceholders } from './template.js';
 
 export interface RunContext {
@@ -15,6 +17,8 @@ export interface RunContext {
   hostEnv: Record<string, string | undefined>;
   /** Function-style workers run as threads of this one-shot host (ExecuteToolOptions.workerThread). */
   workerThread?: boolean;
+  /** Host variables the tool does not inherit (ExecuteToolOptions.withheldEnv). */
+  withheldEnv?: readonly string[];
   signal?: AbortSignal;
   onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
 }
@@ -128,7 +132,8 @@ const NOT_FOR_TOOL = new Set([
  *
  * Also returns `trusted`: the same environment built without the project's `.env`. `${VAR}` in a
  * user or system element's config expands from it (DECISIONS 30), so an unsigned `.env` cannot
- * point a signed item's URL, token or command somewhere else.
+ * point a signed item's URL, token or command somewhere else; so does a project HTTP tool's
+ * config when its request carries a credential from the host (see `carriesHostCredential`).
  */
 async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, context: RunContext) {
   const projectTool = chain[0]!.space.name === 'project';
@@ -146,6 +151,8 @@ async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, cont
       env.RYE_SYSTEM_SPACE = context.systemSpace;
       env.RYE_PROJECT_PATH = context.projectPath;
       env.USER_SPACE = context.userSpace;
+      // Where this host puts snapshots when the user space is read-only: file tools refuse it too.
+      env.RYE_SNAPSHOT_FALLBACK = snapshotFallbackRoot();
     };
     where();
     const contributions: EnvContribution[] = [];
@@ -169,9 +176,35 @@ async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, cont
     return { env, contributions };
   };
   const full = await build(true);
-  const trusted =
-    projectTool && chain.some((el) => el.space.name !== 'project') ? (await build(false)).env : full.env;
-  return { ...full, trusted, warnings };
+  const trusted = projectTool ? (await build(false)).env : full.env;
+  return {
+    ...full,
+    env: withoutWithheld(full.env, chain, context.withheldEnv),
+    expand: full.env,
+    trusted,
+    warnings,
+  };
+}
+
+/**
+ * The tool's environment less the withheld host variables (a thread's provider keys: a tool's
+ * output goes to the model and the transcript), except those an element's signed `env_config`
+ * sets by name. `${VAR}` in the chain's own config still expands from them.
+ */
+function withoutWithheld(
+  env: Record<string, string>,
+  chain: readonly ChainElement[],
+  withheld: readonly string[] | undefined,
+): Record<string, string> {
+  if (!withheld?.length) return env;
+  const asked = new Set<string>();
+  for (const element of chain) {
+    const own = (element.metadata.envConfig as EnvConfig | undefined)?.env;
+    if (own) for (const name of Object.keys(own)) asked.add(name);
+  }
+  const kept = { ...env };
+  for (const name of withheld) if (!asked.has(name)) delete kept[name];
+  return kept;
 }
 
 /**
@@ -265,12 +298,14 @@ export async function prepareRun(
   anchor: AnchorState,
   context: RunContext,
 ): Promise<PreparedRun> {
-  const { env, trusted, contributions, warnings } = await chainEnvironment(chain, anchor, context);
+  const { env, expand, trusted, contributions, warnings } = await chainEnvironment(chain, anchor, context);
   let config: Record<string, unknown> = {};
+  const hostCredential = carriesHostCredential(chain, context.hostEnv);
   // `${VAR}` per element: a project element may use the project's .env, others never.
   for (const element of [...chain].reverse()) {
     const own = element.metadata.config ?? {};
-    Object.assign(config, expandEnvInConfig(own, element.space.name === 'project' ? env : trusted));
+    const fromProject = element.space.name === 'project' && !hostCredential;
+    Object.assign(config, expandEnvInConfig(own, fromProject ? expand : trusted));
   }
   const declared = declaredParameters(chain[0]!);
   const reserved = reservedParameters(chain);
@@ -301,10 +336,13 @@ export async function prepareRun(
     }
   }
   const bodyParams = Object.fromEntries(Object.entries(toolParams).filter(([k]) => !HTTP_RESERVED.has(k)));
-  config = renderPlaceholders(config, {
-    fixed: { ...anchor.vars, params: bodyParams, params_json: JSON.stringify(toolParams) },
-    params: placeholders,
-  });
+  const fixed = { ...anchor.vars, params: bodyParams, params_json: JSON.stringify(toolParams) };
+  const template = config;
+  config = renderPlaceholders(template, { fixed, params: placeholders });
+  // In the url a caller's value is one path segment (or query value): `../x?` cannot move the
+  // request, and the credentials it carries, to another path of the host.
+  if (typeof template.url === 'string')
+    config.url = renderPlaceholders(template, { fixed, params: urlSegments(placeholders) }).url;
   const tuning = callerTuning(params, config, declared);
   // A caller's shorter timeout must not stop a warm worker other callers' calls are running on:
   // such a call runs alone, one-shot (its own process tree is what the timeout kills).
@@ -327,6 +365,38 @@ export async function prepareRun(
     warnings,
     ...(shortened ? { callerTimeout: true } : {}),
   };
+}
+
+/**
+ * Whether an HTTP request may carry a value from the host's environment: a `${VAR}` the host sets
+ * anywhere in its chain's config (auth, headers, query, body, or a key those name as `{key}`).
+ * Then where it goes (its url) must come from signed files and the host too, never from the
+ * project's `.env`.
+ */
+function carriesHostCredential(chain: readonly ChainElement[], hostEnv: RunContext['hostEnv']): boolean {
+  if (chain.at(-1)!.id !== 'rye/core/primitives/http_client') return false;
+  for (const element of chain) {
+    const text = JSON.stringify(element.metadata.config ?? null);
+    for (const [, name] of text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g))
+      if (hostEnv[name!] !== undefined && hostEnv[name!] !== '') return true;
+  }
+  return false;
+}
+
+/** Caller values as URL components: percent-encoded, and never a dot segment (which URLs resolve). */
+function urlSegments(placeholders: Record<string, unknown>): Record<string, string> {
+  const encoded: Record<string, string> = {};
+  for (const [name, value] of Object.entries(placeholders)) {
+    if (value === undefined) continue;
+    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    if (text === '.' || text === '..') {
+      throw new RyeError('VALIDATION', `Parameter '${name}' cannot be '${text}' in a URL`, {
+        hint: `'${name}' fills one segment of the tool's URL: pass a name, not a relative path.`,
+      });
+    }
+    encoded[name] = encodeURIComponent(text);
+  }
+  return encoded;
 }
 
 function seconds(value: unknown, fallback: number): number {
@@ -389,6 +459,7 @@ function workerSettings(value: unknown, context: RunContext): WorkerSettings | u
 
 async function runProcess(prepared: PreparedRun, context: RunContext): Promise<RunOutcome> {
   const { config } = prepared;
+  ensureBytecodeCache(prepared.env);
   const command = typeof config.command === 'string' ? config.command : '';
   const args = Array.isArray(config.args)
     ? config.args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a)))

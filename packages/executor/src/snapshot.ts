@@ -14,12 +14,17 @@
  * bytes, so a snapshot is written once and reused by every later run of the same files.
  */
 import { createHash } from 'node:crypto';
+import type { BigIntStats } from 'node:fs';
 import {
   chmodSync,
+  closeSync,
+  constants,
   existsSync,
+  fstatSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -66,7 +71,7 @@ export interface Snapshot {
  * A directory only this user can write: created 0700, and refused when it is a symlink, owned by
  * someone else, or writable by group/others (another local user could then plant files in it).
  */
-function privateDir(path: string): string {
+export function privateDir(path: string, what = 'snapshot directory'): string {
   // Made once; every later run only looks (one lstat) before trusting it.
   let stat = lstatSync(path, { throwIfNoEntry: false });
   if (!stat) {
@@ -82,7 +87,7 @@ function privateDir(path: string): string {
         ? `is writable by group or others (mode ${(stat.mode & 0o777).toString(8)})`
         : undefined;
   if (problem) {
-    throw new RyeError('INTEGRITY', `Refusing the snapshot directory ${path}: it ${problem}`, {
+    throw new RyeError('INTEGRITY', `Refusing the ${what} ${path}: it ${problem}`, {
       hint: `Remove ${path} (it is a cache) or make it yours with mode 0700, then run again.`,
     });
   }
@@ -100,8 +105,13 @@ export function snapshotRoot(userSpace: string): string {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'EACCES' && code !== 'EROFS' && code !== 'EPERM') throw error;
-    return privateDir(join(tmpdir(), `ryeos-snapshots-${process.getuid?.() ?? 'user'}`));
+    return privateDir(snapshotFallbackRoot());
   }
+}
+
+/** The private folder in the system temp dir that holds snapshots when the user space is read-only. */
+export function snapshotFallbackRoot(): string {
+  return join(tmpdir(), `ryeos-snapshots-${process.getuid?.() ?? 'user'}`);
 }
 
 interface Placed {
@@ -171,17 +181,74 @@ function textHash(text: string): string {
   return hex;
 }
 
-/** A complete snapshot holds exactly the expected bytes (checked once per process). */
-function isIntact(dir: string, placed: Placed[]): boolean {
-  if (!existsSync(join(dir, COMPLETE_MARKER))) return false;
+/** Which file a path named when its bytes were checked: another file or a write changes it. */
+interface FileIdentity {
+  path: string;
+  dev: bigint;
+  ino: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+}
+
+function identityOf(path: string, stat: BigIntStats): FileIdentity {
+  const { dev, ino, size, mtimeNs, ctimeNs } = stat;
+  return { path, dev, ino, size, mtimeNs, ctimeNs };
+}
+
+/** Reads a file and the identity of exactly what was read (one descriptor for both). */
+function readWithIdentity(path: string): { bytes: Buffer; identity: FileIdentity } {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
-    for (const { file, relative: rel } of placed) {
-      if (!readFileSync(join(dir, rel)).equals(Buffer.from(file.text))) return false;
-    }
-    return readFileSync(join(dir, 'package.json'), 'utf8') === MODULE_PACKAGE_JSON;
-  } catch {
-    return false;
+    const stat = fstatSync(fd, { bigint: true });
+    if (!stat.isFile()) throw new Error(`${path} is not a regular file`);
+    return { bytes: readFileSync(fd), identity: identityOf(path, stat) };
+  } finally {
+    closeSync(fd);
   }
+}
+
+/**
+ * A complete snapshot holds exactly the expected bytes: returns the identities of the files that
+ * were read, so later runs of this process can check they are still those files (one lstat each).
+ */
+function intactFiles(dir: string, placed: Placed[]): FileIdentity[] | undefined {
+  if (!existsSync(join(dir, COMPLETE_MARKER))) return undefined;
+  try {
+    const identities: FileIdentity[] = [];
+    for (const { file, relative: rel } of placed) {
+      const { bytes, identity } = readWithIdentity(join(dir, rel));
+      if (!bytes.equals(Buffer.from(file.text))) return undefined;
+      identities.push(identity);
+    }
+    const marker = readWithIdentity(join(dir, 'package.json'));
+    if (marker.bytes.toString('utf8') !== MODULE_PACKAGE_JSON) return undefined;
+    identities.push(marker.identity);
+    return identities;
+  } catch {
+    return undefined;
+  }
+}
+
+function isIntact(dir: string, placed: Placed[]): boolean {
+  return intactFiles(dir, placed) !== undefined;
+}
+
+/** Whether every file is still the one whose bytes were checked (same inode, size and times). */
+function unchanged(identities: readonly FileIdentity[]): boolean {
+  for (const known of identities) {
+    const now = lstatSync(known.path, { bigint: true, throwIfNoEntry: false });
+    if (
+      !now?.isFile() ||
+      now.dev !== known.dev ||
+      now.ino !== known.ino ||
+      now.size !== known.size ||
+      now.mtimeNs !== known.mtimeNs ||
+      now.ctimeNs !== known.ctimeNs
+    )
+      return false;
+  }
+  return true;
 }
 
 function removeTree(path: string): void {
@@ -279,12 +346,20 @@ function touch(dir: string): void {
   }
 }
 
-/** Snapshots checked in this process; a snapshot is content-addressed, so a check holds. */
-const intact = new Set<string>();
+/**
+ * Snapshots checked in this process, with the identities of the files whose bytes were checked.
+ * A long-lived host reuses a snapshot only while each file is still that file: one replaced or
+ * written since (by a process that could reach the folder) is checked byte by byte again.
+ */
+const intact = new Map<string, FileIdentity[]>();
 
-/** Whether a snapshot this process checked is still complete (one stat: nobody pruned it). */
+/** Whether a snapshot this process checked is still complete and still the files it checked. */
 export function snapshotPresent(dir: string): boolean {
-  return intact.has(dir) && existsSync(join(dir, COMPLETE_MARKER));
+  const identities = intact.get(dir);
+  if (identities === undefined) return false;
+  if (existsSync(join(dir, COMPLETE_MARKER)) && unchanged(identities)) return true;
+  intact.delete(dir);
+  return false;
 }
 
 /**
@@ -299,12 +374,20 @@ export function materializeSnapshot(
   const { placed, roots } = place(files);
   const dir = join(root, keyOf(placed));
   if (!snapshotPresent(dir)) {
-    if (isIntact(dir, placed)) touch(dir);
+    let identities = intactFiles(dir, placed);
+    if (identities) touch(dir);
     else {
       write(root, dir, placed);
       prune(root, dir);
+      identities = intactFiles(dir, placed);
+      if (!identities) {
+        throw new RyeError('INTEGRITY', `The run snapshot ${dir} changed while it was written`, {
+          hint: `Something else writes in ${root}: remove it (it is a cache) and run again.`,
+        });
+      }
     }
-    intact.add(dir);
+    if (intact.size >= 4_096) intact.delete(intact.keys().next().value!);
+    intact.set(dir, identities);
   }
   const filePaths = new Map(placed.map(({ file, relative: rel }) => [file.path, join(dir, rel)]));
   const sources: Array<[string, string]> = [...roots.values()].map(([slot, base]) => [join(dir, slot), base]);

@@ -69,7 +69,8 @@ describe('hardening', () => {
       });
       expect(result.status, JSON.stringify(result)).toBe('success');
       expect(seen).toEqual([
-        { url: '/items/$%7BSECRET%7D', auth: 'Bearer tok', body: '{"q":"${SECRET}","note":"${SECRET}"}' },
+        // The caller's value is one percent-encoded path segment.
+        { url: '/items/%24%7BSECRET%7D', auth: 'Bearer tok', body: '{"q":"${SECRET}","note":"${SECRET}"}' },
       ]);
     } finally {
       server.close();

@@ -5,6 +5,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  renameSync,
   rmSync,
   symlinkSync,
   utimesSync,
@@ -13,7 +14,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { materializeSnapshot, snapshotRoot } from '../src/snapshot.js';
+import { materializeSnapshot, snapshotPresent, snapshotRoot } from '../src/snapshot.js';
 import type { Space } from '../src/spaces.js';
 
 const dirs: string[] = [];
@@ -70,6 +71,24 @@ describe('run snapshots', () => {
     rmSync(join(first.dir, '.complete'));
     const again = materializeSnapshot(root, [{ path: tool, text: 'good', space }]);
     expect(readFileSync(again.map(tool)!, 'utf8')).toBe('good');
+  });
+
+  it('a snapshot this process already checked is checked again once a file in it was replaced or written', () => {
+    const { space, tool, root } = setup();
+    const first = materializeSnapshot(root, [{ path: tool, text: 'good', space }]);
+    const copy = first.map(tool)!;
+    // Another file renamed over the copy (what a write through a file tool does), marker kept.
+    const planted = join(first.dir, 'planted');
+    writeFileSync(planted, 'tampered');
+    renameSync(planted, copy);
+    const again = materializeSnapshot(root, [{ path: tool, text: 'good', space }]);
+    expect(readFileSync(again.map(tool)!, 'utf8')).toBe('good');
+    // The same file written in place.
+    chmodSync(copy, 0o644);
+    writeFileSync(copy, 'tamper');
+    const third = materializeSnapshot(root, [{ path: tool, text: 'good', space }]);
+    expect(readFileSync(third.map(tool)!, 'utf8')).toBe('good');
+    expect(snapshotPresent(third.dir)).toBe(true);
   });
 
   it('snapshots unused for two weeks are pruned when a new one is written', () => {

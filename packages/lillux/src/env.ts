@@ -322,8 +322,9 @@ export async function resolveInterpreter(
 }
 
 /**
- * Builds the environment for one ENV_CONFIG: base env, then `.env`, then the interpreter
- * variable, then the `env` map in order (each value templated against what is built so far).
+ * Builds the environment for one ENV_CONFIG: base env, then `.env` (names the base env does not
+ * set), then the interpreter variable, then the `env` map in order (each value templated against
+ * what is built so far).
  */
 export async function resolveEnvConfig(
   config: EnvConfig | undefined,
@@ -333,8 +334,12 @@ export async function resolveEnvConfig(
   for (const [key, value] of Object.entries(options.baseEnv ?? process.env)) {
     if (value !== undefined) env[key] = value;
   }
-  if (options.projectPath && options.loadDotenv !== false)
-    Object.assign(env, readDotenv(options.projectPath, options.onDotenvWarning));
+  // The host's environment wins over a project's `.env` (the dotenv convention): a repository's
+  // file must not replace a value the user set, such as the base URL a token goes to.
+  if (options.projectPath && options.loadDotenv !== false) {
+    for (const [key, value] of Object.entries(readDotenv(options.projectPath, options.onDotenvWarning)))
+      if (!Object.hasOwn(env, key)) env[key] = value;
+  }
   if (!config) return env;
   if (config.interpreter) {
     const found = await resolveInterpreter(config.interpreter, env, options);

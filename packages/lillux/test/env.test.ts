@@ -35,7 +35,7 @@ describe('parseDotenv', () => {
 });
 
 describe('resolveEnvConfig', () => {
-  it('layers base env, .env, interpreter and env map without touching process.env', async () => {
+  it('layers base env, .env (only names the base does not set), interpreter and env map without touching process.env', async () => {
     const project = await tempProject();
     await writeFile(join(project, '.env'), 'FROM_DOTENV=yes\nOVERRIDE=dotenv\n');
     const before = { ...process.env };
@@ -47,9 +47,10 @@ describe('resolveEnvConfig', () => {
       { baseEnv: { PATH: process.env.PATH, OVERRIDE: 'base', NAME: 'rye' }, projectPath: project },
     );
     expect(env.FROM_DOTENV).toBe('yes');
-    expect(env.OVERRIDE).toBe('dotenv');
+    // The base (host) environment wins over .env, which only adds what it does not set.
+    expect(env.OVERRIDE).toBe('base');
     expect(env.GREETING).toBe('hello rye');
-    expect(env.COMBINED).toBe('yes-dotenv');
+    expect(env.COMBINED).toBe('yes-base');
     expect(env.NUM).toBe('3');
     expect(env.RYE_SH).toMatch(/\/sh$/);
     expect(process.env).toEqual(before);

@@ -127,7 +127,10 @@ export class Rye {
       case 'execute':
         return this.execute(
           { ...(args as ExecuteRequest), ...(call.signal ? { signal: call.signal } : {}) },
-          call.threadId ? { threadId: call.threadId } : {},
+          {
+            ...(call.threadId ? { threadId: call.threadId } : {}),
+            ...(call.withheldEnv ? { withheldEnv: call.withheldEnv } : {}),
+          },
         );
       default:
         return toErrorEnvelope(new RyeError('VALIDATION', `Unknown operation '${String(call.primary)}'`));

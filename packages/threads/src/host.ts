@@ -15,6 +15,8 @@ export interface PrimaryCall {
   signal?: AbortSignal;
   /** The thread making the call: a fork it starts becomes that thread's child. */
   threadId?: string;
+  /** Host variables a tool it runs must not inherit: the providers' credentials. */
+  withheldEnv?: readonly string[];
 }
 
 /** Runs one primary operation; answers with its envelope and never throws. */

@@ -43,6 +43,7 @@ import {
 import { checkDepth, checkPreTurnLimits, type Limits, resolveLimits } from './policy/limits.js';
 import { assessRisk, parseCapabilityRiskConfig } from './policy/risk.js';
 import { PREPARED_VERSION, type PreparedThread, parsePreparedThread } from './prepared.js';
+import { withCredentialsWithheld } from './provider/credentials.js';
 import { createModel } from './provider/model-factory.js';
 import { loadProviders } from './provider/providers.js';
 import { resolveModel } from './provider/resolve-model.js';
@@ -684,6 +685,8 @@ async function runPrepared(
   const dir = ensureThreadDir(reg.stateRoot, threadId);
   const { limits, capabilities, hooks, context, inputs, outputs, warnings, streaming } = prepared;
   const resolved = prepared.model;
+  // Every tool this thread runs, a hook's included, runs without the provider's credentials.
+  host = withCredentialsWithheld(host, resolved.config);
   const baseRecord = prepared.record;
   const palette: Palette = {
     entries: prepared.palette.entries,

@@ -34,6 +34,8 @@ export interface ExecuteCaller {
    * do (they do not come from here).
    */
   workerThread?: boolean;
+  /** Host variables the tool must not inherit (a managed thread's provider credentials). */
+  withheldEnv?: readonly string[];
 }
 
 export interface ExecuteHost {
@@ -129,6 +131,7 @@ export async function routeExecute(
       ...(signal ? { signal } : {}),
       ...(onOutput ? { onOutput } : {}),
       ...(caller.workerThread ? { workerThread: true } : {}),
+      ...(caller.withheldEnv ? { withheldEnv: caller.withheldEnv } : {}),
     });
   } catch (error) {
     return toErrorEnvelope(error, { item_id: itemId, metadata: elapsed(start) });

@@ -4,8 +4,9 @@
  * project` through a symlinked folder, and raw errno text where a typed error belongs.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRye, type Rye } from '../../src/index.js';
@@ -262,5 +263,29 @@ describe('smaller gaps (attack 12)', () => {
     expect(signLong).toMatchObject({ status: 'error', error_type: 'validation' });
     expect(JSON.stringify(signLong)).toMatch(/too long/);
     expect(JSON.stringify(signLong)).not.toMatch(/ENAMETOOLONG/);
+  });
+});
+
+describe('the snapshot folder in the temp folder (issue 28, point 7)', () => {
+  it('is protected from file tools as the one in the user space is, for a project at the temp folder', async () => {
+    const { t } = await setup();
+    const fallback = `ryeos-snapshots-${process.getuid?.() ?? 'user'}`;
+    const probe = join(fallback, `probe-${process.pid}-${Date.now()}.js`);
+    const atTmp = createRye({
+      projectPath: tmpdir(),
+      userSpace: t.user,
+      env: { PATH: process.env.PATH, RYE_KERNEL_NODE: process.execPath },
+    });
+    try {
+      const write = await atTmp.execute({
+        item_id: 'tool:rye/file-system/write',
+        parameters: { path: probe, content: 'planted' },
+      });
+      expect(write.status, JSON.stringify(write)).toBe('error');
+      expect(String(write.error)).toMatch(/never touch/);
+      expect(existsSync(join(tmpdir(), probe))).toBe(false);
+    } finally {
+      rmSync(join(tmpdir(), probe), { force: true });
+    }
   });
 });

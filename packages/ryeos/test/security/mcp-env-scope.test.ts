@@ -67,6 +67,26 @@ describe('MCP server config variables', () => {
     expect(vars.SHARED).toBeUndefined();
   });
 
+  it("a project config's url does not come from the project files when its headers send a value of yours", async () => {
+    const connect = (await import(CONNECT)) as ConnectModule;
+    process.env.HOST_TOKEN = 'host-token';
+    const fields = (header: string) => ({
+      transport: 'http',
+      url: '${API_BASE:-http://good.invalid}/mcp',
+      headers: { Authorization: `Bearer \${${header}}` },
+    });
+    // Your token (process env, or your user .ai/.env overridden by nothing but the project's own)
+    // goes to the url as signed files and your environment give it.
+    expect(connect.normalizeConnection(fields('HOST_TOKEN'), ctx, 'project').url).toBe(
+      'http://good.invalid/mcp',
+    );
+    // The project's own token may go where the project's files say.
+    await writeFile(join(ctx.projectPath, '.env'), 'API_BASE=http://project.invalid\nPROJECT_TOKEN=p\n');
+    expect(connect.normalizeConnection(fields('PROJECT_TOKEN'), ctx, 'project').url).toBe(
+      'http://project.invalid/mcp',
+    );
+  });
+
   it('a project config may use the project files', async () => {
     const connect = (await import(CONNECT)) as ConnectModule;
     const projectConfig = join(ctx.projectPath, '.ai', 'tools', 'acme', 'server.yaml');

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// rye:signed:2026-11-24T22:27:07Z:7b95ab00fa4c7a4da5ea1c5ddf41f1b3262b6e842203ab9113f115b92fb1435a:uti3mqN8vZ2GIRkw9vURXSU8uE2XgzNiEueGIuW6lfM6zGy8-lJZpu1hLsvXrt4FqjP1Zv0QowIffdY3GIEEDA==:007af625371e6e71
+// rye:signed:2026-11-28T23:12:57Z:f26fcfbcfe1afd7703b75b4accc9cc2c0fae41279f7f0dfffc97c34f2cae7c88:5EanKKEkpqrwBgxJygkd7gDMi6tjo-g4DYpBszJA7MknMLijXMc2n7mGoAEQafleLcegSYVmLpOQOH5j634YBQ==:007af625371e6e71
 /**
  * rye/mcp/connect — the MCP client of RYE OS: calls one tool of an external MCP server (or lists
  * its tools) with the official MCP SDK client, over stdio or Streamable HTTP.
@@ -292,6 +292,22 @@ export function templateVariables(ctx, scope = 'project') {
   return vars;
 }
 
+/**
+ * The variables a project config's url expands from. When its headers send a value of yours (from
+ * the process env or your user .ai/.env), where they go must not come from the project's files:
+ * a repository adding API_BASE to its .env would otherwise receive your token.
+ */
+function urlVariables(headers, vars, ctx, scope) {
+  if (scope !== 'project' || !headers || typeof headers !== 'object') return vars;
+  const trusted = templateVariables(ctx, 'trusted');
+  for (const value of Object.values(headers)) {
+    for (const [, name] of String(value ?? '').matchAll(ENV_TEMPLATE)) {
+      if (trusted[name] !== undefined && trusted[name] !== '') return trusted;
+    }
+  }
+  return vars;
+}
+
 /** Which variables a server config at `path` may use: its space decides (see templateVariables). */
 export function configScope(path, ctx) {
   const real = realOrNull(originalPath(path)) ?? originalPath(path);
@@ -382,7 +398,7 @@ export function normalizeConnection(fields, ctx, scope = 'caller') {
     if (typeof fields.url !== 'string' || !fields.url) {
       throw new McpClientError(`MCP server '${name}': an http server needs a url`);
     }
-    conn.url = expand(fields.url, vars, missing);
+    conn.url = expand(fields.url, urlVariables(fields.headers, vars, ctx, scope), missing);
     try {
       new URL(conn.url);
     } catch {

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-28T04:11:37Z:9c1808d6d5828a66cd059df4c9054a949da590527a9ff78f0be21e664764175f:p4FNNrVpgagaavhzW1fPDjlCigOeGGpYqErJL072G_JkZOQDtDde1fZimQcooMfh_tM5tvtUAS0PVGKf5xtACQ==:007af625371e6e71
+// rye:signed:2026-11-28T22:57:51Z:5a6e919732a4e1b7c0405163e99cfee6cb0fe47d69baa62985ab321cb948a167:ttvKTmObtXPOua3s7RGqVt1y0QY16zbPKAOuEyvnG1SPEhG7dJ7jjhWHD0dtytQEXp36Z3-mcHNfNdagdMHCCQ==:007af625371e6e71
 // Confinement of path parameters to the project root. Every path is resolved to its real
 // location (symlinks followed, including those of missing targets and their parents) and the
 // tools then work on that real path, so what was checked is what gets read or written.
@@ -7,7 +7,7 @@
 // the slow way, async, so that a pathological one never holds up the worker's other calls.
 import { lstatSync, realpathSync } from 'node:fs';
 import { lstat, readlink, realpath, stat } from 'node:fs/promises';
-import { homedir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from './tool.mjs';
 
@@ -90,7 +90,7 @@ async function missingLocation(path) {
  * Places no file tool reads or writes, whatever the project is (it may be the home directory):
  * user-space config (the signing key, the trust store, bundles.yaml — registering a bundle
  * trusts its keys —, hooks), the user's .env (credentials, and `${VAR}` of user and system
- * items), and ryeos state (snapshots, the MCP token), the user's and the project's (`root`: its
+ * items), and ryeos state (snapshots, wherever they are, the MCP token), the user's and the project's (`root`: its
  * thread registry and budget ledger, which a model granted file writes must not rewrite, and the
  * cancel markers of other threads). The host names the user space (USER_SPACE) and an
  * overridden key folder (RYE_SIGNING_KEY_DIR).
@@ -102,6 +102,16 @@ export function protectedDirs(env = process.env, root = undefined) {
   const dirs = ['config', '.env', 'state'].map((name) => childReal(ai, name));
   if (root !== undefined) dirs.push(childReal(childReal(root, '.ai'), 'state'));
   if (env.RYE_SIGNING_KEY_DIR) dirs.push(realOrResolved(env.RYE_SIGNING_KEY_DIR));
+  // Snapshots move to the temp folder when the user space cannot be written: protected there too
+  // (a project at /tmp could otherwise replace the bytes a long-lived host runs), as the host
+  // names it and as this process would (the two temp folders may differ).
+  dirs.push(realOrResolved(join(tmpdir(), `ryeos-snapshots-${process.getuid?.() ?? 'user'}`)));
+  if (env.RYE_SNAPSHOT_FALLBACK) dirs.push(realOrResolved(env.RYE_SNAPSHOT_FALLBACK));
+  // Likewise the python bytecode cache's temp-folder fallback, beside the snapshots'.
+  const uid = process.getuid?.() ?? 'user';
+  for (const temp of new Set([tmpdir(), env.RYE_SNAPSHOT_FALLBACK && dirname(env.RYE_SNAPSHOT_FALLBACK)]))
+    if (temp) dirs.push(realOrResolved(join(temp, `ryeos-pycache-${uid}`)));
+  if (env.RYE_SNAPSHOT_DIR) dirs.push(realOrResolved(dirname(env.RYE_SNAPSHOT_DIR)));
   return dirs;
 }
 

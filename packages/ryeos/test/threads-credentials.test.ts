@@ -1,0 +1,53 @@
+/**
+ * A thread's provider key stays with the provider (issue 28, point 6): a tool the model runs,
+ * `rye/bash env` included, does not see it, so it never reaches the model, the transcript or the
+ * knowledge transcript.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { directive, useThreadFixture } from './threads-helpers.js';
+
+const fixture = useThreadFixture();
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+describe("a thread's provider credentials", () => {
+  it('are not in the environment of a tool the model runs (rye/bash env)', async () => {
+    const fx = fixture();
+    await fx.write(
+      '.ai/directives/acme/leak.md',
+      directive('leak', {
+        metadata:
+          '<model tier="general" provider="anthropic"/><permissions><execute><tool>rye.bash</tool></execute></permissions>',
+        outputs: '<output name="answer" required="true">The answer</output>',
+      }),
+    );
+    await fx.sign('directive:acme/leak');
+    const server = await fx.serve({
+      turns: [
+        { tool_calls: [{ name: 'rye_bash', input: { command: 'env; echo marker-$HOME' } }] },
+        { tool_calls: [{ name: 'rye_directive_return', input: { answer: 'done' } }] },
+      ],
+    });
+    fx.env.ANTHROPIC_API_KEY = 'sk-ant-secret-0628';
+    fx.env.OPENAI_API_KEY = 'sk-openai-secret-0628';
+    fx.refresh();
+    const result = await fx.rye.execute({ item_id: 'directive:acme/leak', thread: 'fork' });
+    expect(result.status, JSON.stringify(result)).toBe('success');
+    // The provider itself was called with the key.
+    expect(JSON.stringify(server.requests[0]!.headers)).toContain('sk-ant-secret-0628');
+    const answer = JSON.stringify(server.requests[1]!.body);
+    expect(answer).toContain('marker-');
+    expect(answer).toContain('ANTHROPIC_BASE_URL');
+    expect(answer).not.toContain('sk-ant-secret-0628');
+    expect(answer).not.toContain('sk-openai-secret-0628');
+    for (const file of filesUnder(join(fx.project, '.ai'))) {
+      expect(readFileSync(file, 'latin1'), file).not.toContain('secret-0628');
+    }
+  }, 60_000);
+});
