@@ -423,6 +423,9 @@ export async function serveHttp(
       sendJsonRpcError(res, 500, -32603, 'Internal server error');
     });
   });
+  // An open stream keeps its session in use; TCP keepalive closes the stream of a client that
+  // vanished (a laptop put to sleep), so dead sessions do not hold the cap forever.
+  httpServer.on('connection', (socket) => socket.setKeepAlive(true, 60_000));
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
