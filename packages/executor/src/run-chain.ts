@@ -454,6 +454,8 @@ function workerSettings(value: unknown, context: RunContext): WorkerSettings | u
     // A thread of the host only when the host asked (a one-shot CLI), whatever an item's config
     // says: a thread shares the host's fd 1 and working directory (SECURITY.md, warm workers).
     thread: context.workerThread === true,
+    // The worker signs its answers (a node worker, which another process of the user can reach).
+    ...(value.signed_answers === true ? { signedAnswers: true } : {}),
   };
 }
 

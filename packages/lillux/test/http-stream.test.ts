@@ -215,10 +215,9 @@ describe('httpStream: broken streams', () => {
     const s = await serve({
       '/s': sse(['data: 1\n\n', 'data: 2\n\n', 'data: 3\n\n'], { chunkDelayMs: [50, 3000] }),
     });
-    const started = performance.now();
     const r = await httpStream({ url: `${s.url}/s`, timeoutMs: 300 });
-    expect(performance.now() - started).toBeLessThan(2000);
-    // The 50 ms gap is fine; the 3 s gap is not. Total time > timeoutMs proves it is an idle timeout.
+    // The 50 ms gap is fine; the 3 s gap is not: without an idle timeout the third event would
+    // arrive (told by the events, not by a clock that load can stretch).
     expect(r.events.map((e) => e.data)).toEqual(['1', '2']);
     expect(r.error).toBe('Stream broke after 2 events: Timed out after 300 ms without data');
     expect(r.success).toBe(false);
@@ -230,8 +229,8 @@ describe('httpStream: broken streams', () => {
     const sink = callbackSink('abort-on-first', () => controller.abort());
     const r = await httpStream({ url: `${s.url}/s`, sinks: [sink], signal: controller.signal });
     expect(r.events).toHaveLength(1);
+    // Ignored, the abort would leave the stream to deliver its second event 5 s later.
     expect(r.error).toBe('Stream broke after 1 events: Aborted by caller');
-    expect(r.duration_ms).toBeLessThan(2000);
   });
 });
 
@@ -316,7 +315,8 @@ describe('httpStream: sinks', () => {
     expect(stalledClosed).toBe(1);
     expect(r.sink_errors).toEqual([{ sink: 'stalled', error: 'stalled: did not drain within 200 ms' }]);
     expect(elapsed).toBeGreaterThanOrEqual(200 + 150);
-    expect(elapsed).toBeLessThan(240 + 200 + 500);
+    // A sink that is never drained would hold the stream forever: far below that, whatever the load.
+    expect(elapsed).toBeLessThan(15_000);
   });
 
   it('a sink whose close never settles is abandoned', async () => {
@@ -325,7 +325,6 @@ describe('httpStream: sinks', () => {
     const r = await httpStream({ url: `${s.url}/s`, sinks: [sink], sinkCloseTimeoutMs: 50 });
     expect(r.success).toBe(true);
     expect(r.sink_errors).toEqual([{ sink: 'sticky', error: 'stalled: did not close within 50 ms' }]);
-    expect(r.duration_ms).toBeLessThan(1000);
   });
 
   it('fileSink appends valid JSONL, one line per event, creating parent dirs', async () => {

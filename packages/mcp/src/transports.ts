@@ -84,8 +84,16 @@ export interface HttpServeOptions {
   token?: string;
   /** Sessions idle this long are closed; default 30 minutes. */
   sessionIdleMs?: number;
-  /** At most this many sessions; a new one closes the least recently used. Default 64. */
+  /**
+   * At most this many sessions; at the cap a new one replaces the least recently used idle
+   * session, and is refused with 503 while every session is in use. Default 64.
+   */
   maxSessions?: number;
+  /**
+   * A session is in use while a request or stream of it is open and for this long after its
+   * last request, so the cap never closes it for someone else. Default 5 minutes.
+   */
+  sessionInUseMs?: number;
   /** Log failed HTTP requests to stderr (the entry point's RYE_DEBUG). */
   debug?: boolean;
 }
@@ -104,6 +112,7 @@ const MCP_PATH = '/mcp';
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
 const DEFAULT_MAX_SESSIONS = 64;
+const DEFAULT_SESSION_IN_USE_MS = 5 * 60 * 1000;
 
 /**
  * The one loopback rule (DECISIONS 31), for both binding and the Host/Origin check: `localhost`,
@@ -266,6 +275,8 @@ interface Session {
   transport: StreamableHTTPServerTransport;
   server: Server;
   lastSeen: number;
+  /** Requests and streams of this session still open. */
+  open: number;
 }
 
 /**
@@ -289,6 +300,7 @@ export async function serveHttp(
   }
   const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
   const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const inUseMs = options.sessionInUseMs ?? DEFAULT_SESSION_IN_USE_MS;
   // Map order is use order: a session is re-inserted on every request, so the first is the LRU.
   const sessions = new Map<string, Session>();
   const pending = new Set<Session>();
@@ -299,19 +311,52 @@ export async function serveHttp(
   const sweeper = setInterval(
     () => {
       const cutoff = Date.now() - idleMs;
-      for (const [id, session] of sessions) if (session.lastSeen < cutoff) closeSession(id, session);
+      for (const [id, session] of sessions)
+        if (session.open === 0 && session.lastSeen < cutoff) closeSession(id, session);
     },
     Math.max(1_000, Math.min(idleMs / 2, 60_000)),
   );
   sweeper.unref();
 
+  /**
+   * Makes room for one more session by closing the least recently used idle one. Only an idle
+   * session may go: closing one in use would let any token holder log the other clients out.
+   */
+  const makeRoom = (): boolean => {
+    if (sessions.size + pending.size < maxSessions) return true;
+    const quietSince = Date.now() - inUseMs;
+    for (const [id, session] of sessions) {
+      if (session.open === 0 && session.lastSeen <= quietSince) {
+        closeSession(id, session);
+        return true;
+      }
+    }
+    return false;
+  };
+
+  /** Counts `res` as open on `session` until the response is finished or its connection drops. */
+  const track = (session: Session, res: ServerResponse): void => {
+    session.open++;
+    session.lastSeen = Date.now();
+    res.once('close', () => {
+      session.open--;
+      session.lastSeen = Date.now();
+    });
+  };
+
   async function startSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    while (sessions.size >= maxSessions) {
-      const [id, oldest] = sessions.entries().next().value as [string, Session];
-      closeSession(id, oldest);
+    if (!makeRoom()) {
+      res.setHeader('Retry-After', String(Math.ceil(inUseMs / 1000)));
+      return sendJsonRpcError(
+        res,
+        503,
+        -32000,
+        `Service unavailable: all ${maxSessions} sessions are in use; retry later, or close a session you no longer need (DELETE /mcp with its mcp-session-id)`,
+      );
     }
     const server = createServer();
     const session: Session = {
+      open: 0,
       lastSeen: Date.now(),
       server,
       transport: new StreamableHTTPServerTransport({
@@ -323,6 +368,7 @@ export async function serveHttp(
       }),
     };
     pending.add(session);
+    track(session, res);
     // Set before connect: the Server chains its own close handler onto this one.
     session.transport.onclose = () => {
       pending.delete(session);
@@ -360,7 +406,7 @@ export async function serveHttp(
       const session = sessions.get(sessionId);
       // MCP: an unknown or terminated session is 404, so the client starts a new one.
       if (!session) return sendJsonRpcError(res, 404, -32001, 'Session not found');
-      session.lastSeen = Date.now();
+      track(session, res);
       sessions.delete(sessionId);
       sessions.set(sessionId, session);
       return session.transport.handleRequest(req, res, body);
@@ -377,6 +423,9 @@ export async function serveHttp(
       sendJsonRpcError(res, 500, -32603, 'Internal server error');
     });
   });
+  // An open stream keeps its session in use; TCP keepalive closes the stream of a client that
+  // vanished (a laptop put to sleep), so dead sessions do not hold the cap forever.
+  httpServer.on('connection', (socket) => socket.setKeepAlive(true, 60_000));
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);

@@ -42,11 +42,9 @@ describe('rye <command> --help and rye help <command>', () => {
     }
     // Flags before --help do not matter, and nothing runs: demo --help plays no demo.
     const demo = capture();
-    const started = Date.now();
     expect(await runCli(['demo', 'primitives', '--help'], demo.io)).toBe(0);
     expect(demo.out()).toMatch(/^Usage: rye demo/);
     expect(demo.out()).not.toContain('RYE demo in');
-    expect(Date.now() - started).toBeLessThan(2_000);
     const main = capture();
     expect(await runCli(['help'], main.io)).toBe(0);
     expect(main.out()).toMatch(/^rye \d+\.\d+\.\d+ — RYE OS/);

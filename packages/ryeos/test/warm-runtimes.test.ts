@@ -392,7 +392,8 @@ def execute(params, project_path):
     await new Promise((resolve) => setTimeout(resolve, 300));
     const start = performance.now();
     expect(await r.execute({ item_id: 'tool:demo/stubborn' })).toMatchObject({ status: 'success' });
-    expect(performance.now() - start).toBeLessThan(3_000);
+    // Queued behind the worker that closed fd 3, the call would wait out its 20 s sleep.
+    expect(performance.now() - start).toBeLessThan(10_000);
     expect(await closing).toMatchObject({ status: 'error' });
   });
 

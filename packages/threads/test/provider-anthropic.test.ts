@@ -68,6 +68,12 @@ const toolTurn = {
   chunk_size: 4,
 };
 
+/**
+ * What a timeout or a refusal spares the caller here is a hang (a server that never answers, a
+ * stream stalled for seconds): a bound far below that and far above a loaded machine's answer.
+ */
+const WELL_BEFORE_A_HANG = 15_000;
+
 describe('Anthropic request body', () => {
   it('merges consecutive tool results, flags errors, and sends text + tool_use blocks', async () => {
     const s = await serve({ turns: [{ text: 'ok' }] });
@@ -368,7 +374,7 @@ describe('Anthropic failures', () => {
     const error = lastError(
       await allParts(createAnthropicModel(config(`http://127.0.0.1:${port}`)).stream(request)),
     );
-    expect(performance.now() - started).toBeLessThan(2000);
+    expect(performance.now() - started).toBeLessThan(WELL_BEFORE_A_HANG);
     expect(error).toMatchObject({ errorClass: 'ConnectionError', httpStatus: 0, retryable: true });
     expect(error.message).toMatch(
       /Could not reach provider anthropic at http:\/\/127\.0\.0\.1:\d+\/v1\/messages: .*ECONNREFUSED/,
@@ -383,7 +389,7 @@ describe('Anthropic failures', () => {
     );
     const elapsed = performance.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(290);
-    expect(elapsed).toBeLessThan(1500);
+    expect(elapsed).toBeLessThan(WELL_BEFORE_A_HANG);
     expect(error).toMatchObject({ errorClass: 'TimeoutError', httpStatus: 0, retryable: true });
     expect(error.message).toMatch(/No response from provider anthropic .* within 300 ms/);
   });
@@ -394,7 +400,7 @@ describe('Anthropic failures', () => {
     const error = lastError(
       await allParts(createAnthropicModel(config(s.url, { timeoutMs: 300 })).stream(request)),
     );
-    expect(performance.now() - started).toBeLessThan(1500);
+    expect(performance.now() - started).toBeLessThan(WELL_BEFORE_A_HANG);
     expect(error).toMatchObject({ errorClass: 'TimeoutError', httpStatus: 0, requestId: 'req_replay_1' });
     expect(error.message).toMatch(/stalled: no data for 300 ms/);
   });
@@ -413,7 +419,6 @@ describe('Anthropic failures', () => {
     const s = await serve({ turns: [{ text: 'a slow answer', chunk_size: 2, chunk_delay_ms: 100 }] });
     const controller = new AbortController();
     const parts: StreamPart[] = [];
-    const started = performance.now();
     for await (const part of createAnthropicModel(config(s.url)).stream({
       ...request,
       signal: controller.signal,
@@ -421,7 +426,6 @@ describe('Anthropic failures', () => {
       parts.push(part);
       if (part.type === 'text-delta') controller.abort();
     }
-    expect(performance.now() - started).toBeLessThan(1000);
     expect(lastError(parts)).toMatchObject({ errorClass: 'CancelledError', httpStatus: 0, retryable: false });
     expect(parts.filter((p) => p.type === 'error')).toHaveLength(1);
   });

@@ -65,6 +65,12 @@ const twoCalls = {
   chunk_size: 5,
 };
 
+/**
+ * What a timeout or a refusal spares the caller here is a hang (a server that never answers, a
+ * stream stalled for seconds): a bound far below that and far above a loaded machine's answer.
+ */
+const WELL_BEFORE_A_HANG = 15_000;
+
 describe('OpenAI request body', () => {
   it('sends system as the first message, assistant calls with JSON-string arguments, and asks for stream usage', async () => {
     const s = await serve({ turns: [{ text: 'ok' }] });
@@ -335,7 +341,7 @@ describe('OpenAI failures', () => {
     const error = lastError(
       await allParts(createOpenAIModel(config(`http://127.0.0.1:${port}`)).stream(request)),
     );
-    expect(performance.now() - started).toBeLessThan(2000);
+    expect(performance.now() - started).toBeLessThan(WELL_BEFORE_A_HANG);
     expect(error).toMatchObject({
       errorClass: 'ConnectionError',
       httpStatus: 0,
@@ -351,7 +357,7 @@ describe('OpenAI failures', () => {
       const error = lastError(
         await allParts(createOpenAIModel(config(raw.url, { timeoutMs: 250, stream })).stream(request)),
       );
-      expect(performance.now() - started).toBeLessThan(1500);
+      expect(performance.now() - started).toBeLessThan(WELL_BEFORE_A_HANG);
       expect(error).toMatchObject({ errorClass: 'TimeoutError', httpStatus: 0 });
     }
   });

@@ -108,15 +108,15 @@ describe('callers supply data only (attack 6)', () => {
     await ws.write(
       'project',
       'tools/victim/slow.yaml',
-      'version: "1.0.0"\nexecutor_id: rye/core/primitives/subprocess\ncategory: victim\nconfig:\n  command: "${RYE_KERNEL_NODE}"\n  args: ["-e", "setTimeout(() => {}, 3000)"]\n  timeout: 1\n',
+      'version: "1.0.0"\nexecutor_id: rye/core/primitives/subprocess\ncategory: victim\nconfig:\n  command: "${RYE_KERNEL_NODE}"\n  args: ["-e", "setTimeout(() => {}, 60000)"]\n  timeout: 1\n',
     );
     const executor = await ws.executor(env());
-    const started = Date.now();
+    // The tool would end by itself, successfully, after 60 s: a timeout means the tool's 1 s held
+    // (no wall-clock bound, which load can push past any margin).
     expect(await executor.executeTool('victim/slow', { timeout: 600 })).toMatchObject({
       status: 'error',
       error_type: 'timeout',
     });
-    expect(Date.now() - started).toBeLessThan(2_500);
   });
 
   it('a caller cwd cannot leave the project through a symlink inside it', async () => {

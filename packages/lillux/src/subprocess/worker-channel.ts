@@ -10,12 +10,14 @@
  * nothing of the protocol is there to block.
  */
 import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { Worker } from 'node:worker_threads';
 import { childProcess } from '../child-process.js';
 import { bootableThread, bootThread, reportedThreadId, takePrestartedThread } from '../thread-boot.js';
 import { killTree, threadChildren } from './tree.js';
+import { type AnswerKey, answerKey } from './worker-signing.js';
 
 /** A message from a worker: an answer (`id` + result fields) or an output chunk of a call. */
 export type WorkerMessage = Record<string, unknown>;
@@ -43,6 +45,8 @@ export interface ChannelSpec {
   env: Record<string, string>;
   /** Run `args[0]` as a worker thread of this process instead of starting `command`. */
   thread: boolean;
+  /** Give a process worker a key and accept only the lines it signed with it (protocol 2). */
+  signedAnswers?: boolean;
 }
 
 /** Output a worker wrote outside any call, kept (the tail) to explain a crash. */
@@ -100,6 +104,10 @@ function processChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
   child.stdout?.on('data', (chunk: Buffer) => lastWords.add(chunk));
   child.stderr?.on('data', (chunk: Buffer) => lastWords.add(chunk));
   const channel = child.stdio[3] as Duplex | null;
+  // The key is the first line the worker reads; from then on a line must carry its signature.
+  const key: AnswerKey | undefined = spec.signedAnswers ? answerKey(randomBytes(32)) : undefined;
+  if (key) channel?.write(`${JSON.stringify({ key: key.secret })}\n`);
+  let dropped = false;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   channel?.on('error', () => {}); // a worker that died closes its end: reported by 'close'
@@ -123,8 +131,15 @@ function processChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
       }
     }
   });
-  const deliver = (line: string) => {
-    if (!line.trim()) return;
+  const deliver = (signedLine: string) => {
+    if (!signedLine.trim()) return;
+    const line = key ? key.open(signedLine) : signedLine;
+    if (line === undefined) {
+      // Not the worker's: another process wrote onto its fd 3. Said once, in what explains a crash.
+      if (!dropped) lastWords.add('\n(a line the worker did not sign was dropped from its answer channel)');
+      dropped = true;
+      return;
+    }
     let message: unknown;
     try {
       message = JSON.parse(line);

@@ -15,7 +15,9 @@
  * (what the one-shot process would have printed) and, when `progress` is set, may send
  * `{id, stream, chunk}` while the call runs. End of file on fd 3 means the host is gone: the
  * worker ends, with whatever it started. The worker learns it is one from `RYE_WORKER_PROTOCOL=1`
- * (process) or `workerData.ryeWorker` (thread).
+ * (process) or `workerData.ryeWorker` (thread). With `RYE_WORKER_PROTOCOL=2` (`signedAnswers`)
+ * the host's first line is `{key}` (32 random bytes, base64) and every line the worker writes is
+ * `<HMAC-SHA256 of the JSON under the key, base64url> <JSON>`.
  *
  * Failure: a worker that exits or crashes fails its running calls with a clear error and is
  * replaced on the next call. A timeout or an abort stops the worker (and its process tree):
@@ -44,6 +46,13 @@ export interface WorkerSettings {
    * and its working directory (`cwd` becomes the whole process's).
    */
   thread?: boolean;
+  /**
+   * The worker signs every line it writes on fd 3 with a key the host gives it as its first
+   * line (`RYE_WORKER_PROTOCOL=2`), and the host drops a line whose signature does not match.
+   * For a worker that cannot mark itself not dumpable (node): another process of the same user
+   * can take a copy of its fd 3 (`pidfd_getfd`), and would otherwise answer its calls.
+   */
+  signedAnswers?: boolean;
 }
 
 export interface WarmCallOptions {
@@ -143,8 +152,9 @@ class WarmWorker {
         command: options.command,
         args: options.args ?? [],
         cwd: options.cwd,
-        env: { ...options.env, RYE_WORKER_PROTOCOL: '1' },
+        env: { ...options.env, RYE_WORKER_PROTOCOL: settings.signedAnswers && !thread ? '2' : '1' },
         thread,
+        signedAnswers: settings.signedAnswers && !thread,
       },
       { message: (m) => this.receive(m), exit: (reason, error) => this.gone(reason, error) },
     );
@@ -336,6 +346,7 @@ export class WorkerPool {
       idleMs: positive(options.worker?.idleMs, DEFAULT_IDLE_MS),
       maxConcurrency: Math.floor(positive(options.worker?.maxConcurrency, DEFAULT_CONCURRENCY)),
       thread: options.worker?.thread === true,
+      signedAnswers: options.worker?.signedAnswers === true,
     };
     return new Promise((resolve) => this.place(options, settings, monotonicMs(), resolve));
   }
@@ -404,7 +415,14 @@ function identity(options: WarmCallOptions, settings: Required<WorkerSettings>):
   const env = Object.keys(options.env)
     .sort()
     .map((k) => [k, options.env[k]]);
-  return JSON.stringify([options.command, options.args ?? [], options.cwd ?? '', env, settings.thread]);
+  return JSON.stringify([
+    options.command,
+    options.args ?? [],
+    options.cwd ?? '',
+    env,
+    settings.thread,
+    settings.signedAnswers,
+  ]);
 }
 
 // The process's one pool, also when this module is bundled into several files: a shutdown must

@@ -194,10 +194,15 @@ describe('project_path and server state (attacks 9, 10)', () => {
       {
         maxSessions: 3,
         sessionIdleMs: 1_000,
+        sessionInUseMs: 0,
       },
     );
     try {
-      for (let i = 0; i < 6; i++) expect((await post(http.url)).status).toBe(200);
+      for (let i = 0; i < 6; i++) {
+        const res = await post(http.url);
+        await res.text();
+        expect(res.status).toBe(200);
+      }
       expect(http.sessionCount()).toBe(3);
       expect(await until(() => http.sessionCount() === 0, 5_000)).toBe(true);
     } finally {

@@ -34,6 +34,10 @@ CREATE INDEX IF NOT EXISTS idx_budget_parent ON budget_ledger(parent_thread_id);
 CREATE INDEX IF NOT EXISTS idx_budget_status ON budget_ledger(status);
 `;
 
+function initLedger(db: Database): void {
+  db.exec(SCHEMA);
+}
+
 const FINAL_STATUSES: readonly BudgetStatus[] = ['completed', 'error', 'cancelled'];
 
 /** What `reportActual`/`incrementActual` tell about an overspend; the spend is still written. */
@@ -67,7 +71,7 @@ export class SqliteBudgetLedger implements BudgetLedger {
   readonly #settle: (threadId: string, ownSpend: number, status: string) => void;
 
   constructor(path: string, warn: BudgetWarning = () => {}, busyTimeoutMs?: number) {
-    this.db = openDatabase(path, (db) => db.exec(SCHEMA), busyTimeoutMs);
+    this.db = openDatabase(path, initLedger, busyTimeoutMs);
     this.#warn = warn;
     const p = (sql: string) => this.db.prepare(sql);
     this.#sql = {

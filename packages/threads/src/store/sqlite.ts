@@ -12,6 +12,7 @@ import { chmodSync, existsSync, lstatSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { RyeError } from '@ryeos/lillux';
 import type BetterSqlite3 from 'better-sqlite3';
+import { initVerifiedSchema, refuseForeignObjects } from './schema-check.js';
 
 export type Database = BetterSqlite3.Database;
 export type Statement = BetterSqlite3.Statement;
@@ -60,7 +61,8 @@ export function refuseLinkedDatabase(path: string): void {
 /**
  * Opens (creating if needed, mode 0600) a database in WAL mode with the busy timeout and foreign
  * keys on, then runs `init` (schema, migrations) in one `BEGIN IMMEDIATE` transaction so that
- * processes opening a fresh store at the same moment do not trip over each other.
+ * processes opening a fresh store at the same moment do not trip over each other. An existing
+ * file whose schema is not exactly what `init` creates is refused (see schema-check.ts).
  */
 export function openDatabase(
   path: string,
@@ -73,13 +75,14 @@ export function openDatabase(
   const db = new Driver(path, { timeout: busyTimeoutMs });
   try {
     if (fresh) chmodSync(path, 0o600);
+    refuseForeignObjects(Driver, db, path, init);
     db.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
     enableWal(db, busyTimeoutMs);
     // NORMAL in WAL mode: a commit survives a crash of the process, and a power loss can only
     // drop the last commits, never corrupt; FULL would fsync every spend update.
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
-    db.transaction(() => init(db)).immediate();
+    db.transaction(() => initVerifiedSchema(Driver, db, path, init)).immediate();
   } catch (error) {
     db.close();
     throw error;

@@ -1,9 +1,10 @@
-// rye:signed:2026-11-28T12:30:27Z:f6f7444dfe91fd2e53e9fd334f7e7f438a2f0d8b3ef81ec8e8b2396e3c7c70fd:JgPW3ncyrfuxt8fOhFNftGVE3qO7PxSyWwq2g8ZlJsA1HpRaiNVCrOVKZvKvCI6aa51NOdM4EankHu5VQaQmDg==:007af625371e6e71
+// rye:signed:2026-11-28T22:40:31Z:bdd36fd0884ed6ca0b1c8970fa71d3abb7691ea91d6340d0392534c9e45bb61d:s5nln8YeiFnUv518I3EQOKDV5Up5WNZzFS8dIukexPfvfZAkTcrfL0Zpr1ulFobpdeqyXzhwK1QOSDlvhLYlDw==:007af625371e6e71
 // Runs a function-style node tool: a module that exports `execute(params, context)`.
 //   node function-worker.mjs <tool> --project-path <dir>
 // Three ways to be started (lillux runWarm documents the protocol):
 //  - one-shot: reads the params JSON on stdin, prints the result as JSON, exits;
 //  - warm process (RYE_WORKER_PROTOCOL=1): one request per line in, one answer per line out, on fd 3;
+//    with RYE_WORKER_PROTOCOL=2 the first line in is the host's key, and each line out is signed;
 //  - warm thread (workerData.ryeWorker): the same messages over the thread's port.
 // A worker serves exactly one tool snapshot in one project (the host keys workers so), imports
 // the tool once, and runs calls concurrently. What a tool prints (stdout or stderr) is its log:
@@ -131,24 +132,44 @@ async function handle(request, send) {
 if (workerData?.ryeWorker && parentPort) {
   const send = (message) => parentPort.postMessage(message);
   parentPort.on('message', (request) => void handle(request, send).then(send));
-} else if (process.env.RYE_WORKER_PROTOCOL === '1') {
+} else if (process.env.RYE_WORKER_PROTOCOL === '1' || process.env.RYE_WORKER_PROTOCOL === '2') {
   // Loaded here only: a thread needs none of them (net alone brings streams and more).
-  const [{ Socket }, { createInterface }, { Readable }] = await Promise.all([
+  const [{ Socket }, { createInterface }, { Readable }, { createHmac }] = await Promise.all([
     import('node:net'),
     import('node:readline'),
     import('node:stream'),
+    import('node:crypto'),
   ]);
+  // Protocol 2: this process is dumpable (node cannot say otherwise), so another process of the
+  // user can take a copy of fd 3 and write on it; the host accepts only lines signed with the key
+  // it sent first. A key that is not there (another process read it first) ends the worker.
+  let key = process.env.RYE_WORKER_PROTOCOL === '2' ? undefined : null;
   // Requests and answers travel on fd 3, a socket only this script reads and writes: whatever
   // reaches fd 1 (a program the tool starts with inherited stdio, a raw write) is log, never an
   // answer, and fd 0 (/dev/null, shared with such programs, which clear its O_NONBLOCK) holds no
   // request. The event loop polls fd 3 itself: no thread-pool hop per request.
   const channel = new Socket({ fd: 3, readable: true, writable: true });
-  const send = (message) => channel.write(`${JSON.stringify(message)}\n`);
+  const send = (message) => {
+    const json = JSON.stringify(message);
+    channel.write(key ? `${createHmac('sha256', key).update(json).digest('base64url')} ${json}\n` : `${json}\n`);
+  };
   // A tool that reads process.stdin (a script-style tool declared function-style) reads nothing.
   const empty = Readable.from([]);
   Object.defineProperty(process, 'stdin', { configurable: true, enumerable: true, get: () => empty });
   const lines = createInterface({ input: channel, crlfDelay: Number.POSITIVE_INFINITY });
   lines.on('line', (line) => {
+    if (key === undefined) {
+      let given;
+      try {
+        given = JSON.parse(line).key;
+      } catch {}
+      key = typeof given === 'string' ? Buffer.from(given, 'base64') : Buffer.alloc(0);
+      if (key.length !== 32) {
+        writeStderr('The first line on fd 3 was not the host\'s key: another process took it. Stopping.\n');
+        end();
+      }
+      return;
+    }
     if (!line.trim()) return;
     let request;
     try {
