@@ -30,6 +30,8 @@ import type { DirWatch } from './dir-watch.js';
 import { DirWatches } from './dir-watch.js';
 import type { IndexEntry, SearchReader } from './entry.js';
 import { buildEntry } from './entry.js';
+import { Postings } from './postings.js';
+import type { QueryNode } from './query.js';
 import { dirInNamespace, inNamespace } from './scope.js';
 import type { FileStats, StatTarget } from './stat-pool.js';
 import { statFiles } from './stat-pool.js';
@@ -103,6 +105,26 @@ interface RootIndex {
   dirs: Map<string, DirNode>;
   /** Walks so far: directories are watched from the second on. */
   walks: number;
+  /** Its entries' words, kept in step by every full walk. */
+  postings?: Postings;
+  /** The last full walk, while the postings hold what it found. */
+  settled?: Settled;
+}
+
+/**
+ * What a full walk left: while every directory's watch is still quiet, within RECHECK_MS of the
+ * oldest directory stat, under the same trust store, another walk would find the same entries.
+ */
+interface Settled {
+  epoch: number;
+  trustStamp: string;
+  /** monotonicMs() of the directory statted longest ago. */
+  oldestCheck: number;
+  /**
+   * Every directory watched and every file's record taken after its directory's watch began,
+   * none of them a link (a walk would stat those anyway).
+   */
+  steady: boolean;
 }
 
 interface KindIndex {
@@ -121,8 +143,11 @@ interface Excludes {
 
 export interface RootSnapshot {
   space: Space;
-  /** Entries of this space inside the requested namespace, in walk order. */
-  entries: IndexEntry[];
+  /**
+   * Entries of this space inside the requested namespace that can match `node` with this fuzzy
+   * distance: every match and maybe more (the caller evaluates each), in no particular order.
+   */
+  candidates(node: QueryNode, fuzzy: number): IndexEntry[];
   /** The entries of this space with exactly this id (extension order), for shadow annotations. */
   lookup(id: string): IndexEntry[];
 }
@@ -166,6 +191,11 @@ export class SearchIndex {
   private lastTrustStamp = '';
   /** What the last refresh did (for tests): paths statted (directories and files), directories listed. */
   readonly lastRefresh = { statted: 0, listed: 0 };
+  /**
+   * What the last search went through (for tests): directories walked (none while the settled
+   * entries hold), entries handed out as candidates.
+   */
+  readonly lastScan = { walked: 0, candidates: 0 };
 
   constructor(private readonly context: ItemContext) {
     this.watches = new DirWatches(context.settings?.searchWatch ?? true);
@@ -204,19 +234,23 @@ export class SearchIndex {
     const now = monotonicMs();
     this.lastRefresh.statted = 0;
     this.lastRefresh.listed = 0;
+    this.lastScan.walked = 0;
+    this.lastScan.candidates = 0;
     // The same stamp as last time is the same string: entries compare it by reference then.
     const stamp = this.trustStamp();
     if (stamp !== this.lastTrustStamp) this.lastTrustStamp = stamp;
     const trustStamp = this.lastTrustStamp;
-    // Walk every space (listing changed directories), then stat all their files at once (possibly
-    // on two threads, stat-pool.ts), then visit each file in walk order.
-    const walks = spaces.map((space) => {
+    // Take each space's settled entries when nothing changed since, else walk it (listing changed
+    // directories); then stat all walked files at once (possibly on two threads, stat-pool.ts),
+    // then visit each file in walk order.
+    const planned = spaces.map((space): RootSnapshot | WalkContext => {
       const typeRoot = typeRootOf(space, kind);
       let root = index.roots.get(typeRoot);
       if (!root) {
         root = { space, typeRoot, dirs: new Map(), walks: 0 };
         index.roots.set(typeRoot, root);
       }
+      if (this.unchanged(root, trustStamp, now)) return this.settledSnapshot(root, namespace);
       const watching = ++root.walks > 1;
       const ctx: WalkContext = {
         kind,
@@ -234,31 +268,88 @@ export class SearchIndex {
       this.walk(ctx, '', typeRoot);
       return ctx;
     });
+    const walks = planned.filter((plan): plan is WalkContext => 'slots' in plan);
     const stale = walks.length === 1 ? walks[0]!.stale : walks.flatMap((ctx) => ctx.stale);
     const stats = statFiles(stale);
     this.lastRefresh.statted += stale.length;
     let at = 0;
-    return walks.map((ctx) => {
+    const walked = new Map<WalkContext, RootSnapshot>();
+    for (const ctx of walks) {
       for (const slot of ctx.slots) {
         if (slot.freshAt === epoch) this.reuse(ctx, slot, slot.record!);
         else this.visit(ctx, slot, stats, at++);
       }
-      const { root } = ctx;
-      // Forget directories that are gone (only a full walk knows).
-      if (!namespace) {
-        for (const [rel, node] of root.dirs) {
-          if (node.seen === epoch) continue;
-          node.watch?.close();
-          root.dirs.delete(rel);
-        }
-      }
-      return { space: root.space, entries: ctx.entries, lookup: (id: string) => lookupIn(root, id, epoch) };
-    });
+      walked.set(ctx, this.finish(ctx));
+    }
+    return planned.map((plan) => ('slots' in plan ? walked.get(plan)! : plan));
+  }
+
+  /**
+   * Ends a walk: a full walk forgets the directories that are gone and brings the postings in
+   * step with what it found; a namespace walk saw only part of the root, so the postings wait for
+   * the next full walk.
+   */
+  private finish(ctx: WalkContext): RootSnapshot {
+    const { root, epoch, entries } = ctx;
+    const lookup = (id: string) => lookupIn(root, id, epoch);
+    if (ctx.namespace) {
+      delete root.settled;
+      return {
+        space: root.space,
+        candidates: () => {
+          this.lastScan.candidates += entries.length;
+          return entries;
+        },
+        lookup,
+      };
+    }
+    for (const [rel, node] of root.dirs) {
+      if (node.seen === epoch) continue;
+      node.watch?.close();
+      root.dirs.delete(rel);
+    }
+    root.postings ??= new Postings();
+    root.postings.sync(entries);
+    root.settled = { epoch, trustStamp: ctx.trustStamp, ...steadiness(root) };
+    return this.settledSnapshot(root, undefined);
+  }
+
+  /** The entries of a root's last full walk, through its postings. */
+  private settledSnapshot(root: RootIndex, namespace: string | undefined): RootSnapshot {
+    const postings = root.postings!;
+    const { epoch } = root.settled!;
+    return {
+      space: root.space,
+      candidates: (node, fuzzy) => {
+        const found = postings.candidates(node, fuzzy) ?? postings.all();
+        const inside = namespace ? found.filter((entry) => inNamespace(entry.id, namespace)) : found;
+        this.lastScan.candidates += inside.length;
+        return inside;
+      },
+      lookup: (id) => lookupIn(root, id, epoch),
+    };
+  }
+
+  /**
+   * Whether a walk of this root now would find what the last full walk found: its entries are
+   * settled and steady, every directory's watch is quiet, none is due for its RECHECK_MS stat,
+   * and the type root is the same directory (an ancestor moved raises no notice).
+   */
+  private unchanged(root: RootIndex, trustStamp: string, now: number): boolean {
+    const { settled } = root;
+    if (!settled?.steady || settled.trustStamp !== trustStamp || now - settled.oldestCheck >= RECHECK_MS)
+      return false;
+    const top = root.dirs.get('');
+    if (!top) return false;
+    for (const node of root.dirs.values()) if (!isQuiet(node)) return false;
+    const info = this.stat(root.typeRoot);
+    return info?.isDirectory() === true && sameIdentity(top, info);
   }
 
   private walk(ctx: WalkContext, rel: string, abs: string, parentTrusted = false): void {
     const node = this.node(ctx, rel, abs, parentTrusted);
     if (!node) return;
+    this.lastScan.walked++;
     node.seen = ctx.epoch;
     const { namespace } = ctx;
     const trusted = node.trustedAt === ctx.epoch;
@@ -596,6 +687,20 @@ function closeWatches(index: KindIndex): void {
 
 function asList(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/** Whether a root just walked in full is steady (see `Settled`), and its oldest directory stat. */
+function steadiness(root: RootIndex): { oldestCheck: number; steady: boolean } {
+  let oldestCheck = Number.POSITIVE_INFINITY;
+  for (const node of root.dirs.values()) {
+    if (!node.watch || node.watch.closed) return { oldestCheck, steady: false };
+    oldestCheck = Math.min(oldestCheck, node.checkedAt);
+    for (const { record, link, statEpoch } of node.files) {
+      if (!record || link || record.linked || (statEpoch ?? -1) < node.watchedFrom)
+        return { oldestCheck, steady: false };
+    }
+  }
+  return { oldestCheck, steady: true };
 }
 
 /** Entries with this id in a root, as of the walk of `epoch`. */

@@ -426,7 +426,7 @@ export async function searchItems(context: ItemContext, request: SearchRequest):
   const hits: Hit[] = [];
   let hidden = 0;
   for (const root of roots) {
-    for (const entry of root.entries) {
+    for (const entry of root.candidates(prepared.ast, prepared.fuzzy)) {
       if (!matches(entry, prepared)) continue;
       const score = rankScore(entry, prepared.leaves, prepared.rank, prepared.fuzzy);
       if (score <= 0) continue;
