@@ -136,6 +136,14 @@ function near(term: string, words: string[], distance: number): boolean {
   return false;
 }
 
+/** The last `/text/` made: a query ranks every hit with the same few texts, so reuse it. */
+let lastSegment = { text: '', segment: '//' };
+
+function segmentOf(text: string): string {
+  if (lastSegment.text !== text) lastSegment = { text, segment: `/${text}/` };
+  return lastSegment.segment;
+}
+
 function identityStrength(leaf: Leaf, idn: Identity): number {
   if (leaf.type === 'wildcard') {
     if (!leaf.glob.possible) return 0;
@@ -144,7 +152,7 @@ function identityStrength(leaf: Leaf, idn: Identity): number {
   }
   const text = leaf.type === 'term' ? leaf.term : leaf.phrase;
   if (text === idn.id || text === idn.name || text === idn.ref) return 1;
-  if (idn.padded.includes(`/${text}/`)) return 0.9;
+  if (idn.padded.includes(segmentOf(text))) return 0.9;
   if (idn.words.includes(text)) return 0.8;
   for (const word of idn.words) if (word.startsWith(text)) return 0.7;
   return idn.id.includes(text) || idn.name.includes(text) ? 0.6 : 0;
