@@ -285,14 +285,15 @@ export class SearchIndex {
   }
 
   /**
-   * Ends a walk: a full walk forgets the directories that are gone and brings the postings in
-   * step with what it found; a namespace walk saw only part of the root, so the postings wait for
-   * the next full walk.
+   * Ends a walk: a full walk forgets the directories that are gone and, from a root's second walk
+   * on (a one-shot search never pays for them), brings the postings in step with what it found; a
+   * namespace walk saw only part of the root, so the postings wait for the next full walk.
    */
   private finish(ctx: WalkContext): RootSnapshot {
     const { root, epoch, entries } = ctx;
     const lookup = (id: string) => lookupIn(root, id, epoch);
-    if (ctx.namespace) {
+    if (!ctx.namespace) forgetUnseen(root, epoch);
+    if (ctx.namespace || !ctx.watching) {
       delete root.settled;
       return {
         space: root.space,
@@ -302,11 +303,6 @@ export class SearchIndex {
         },
         lookup,
       };
-    }
-    for (const [rel, node] of root.dirs) {
-      if (node.seen === epoch) continue;
-      node.watch?.close();
-      root.dirs.delete(rel);
     }
     root.postings ??= new Postings();
     root.postings.sync(entries);
@@ -677,6 +673,15 @@ function forgetBelow(dirs: Map<string, DirNode>, rel: string): void {
     if (key === rel || !key.startsWith(prefix)) continue;
     node.watch?.close();
     dirs.delete(key);
+  }
+}
+
+/** Forgets the directories a full walk did not find (gone), with their watches. */
+function forgetUnseen(root: RootIndex, epoch: number): void {
+  for (const [rel, node] of root.dirs) {
+    if (node.seen === epoch) continue;
+    node.watch?.close();
+    root.dirs.delete(rel);
   }
 }
 
