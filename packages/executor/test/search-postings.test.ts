@@ -65,7 +65,7 @@ describe('postings', () => {
     return pick(shapes)();
   }
 
-  it('hold every entry a query matches, through additions and removals', () => {
+  it('hold every entry a query matches (and only those, when exact), through additions and removals', () => {
     const postings = new Postings();
     let live = Array.from({ length: 200 }, () => entry(text(12)));
     for (let round = 0; round < 6; round++) {
@@ -80,6 +80,15 @@ describe('postings', () => {
           const found = postings.candidates(ast, fuzzy);
           const set = new Set(found ?? live);
           for (const e of set) if (!alive.has(e)) throw new Error('a removed entry is a candidate');
+          // Exact candidates are matches, every one.
+          if (Postings.exact(ast)) {
+            for (const e of set) {
+              if (!evaluate(ast, e.doc, fuzzy))
+                throw new Error(
+                  `query ${JSON.stringify(q)} (fuzzy ${fuzzy}) is not exact for ${JSON.stringify(e.doc.lower)}`,
+                );
+            }
+          }
           for (const e of live) {
             if (evaluate(ast, e.doc, fuzzy) && !set.has(e)) {
               throw new Error(

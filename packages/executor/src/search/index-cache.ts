@@ -145,9 +145,10 @@ export interface RootSnapshot {
   space: Space;
   /**
    * Entries of this space inside the requested namespace that can match `node` with this fuzzy
-   * distance: every match and maybe more (the caller evaluates each), in no particular order.
+   * distance, in no particular order: every match and, unless `exact`, maybe more (the caller
+   * evaluates each then).
    */
-  candidates(node: QueryNode, fuzzy: number): IndexEntry[];
+  candidates(node: QueryNode, fuzzy: number): { entries: IndexEntry[]; exact: boolean };
   /** The entries of this space with exactly this id (extension order), for shadow annotations. */
   lookup(id: string): IndexEntry[];
 }
@@ -299,7 +300,7 @@ export class SearchIndex {
         space: root.space,
         candidates: () => {
           this.lastScan.candidates += entries.length;
-          return entries;
+          return { entries, exact: false };
         },
         lookup,
       };
@@ -320,7 +321,7 @@ export class SearchIndex {
         const found = postings.candidates(node, fuzzy) ?? postings.all();
         const inside = namespace ? found.filter((entry) => inNamespace(entry.id, namespace)) : found;
         this.lastScan.candidates += inside.length;
-        return inside;
+        return { entries: inside, exact: Postings.exact(node) };
       },
       lookup: (id) => lookupIn(root, id, epoch),
     };

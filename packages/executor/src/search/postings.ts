@@ -26,6 +26,7 @@ const MIN_REBUILD = 1_024;
 
 /** Runs of word characters (letters, marks, digits, underscore), as `wordsOf` splits text. */
 const WORD_RUN = /[\p{L}\p{M}\p{N}_]+/gu;
+const WHOLE_WORD = /^[\p{L}\p{M}\p{N}_]+$/u;
 
 export class Postings {
   /** Slot → entry (undefined once removed). */
@@ -78,6 +79,25 @@ export class Postings {
       if (entry) found.push(entry);
     }
     return found;
+  }
+
+  /**
+   * Whether every candidate of `node` matches it, so that testing the query on each is not
+   * needed: terms of word characters only (fuzzy or not), wildcards, and AND / OR of those.
+   */
+  static exact(node: QueryNode): boolean {
+    switch (node.type) {
+      case 'all':
+      case 'wildcard':
+        return true;
+      case 'term':
+        return WHOLE_WORD.test(node.term);
+      case 'and':
+      case 'or':
+        return node.children.every((child) => Postings.exact(child));
+      default:
+        return false;
+    }
   }
 
   private add(entry: IndexEntry): void {

@@ -151,11 +151,13 @@ function identityStrength(leaf: Leaf, idn: Identity): number {
     return globHit(leaf.glob, idn.words) ? 0.75 : 0;
   }
   const text = leaf.type === 'term' ? leaf.term : leaf.phrase;
-  if (text === idn.id || text === idn.name || text === idn.ref) return 1;
+  // Every other strength below needs the text inside the id or the name: most hits have neither.
+  if (!idn.id.includes(text) && !idn.name.includes(text)) return text === idn.ref ? 1 : 0;
+  if (text === idn.id || text === idn.name) return 1;
   if (idn.padded.includes(segmentOf(text))) return 0.9;
   if (idn.words.includes(text)) return 0.8;
   for (const word of idn.words) if (word.startsWith(text)) return 0.7;
-  return idn.id.includes(text) || idn.name.includes(text) ? 0.6 : 0;
+  return 0.6;
 }
 
 /** How well one leaf is found in one item (see the table above). */

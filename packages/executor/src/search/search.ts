@@ -239,8 +239,9 @@ function prepare(
   };
 }
 
-function matches(entry: IndexEntry, p: Prepared): boolean {
-  if (!evaluate(p.ast, entry.doc, p.fuzzy)) return false;
+/** @param known the query itself is known to match (only the rest is checked) */
+function matches(entry: IndexEntry, p: Prepared, known: boolean): boolean {
+  if (!known && !evaluate(p.ast, entry.doc, p.fuzzy)) return false;
   for (const [field, ast] of p.fields) if (!evaluate(ast, fieldDoc(entry, field), p.fuzzy)) return false;
   if (p.proximity && !proximityMatches(entry.doc, p.proximity.terms, p.proximity.distance)) return false;
   if (p.filters && !p.filters((key) => lookupField(entry, key))) return false;
@@ -426,8 +427,9 @@ export async function searchItems(context: ItemContext, request: SearchRequest):
   const hits: Hit[] = [];
   let hidden = 0;
   for (const root of roots) {
-    for (const entry of root.candidates(prepared.ast, prepared.fuzzy)) {
-      if (!matches(entry, prepared)) continue;
+    const { entries, exact } = root.candidates(prepared.ast, prepared.fuzzy);
+    for (const entry of entries) {
+      if (!matches(entry, prepared, exact)) continue;
       const score = rankScore(entry, prepared.leaves, prepared.rank, prepared.fuzzy);
       if (score <= 0) continue;
       if (entry.internal !== undefined && !prepared.showInternal) {
