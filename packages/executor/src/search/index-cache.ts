@@ -10,6 +10,12 @@
  * with no change notice since it was read is neither statted nor listed, and its files are
  * reused without a stat (except links, which can change from outside the directory).
  *
+ * From then on a full walk also keeps the root's postings (postings.ts) in step with the entries
+ * it found. While every directory of the root is watched and quiet, none is due for its RECHECK_MS
+ * stat, the trust store is the same and no item is a link, a search does not walk the root at all:
+ * it stats the type root (a moved ancestor shows there) and takes the candidates of its query from
+ * the postings, so its cost follows what the query matches rather than the size of the project.
+ *
  * Timestamps can be coarse (a clock tick): a file changed twice within one tick can keep its
  * stamp. As in git's "racy" check, a file or directory whose mtime is within RACY_MS of when it
  * was read is checked again (by content / by listing) on the next search.
