@@ -4,10 +4,19 @@
  * gives: the postings never leave out an entry a query matches, and any change seen by a notice
  * (or a trust store change, or no watches at all) sends the next search back to the files.
  */
-import { appendFileSync, mkdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Executor } from '../src/executor.js';
+import { setWatchCap } from '../src/search/dir-watch.js';
 import type { IndexEntry } from '../src/search/entry.js';
 import type { SearchRequest } from '../src/search/index.js';
 import { searchItems } from '../src/search/index.js';
@@ -252,6 +261,31 @@ describe('a warm search index, against a fresh one', () => {
       renameSync(`${trusted}.off`, trusted);
     }
     expect((await searchItems(executor, query)).results[0]?.signed).toBe(true);
+  });
+
+  it('walks every search while a folder is beyond the watch cap, or holds a symbolic link', async () => {
+    const check = async (other: Executor) => {
+      const fresh = await ws.executor();
+      for (let i = 0; i < 3; i++) await searchItems(other, request({ scope: 'tool', query: 'alpha' }));
+      put('ns1/t21.py', 'echo changed again item 21');
+      for (const r of REQUESTS) {
+        const result = await searchItems(other, request(r));
+        expect(searchIndexOf(other).lastScan.walked).toBeGreaterThan(0);
+        expect(result, JSON.stringify(r)).toEqual(await searchItems(fresh, request(r)));
+      }
+    };
+    setWatchCap(2);
+    try {
+      await check(await ws.executor());
+    } finally {
+      setWatchCap(undefined);
+    }
+    symlinkSync('t25.py', join(tools, 'ns1', 'link.py'));
+    try {
+      await check(await ws.executor());
+    } finally {
+      unlinkSync(join(tools, 'ns1', 'link.py'));
+    }
   });
 
   it('walks every search without watches (RYE_SEARCH_WATCH=0), with the same results', async () => {
