@@ -74,7 +74,10 @@ export function positiveLeaves(node: QueryNode, into: Leaf[] = []): Leaf[] {
 }
 
 export interface RankFields {
-  /** Weighted fields other than the name (which the identity covers), with weight / top weight. */
+  /**
+   * Weighted fields other than the name (which the identity covers), with weight / top weight,
+   * heaviest first.
+   */
   fields: [string, number][];
   /** Whether the preview (body text) counts, and how much, when no weighted field holds it. */
   previewStrength: number;
@@ -87,9 +90,11 @@ export interface RankFields {
  */
 export function rankFields(weights: [string, number][], kind: string): RankFields {
   const top = Math.max(0, ...weights.map(([, w]) => w));
+  // Heaviest first: a leaf found in one field needs no look at fields that cannot score more.
   const fields = weights
     .filter(([field, w]) => field !== 'name' && w > 0 && top > 0)
-    .map(([field, w]): [string, number] => [field, w / top]);
+    .map(([field, w]): [string, number] => [field, w / top])
+    .sort((a, b) => b[1] - a[1]);
   const weighsContent = fields.some(([field]) => field === 'content');
   return { fields, previewStrength: weighsContent || kind === 'tool' ? 0 : 0.1 };
 }
@@ -167,6 +172,7 @@ function leafStrength(leaf: Leaf, entry: IndexEntry, rank: RankFields, fuzzy: nu
   // Every identity strength is above any field's (at most 0.5).
   if (best > 0) return best;
   for (const [field, weight] of rank.fields) {
+    if (best >= 0.5 * weight) break;
     const hit = textHit(leaf, fieldDoc(entry, field));
     if (hit > 0) best = Math.max(best, 0.5 * weight * hit);
   }
