@@ -15,7 +15,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Executor } from '../src/executor.js';
+import { Executor } from '../src/executor.js';
 import { setWatchCap } from '../src/search/dir-watch.js';
 import type { IndexEntry } from '../src/search/entry.js';
 import type { SearchRequest } from '../src/search/index.js';
@@ -286,6 +286,25 @@ describe('a warm search index, against a fresh one', () => {
     } finally {
       unlinkSync(join(tools, 'ns1', 'link.py'));
     }
+  });
+
+  it('sees a change in both spaces when the project is the user space', async () => {
+    const options = {
+      projectPath: ws.user,
+      userSpace: ws.user,
+      systemBundles: [{ id: 'test', root: ws.system }],
+      env: { PATH: process.env.PATH },
+    };
+    const rel = join('tools', 'home', 'h.py');
+    const path = await ws.write('user', rel, tool('home', 'tango home'));
+    const shared = await Executor.create(options);
+    const query = request({ scope: 'tool', query: 'home' });
+    for (let i = 0; i < 3; i++) await searchItems(shared, query);
+    writeFileSync(path, signText(tool('home', 'uniform home'), path, ws.userKey));
+    const found = await searchItems(shared, query);
+    expect(found.results.map((r) => r.description)).toEqual(['uniform home', 'uniform home']);
+    expect(found).toEqual(await searchItems(await Executor.create(options), query));
+    rmSync(path);
   });
 
   it('walks every search without watches (RYE_SEARCH_WATCH=0), with the same results', async () => {

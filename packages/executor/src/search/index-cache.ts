@@ -258,6 +258,8 @@ export class SearchIndex {
         index.roots.set(typeRoot, root);
       }
       if (this.unchanged(root, trustStamp, now)) return this.settledSnapshot(root, namespace);
+      // Walked now: nothing else (another space with the same folder) may take the old entries.
+      delete root.settled;
       const watching = ++root.walks > 1;
       const ctx: WalkContext = {
         kind,
