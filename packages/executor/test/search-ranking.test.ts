@@ -253,6 +253,8 @@ describe('search ranking and results', () => {
         'description',
         'category',
         'source',
+        'path',
+        'version',
         'score',
         'signed',
         'parameters',
@@ -278,8 +280,7 @@ describe('search ranking and results', () => {
     expect(by['p/none']!.parameters).toEqual({});
     expect(by['p/silent']!.parameters).toBeUndefined();
     for (const result of found.results) {
-      for (const gone of ['preview', 'metadata', 'path', 'integrity'])
-        expect(result).not.toHaveProperty(gone);
+      for (const gone of ['preview', 'metadata', 'integrity']) expect(result).not.toHaveProperty(gone);
     }
   });
 

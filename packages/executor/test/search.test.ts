@@ -410,6 +410,34 @@ describe('search', () => {
       expect(by('s/dup', 'project').shadowed_by).toBeUndefined();
     });
 
+    it('tells copies of one id apart by path and version', async () => {
+      await ws.write('user', 'tools/pv/copy.yaml', yamlTool('pv', 'user copy').replace('1.0.0', '1.2.0'));
+      await ws.write(
+        'project',
+        'tools/pv/copy.yaml',
+        yamlTool('pv', 'project copy').replace('1.0.0', '2.0.0'),
+      );
+      await ws.write(
+        'project',
+        'tools/pv/bare.yaml',
+        yamlTool('pv', 'no version').replace('version: "1.0.0"\n', ''),
+      );
+      const r = await search({ scope: 'tool.pv' });
+      expect(r.results.map((x) => [x.id, x.source, x.path, x.version])).toEqual([
+        ['pv/bare', 'project', join(ws.project, '.ai', 'tools', 'pv', 'bare.yaml'), undefined],
+        ['pv/copy', 'project', join(ws.project, '.ai', 'tools', 'pv', 'copy.yaml'), '2.0.0'],
+        ['pv/copy', 'user', join(ws.user, '.ai', 'tools', 'pv', 'copy.yaml'), '1.2.0'],
+      ]);
+      // A directive's version comes from its reader.
+      await ws.write('project', 'directives/pv/dir.md', 'pv directive');
+      const reader: SearchReader = () => ({ name: 'dir', version: '3.1.0' });
+      const [directive] = (await search({ scope: 'directive.pv' }, { directive: reader })).results;
+      expect([directive?.path, directive?.version]).toEqual([
+        join(ws.project, '.ai', 'directives', 'pv', 'dir.md'),
+        '3.1.0',
+      ]);
+    });
+
     it('selects spaces', async () => {
       const sources = async (space: SearchRequest['space']) =>
         (await search({ scope: 'tool.s', space })).results.map((x) => `${x.id}@${x.source}`).sort();
@@ -477,6 +505,8 @@ describe('search', () => {
         description: 'First',
         category: 'f',
         source: 'project',
+        path: join(ws.project, '.ai', 'tools', 'f', 'one.yaml'),
+        version: '1.0.0',
         score: 1,
         signed: true,
       });

@@ -39,9 +39,12 @@ describe('rye search and rye load', () => {
     expect((results[0]!.parameters as Record<string, string>).path).toMatch(/^string\b/);
     expect(results.map((r) => r.id)).toContain('acme/files/reader');
     for (const result of results) {
-      for (const gone of ['metadata', 'preview', 'path', 'integrity'])
-        expect(result).not.toHaveProperty(gone);
+      for (const gone of ['metadata', 'preview', 'integrity']) expect(result).not.toHaveProperty(gone);
+      // Where each one lives, so that copies of one id can be told apart.
+      expect(String(result.path)).toMatch(/^\//);
     }
+    expect(String(results[0]!.path)).toMatch(/tools\/rye\/file-system\/read\.js$/);
+    expect(results[0]!.version).toBe('1.0.0');
     // The extractors also say "read" and "files": counted, not listed.
     expect(results.some((r) => String(r.id).startsWith('rye/core/extractors/'))).toBe(false);
     expect(found.json.hidden).toBeGreaterThanOrEqual(4);

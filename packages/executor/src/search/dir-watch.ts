@@ -69,6 +69,11 @@ function watchCap(): number {
   return maxWatches;
 }
 
+/** For tests: the cap (undefined: from the user's allowance again). */
+export function setWatchCap(cap: number | undefined): void {
+  maxWatches = cap;
+}
+
 /** Errors after which no watch can start for a while (the user's or the system's limits). */
 const EXHAUSTED = new Set(['ENOSPC', 'EMFILE', 'ENFILE']);
 

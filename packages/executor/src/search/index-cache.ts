@@ -10,6 +10,12 @@
  * with no change notice since it was read is neither statted nor listed, and its files are
  * reused without a stat (except links, which can change from outside the directory).
  *
+ * From then on a full walk also keeps the root's postings (postings.ts) in step with the entries
+ * it found. While every directory of the root is watched and quiet, none is due for its RECHECK_MS
+ * stat, the trust store is the same and no item is a link, a search does not walk the root at all:
+ * it stats the type root (a moved ancestor shows there) and takes the candidates of its query from
+ * the postings, so its cost follows what the query matches rather than the size of the project.
+ *
  * Timestamps can be coarse (a clock tick): a file changed twice within one tick can keep its
  * stamp. As in git's "racy" check, a file or directory whose mtime is within RACY_MS of when it
  * was read is checked again (by content / by listing) on the next search.
@@ -30,6 +36,8 @@ import type { DirWatch } from './dir-watch.js';
 import { DirWatches } from './dir-watch.js';
 import type { IndexEntry, SearchReader } from './entry.js';
 import { buildEntry } from './entry.js';
+import { Postings } from './postings.js';
+import type { QueryNode } from './query.js';
 import { dirInNamespace, inNamespace } from './scope.js';
 import type { FileStats, StatTarget } from './stat-pool.js';
 import { statFiles } from './stat-pool.js';
@@ -103,6 +111,26 @@ interface RootIndex {
   dirs: Map<string, DirNode>;
   /** Walks so far: directories are watched from the second on. */
   walks: number;
+  /** Its entries' words, kept in step by every full walk. */
+  postings?: Postings;
+  /** The last full walk, while the postings hold what it found. */
+  settled?: Settled;
+}
+
+/**
+ * What a full walk left: while every directory's watch is still quiet, within RECHECK_MS of the
+ * oldest directory stat, under the same trust store, another walk would find the same entries.
+ */
+interface Settled {
+  epoch: number;
+  trustStamp: string;
+  /** monotonicMs() of the directory statted longest ago. */
+  oldestCheck: number;
+  /**
+   * Every directory watched and every file's record taken after its directory's watch began,
+   * none of them a link (a walk would stat those anyway).
+   */
+  steady: boolean;
 }
 
 interface KindIndex {
@@ -121,8 +149,12 @@ interface Excludes {
 
 export interface RootSnapshot {
   space: Space;
-  /** Entries of this space inside the requested namespace, in walk order. */
-  entries: IndexEntry[];
+  /**
+   * Entries of this space inside the requested namespace that can match `node` with this fuzzy
+   * distance, in no particular order: every match and, unless `exact`, maybe more (the caller
+   * evaluates each then).
+   */
+  candidates(node: QueryNode, fuzzy: number): { entries: IndexEntry[]; exact: boolean };
   /** The entries of this space with exactly this id (extension order), for shadow annotations. */
   lookup(id: string): IndexEntry[];
 }
@@ -166,6 +198,11 @@ export class SearchIndex {
   private lastTrustStamp = '';
   /** What the last refresh did (for tests): paths statted (directories and files), directories listed. */
   readonly lastRefresh = { statted: 0, listed: 0 };
+  /**
+   * What the last search went through (for tests): directories walked (none while the settled
+   * entries hold), entries handed out as candidates.
+   */
+  readonly lastScan = { walked: 0, candidates: 0 };
 
   constructor(private readonly context: ItemContext) {
     this.watches = new DirWatches(context.settings?.searchWatch ?? true);
@@ -204,19 +241,25 @@ export class SearchIndex {
     const now = monotonicMs();
     this.lastRefresh.statted = 0;
     this.lastRefresh.listed = 0;
+    this.lastScan.walked = 0;
+    this.lastScan.candidates = 0;
     // The same stamp as last time is the same string: entries compare it by reference then.
     const stamp = this.trustStamp();
     if (stamp !== this.lastTrustStamp) this.lastTrustStamp = stamp;
     const trustStamp = this.lastTrustStamp;
-    // Walk every space (listing changed directories), then stat all their files at once (possibly
-    // on two threads, stat-pool.ts), then visit each file in walk order.
-    const walks = spaces.map((space) => {
+    // Take each space's settled entries when nothing changed since, else walk it (listing changed
+    // directories); then stat all walked files at once (possibly on two threads, stat-pool.ts),
+    // then visit each file in walk order.
+    const planned = spaces.map((space): RootSnapshot | WalkContext => {
       const typeRoot = typeRootOf(space, kind);
       let root = index.roots.get(typeRoot);
       if (!root) {
         root = { space, typeRoot, dirs: new Map(), walks: 0 };
         index.roots.set(typeRoot, root);
       }
+      if (this.unchanged(root, trustStamp, now)) return this.settledSnapshot(root, namespace);
+      // Walked now: nothing else (another space with the same folder) may take the old entries.
+      delete root.settled;
       const watching = ++root.walks > 1;
       const ctx: WalkContext = {
         kind,
@@ -234,31 +277,84 @@ export class SearchIndex {
       this.walk(ctx, '', typeRoot);
       return ctx;
     });
+    const walks = planned.filter((plan): plan is WalkContext => 'slots' in plan);
     const stale = walks.length === 1 ? walks[0]!.stale : walks.flatMap((ctx) => ctx.stale);
     const stats = statFiles(stale);
     this.lastRefresh.statted += stale.length;
     let at = 0;
-    return walks.map((ctx) => {
+    const walked = new Map<WalkContext, RootSnapshot>();
+    for (const ctx of walks) {
       for (const slot of ctx.slots) {
         if (slot.freshAt === epoch) this.reuse(ctx, slot, slot.record!);
         else this.visit(ctx, slot, stats, at++);
       }
-      const { root } = ctx;
-      // Forget directories that are gone (only a full walk knows).
-      if (!namespace) {
-        for (const [rel, node] of root.dirs) {
-          if (node.seen === epoch) continue;
-          node.watch?.close();
-          root.dirs.delete(rel);
-        }
-      }
-      return { space: root.space, entries: ctx.entries, lookup: (id: string) => lookupIn(root, id, epoch) };
-    });
+      walked.set(ctx, this.finish(ctx));
+    }
+    return planned.map((plan) => ('slots' in plan ? walked.get(plan)! : plan));
+  }
+
+  /**
+   * Ends a walk: a full walk forgets the directories that are gone and, from a root's second walk
+   * on (a one-shot search never pays for them), brings the postings in step with what it found; a
+   * namespace walk saw only part of the root, so the postings wait for the next full walk.
+   */
+  private finish(ctx: WalkContext): RootSnapshot {
+    const { root, epoch, entries } = ctx;
+    const lookup = (id: string) => lookupIn(root, id, epoch);
+    if (!ctx.namespace) forgetUnseen(root, epoch);
+    if (ctx.namespace || !ctx.watching) {
+      delete root.settled;
+      return {
+        space: root.space,
+        candidates: () => {
+          this.lastScan.candidates += entries.length;
+          return { entries, exact: false };
+        },
+        lookup,
+      };
+    }
+    root.postings ??= new Postings();
+    root.postings.sync(entries);
+    root.settled = { epoch, trustStamp: ctx.trustStamp, ...steadiness(root) };
+    return this.settledSnapshot(root, undefined);
+  }
+
+  /** The entries of a root's last full walk, through its postings. */
+  private settledSnapshot(root: RootIndex, namespace: string | undefined): RootSnapshot {
+    const postings = root.postings!;
+    const { epoch } = root.settled!;
+    return {
+      space: root.space,
+      candidates: (node, fuzzy) => {
+        const found = postings.candidates(node, fuzzy) ?? postings.all();
+        const inside = namespace ? found.filter((entry) => inNamespace(entry.id, namespace)) : found;
+        this.lastScan.candidates += inside.length;
+        return { entries: inside, exact: Postings.exact(node) };
+      },
+      lookup: (id) => lookupIn(root, id, epoch),
+    };
+  }
+
+  /**
+   * Whether a walk of this root now would find what the last full walk found: its entries are
+   * settled and steady, every directory's watch is quiet, none is due for its RECHECK_MS stat,
+   * and the type root is the same directory (an ancestor moved raises no notice).
+   */
+  private unchanged(root: RootIndex, trustStamp: string, now: number): boolean {
+    const { settled } = root;
+    if (!settled?.steady || settled.trustStamp !== trustStamp || now - settled.oldestCheck >= RECHECK_MS)
+      return false;
+    const top = root.dirs.get('');
+    if (!top) return false;
+    for (const node of root.dirs.values()) if (!isQuiet(node)) return false;
+    const info = this.stat(root.typeRoot);
+    return info?.isDirectory() === true && sameIdentity(top, info);
   }
 
   private walk(ctx: WalkContext, rel: string, abs: string, parentTrusted = false): void {
     const node = this.node(ctx, rel, abs, parentTrusted);
     if (!node) return;
+    this.lastScan.walked++;
     node.seen = ctx.epoch;
     const { namespace } = ctx;
     const trusted = node.trustedAt === ctx.epoch;
@@ -589,6 +685,15 @@ function forgetBelow(dirs: Map<string, DirNode>, rel: string): void {
   }
 }
 
+/** Forgets the directories a full walk did not find (gone), with their watches. */
+function forgetUnseen(root: RootIndex, epoch: number): void {
+  for (const [rel, node] of root.dirs) {
+    if (node.seen === epoch) continue;
+    node.watch?.close();
+    root.dirs.delete(rel);
+  }
+}
+
 /** Closes the watches of a kind's index that is being replaced. */
 function closeWatches(index: KindIndex): void {
   for (const root of index.roots.values()) for (const node of root.dirs.values()) node.watch?.close();
@@ -596,6 +701,20 @@ function closeWatches(index: KindIndex): void {
 
 function asList(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/** Whether a root just walked in full is steady (see `Settled`), and its oldest directory stat. */
+function steadiness(root: RootIndex): { oldestCheck: number; steady: boolean } {
+  let oldestCheck = Number.POSITIVE_INFINITY;
+  for (const node of root.dirs.values()) {
+    if (!node.watch || node.watch.closed) return { oldestCheck, steady: false };
+    oldestCheck = Math.min(oldestCheck, node.checkedAt);
+    for (const { record, link, statEpoch } of node.files) {
+      if (!record || link || record.linked || (statEpoch ?? -1) < node.watchedFrom)
+        return { oldestCheck, steady: false };
+    }
+  }
+  return { oldestCheck, steady: true };
 }
 
 /** Entries with this id in a root, as of the walk of `epoch`. */

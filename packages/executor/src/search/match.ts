@@ -86,7 +86,11 @@ const WORD_ONLY = /^[\p{L}\p{M}\p{N}_]*$/u;
 /** Compiles an fnmatch-style pattern (`*` any run, `?` one character) anchored to a whole word. */
 export function compileGlob(pattern: string): Glob {
   const literals = pattern.split(/[*?]+/).filter(Boolean);
-  return { matches: wildcardMatcher(pattern), literals, possible: literals.every((l) => WORD_ONLY.test(l)) };
+  const matcher = wildcardMatcher(pattern);
+  // A matching word holds every literal: a cheap test first spares most words the matcher.
+  const longest = literals.reduce((best, literal) => (literal.length > best.length ? literal : best), '');
+  const matches = longest ? (word: string) => word.includes(longest) && matcher(word) : matcher;
+  return { matches, literals, possible: literals.every((l) => WORD_ONLY.test(l)) };
 }
 
 export function globMatches(glob: Glob, doc: TextDoc): boolean {

@@ -74,7 +74,10 @@ export function positiveLeaves(node: QueryNode, into: Leaf[] = []): Leaf[] {
 }
 
 export interface RankFields {
-  /** Weighted fields other than the name (which the identity covers), with weight / top weight. */
+  /**
+   * Weighted fields other than the name (which the identity covers), with weight / top weight,
+   * heaviest first.
+   */
   fields: [string, number][];
   /** Whether the preview (body text) counts, and how much, when no weighted field holds it. */
   previewStrength: number;
@@ -87,9 +90,11 @@ export interface RankFields {
  */
 export function rankFields(weights: [string, number][], kind: string): RankFields {
   const top = Math.max(0, ...weights.map(([, w]) => w));
+  // Heaviest first: a leaf found in one field needs no look at fields that cannot score more.
   const fields = weights
     .filter(([field, w]) => field !== 'name' && w > 0 && top > 0)
-    .map(([field, w]): [string, number] => [field, w / top]);
+    .map(([field, w]): [string, number] => [field, w / top])
+    .sort((a, b) => b[1] - a[1]);
   const weighsContent = fields.some(([field]) => field === 'content');
   return { fields, previewStrength: weighsContent || kind === 'tool' ? 0 : 0.1 };
 }
@@ -136,6 +141,14 @@ function near(term: string, words: string[], distance: number): boolean {
   return false;
 }
 
+/** The last `/text/` made: a query ranks every hit with the same few texts, so reuse it. */
+let lastSegment = { text: '', segment: '//' };
+
+function segmentOf(text: string): string {
+  if (lastSegment.text !== text) lastSegment = { text, segment: `/${text}/` };
+  return lastSegment.segment;
+}
+
 function identityStrength(leaf: Leaf, idn: Identity): number {
   if (leaf.type === 'wildcard') {
     if (!leaf.glob.possible) return 0;
@@ -143,11 +156,13 @@ function identityStrength(leaf: Leaf, idn: Identity): number {
     return globHit(leaf.glob, idn.words) ? 0.75 : 0;
   }
   const text = leaf.type === 'term' ? leaf.term : leaf.phrase;
-  if (text === idn.id || text === idn.name || text === idn.ref) return 1;
-  if (idn.padded.includes(`/${text}/`)) return 0.9;
+  // Every other strength below needs the text inside the id or the name: most hits have neither.
+  if (!idn.id.includes(text) && !idn.name.includes(text)) return text === idn.ref ? 1 : 0;
+  if (text === idn.id || text === idn.name) return 1;
+  if (idn.padded.includes(segmentOf(text))) return 0.9;
   if (idn.words.includes(text)) return 0.8;
   for (const word of idn.words) if (word.startsWith(text)) return 0.7;
-  return idn.id.includes(text) || idn.name.includes(text) ? 0.6 : 0;
+  return 0.6;
 }
 
 /** How well one leaf is found in one item (see the table above). */
@@ -157,6 +172,7 @@ function leafStrength(leaf: Leaf, entry: IndexEntry, rank: RankFields, fuzzy: nu
   // Every identity strength is above any field's (at most 0.5).
   if (best > 0) return best;
   for (const [field, weight] of rank.fields) {
+    if (best >= 0.5 * weight) break;
     const hit = textHit(leaf, fieldDoc(entry, field));
     if (hit > 0) best = Math.max(best, 0.5 * weight * hit);
   }

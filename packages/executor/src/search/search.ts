@@ -12,8 +12,9 @@
  * - Tools that cannot be executed on their own (runtimes, primitives, extractors, libraries,
  *   tools without an executor) are hidden unless `include_internal` is true or a `tool_type`
  *   filter asks for them; `hidden` counts them.
- * - Results are compact: no raw preview, metadata block, path or hash (load gives those); a
- *   tool shows its parameters in a few words each, a directive its inputs.
+ * - Results are compact: no raw preview, metadata block or hash (load gives those); the file's
+ *   path and the item's declared version, so two copies of an id can be told apart; a tool
+ *   shows its parameters in a few words each, a directive its inputs.
  */
 import { RyeError } from '@ryeos/lillux';
 import type { ItemContext } from '../context.js';
@@ -52,7 +53,7 @@ export interface SearchRequest {
 
 /**
  * One result, compact: what an agent needs to pick an item and call it. `load` gives the
- * content, path and metadata.
+ * content and metadata.
  */
 export interface SearchResult {
   id: string;
@@ -65,6 +66,10 @@ export interface SearchResult {
   description: string;
   category: string;
   source: SpaceName;
+  /** The item's file (absolute). */
+  path: string;
+  /** The version the item declares, when it declares one. */
+  version?: string;
   score: number;
   signed: boolean;
   /** Tools: each declared parameter in a few words (`{path: "string, required — …"}`). */
@@ -234,8 +239,9 @@ function prepare(
   };
 }
 
-function matches(entry: IndexEntry, p: Prepared): boolean {
-  if (!evaluate(p.ast, entry.doc, p.fuzzy)) return false;
+/** @param known the query itself is known to match (only the rest is checked) */
+function matches(entry: IndexEntry, p: Prepared, known: boolean): boolean {
+  if (!known && !evaluate(p.ast, entry.doc, p.fuzzy)) return false;
   for (const [field, ast] of p.fields) if (!evaluate(ast, fieldDoc(entry, field), p.fuzzy)) return false;
   if (p.proximity && !proximityMatches(entry.doc, p.proximity.terms, p.proximity.distance)) return false;
   if (p.filters && !p.filters((key) => lookupField(entry, key))) return false;
@@ -358,9 +364,17 @@ function inputsOf(entry: IndexEntry): string[] | undefined {
   return names.length ? names : undefined;
 }
 
+/** The declared version as written (a YAML number such as 1.0 is shown as a string). */
+function versionOf(entry: IndexEntry): string | undefined {
+  const { version } = entry.metadata;
+  if (typeof version === 'string') return version || undefined;
+  return typeof version === 'number' ? String(version) : undefined;
+}
+
 function toResult(hit: Hit, roots: RootSnapshot[]): SearchResult {
   const { entry } = hit;
   const inputs = entry.kind === 'directive' ? inputsOf(entry) : undefined;
+  const version = versionOf(entry);
   const result: SearchResult = {
     id: entry.id,
     ref: entry.ref,
@@ -370,6 +384,8 @@ function toResult(hit: Hit, roots: RootSnapshot[]): SearchResult {
     description: entry.description,
     category: entry.category,
     source: entry.source,
+    path: entry.path,
+    ...(version !== undefined ? { version } : {}),
     score: hit.score,
     signed: entry.signed,
     ...(entry.parameters !== undefined ? { parameters: { ...entry.parameters } } : {}),
@@ -411,8 +427,9 @@ export async function searchItems(context: ItemContext, request: SearchRequest):
   const hits: Hit[] = [];
   let hidden = 0;
   for (const root of roots) {
-    for (const entry of root.entries) {
-      if (!matches(entry, prepared)) continue;
+    const { entries, exact } = root.candidates(prepared.ast, prepared.fuzzy);
+    for (const entry of entries) {
+      if (!matches(entry, prepared, exact)) continue;
       const score = rankScore(entry, prepared.leaves, prepared.rank, prepared.fuzzy);
       if (score <= 0) continue;
       if (entry.internal !== undefined && !prepared.showInternal) {
