@@ -1,0 +1,139 @@
+/**
+ * A handoff chain is one piece of work (issue 28, points 19.1–19.2): its limits hold across every
+ * thread of the chain, its length is bounded, and the id its caller got stops the whole chain.
+ */
+
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { directive, useThreadFixture } from './threads-helpers.js';
+
+const READ_CAP = '<permissions><execute><tool>rye.file-system.read</tool></execute></permissions>';
+const SUMMARY = '<output name="summary" required="true">A summary</output>';
+const read = (usage = { input_tokens: 100, output_tokens: 10 }) => ({
+  tool_calls: [{ name: 'rye_file_system_read', input: { path: 'notes.txt' } }],
+  usage,
+});
+
+const fixture = useThreadFixture(async (fx) => {
+  await fx.write('notes.txt', 'alpha\n');
+  await fx.write(
+    '.ai/directives/acme/chained.md',
+    directive('chained', { metadata: READ_CAP, outputs: SUMMARY }),
+  );
+  await fx.sign('directive:acme/chained');
+});
+
+/** Hands off after every turn (extra lines go into `coordination.continuation`). */
+async function handoffEveryTurn(extra = '') {
+  const fx = fixture();
+  await fx.write(
+    '.ai/config/agent/coordination.yaml',
+    `coordination:\n  continuation:\n    trigger_threshold: 0.0001\n    resume_ceiling_tokens: 16000\n${extra}`,
+  );
+  await fx.sign('config:agent/coordination');
+}
+
+async function threadJson(id: string): Promise<Record<string, unknown>> {
+  const path = join(fixture().project, '.ai', 'state', 'threads', id, 'thread.json');
+  return JSON.parse(await readFile(path, 'utf8'));
+}
+
+describe('limits hold across a handoff chain', () => {
+  it('turns: a chain of handoffs runs at most the turns its caller gave', async () => {
+    await handoffEveryTurn();
+    const server = await fixture().serve({ turns: Array.from({ length: 8 }, () => read()) });
+    const result = await fixture().rye.execute({
+      item_id: 'directive:acme/chained',
+      thread: 'fork',
+      limit_overrides: { turns: 2 },
+    });
+    expect(result, JSON.stringify(result)).toMatchObject({ status: 'error', cost: { turns: 2 } });
+    expect(String(result.error)).toContain('turns_exceeded');
+    expect(server.requests).toHaveLength(2);
+    // Each continuation started with what its chain had left.
+    const ids = result.chain_thread_ids as string[];
+    const limits = await Promise.all(ids.map(async (id) => (await threadJson(id)).limits));
+    expect(limits.map((l) => (l as Record<string, number>).turns)).toEqual([2, 1]);
+  }, 60_000);
+
+  it('tokens and spend: a continuation gets the chain’s remainder, not a fresh budget', async () => {
+    await handoffEveryTurn();
+    const server = await fixture().serve({ turns: Array.from({ length: 8 }, () => read()) });
+    const result = await fixture().rye.execute({
+      item_id: 'directive:acme/chained',
+      thread: 'fork',
+      limit_overrides: { tokens: 250, spend: 0.5 },
+    });
+    // 110 tokens a turn: 0, 110 and 220 are under 250, so three turns run, then the chain stops.
+    expect(result, JSON.stringify(result)).toMatchObject({ status: 'error', cost: { turns: 3 } });
+    expect(String(result.error)).toContain('tokens_exceeded');
+    expect(server.requests).toHaveLength(3);
+    const ids = result.chain_thread_ids as string[];
+    const second = (await threadJson(ids[1]!)).limits as Record<string, number>;
+    const first = (await threadJson(ids[0]!)) as { cost: { spend: number } };
+    expect(second.tokens).toBe(140);
+    expect(second.spend).toBeCloseTo(0.5 - first.cost.spend, 9);
+  }, 60_000);
+
+  it('a chain longer than continuation.max_chain_length ends in a clear error instead of handing off', async () => {
+    await handoffEveryTurn('    max_chain_length: 3\n');
+    const server = await fixture().serve({ turns: Array.from({ length: 8 }, () => read()) });
+    const result = await fixture().rye.execute({ item_id: 'directive:acme/chained', thread: 'fork' });
+    expect(result, JSON.stringify(result)).toMatchObject({
+      status: 'error',
+      error_code: 'chain_length_exceeded',
+      cost: { turns: 3 },
+    });
+    expect(String(result.error)).toContain('max_chain_length');
+    expect(result.chain_thread_ids).toHaveLength(3);
+    expect(server.requests).toHaveLength(3);
+  }, 60_000);
+});
+
+describe('the id a caller got stands for its whole chain', () => {
+  it('cancelling the first id of an async chain that handed off stops the chain; wait on it sees the end', async () => {
+    await handoffEveryTurn();
+    const server = await fixture().serve({
+      turns: [
+        read(),
+        ...Array.from({ length: 6 }, () => ({ ...read(), delay_ms: 700 })),
+        { tool_calls: [{ name: 'rye_directive_return', input: { summary: 'ran on' } }] },
+      ],
+    });
+    const reply = await fixture().rye.execute({
+      item_id: 'directive:acme/chained',
+      thread: 'fork',
+      async: true,
+    });
+    expect(reply, JSON.stringify(reply)).toMatchObject({ status: 'success', async: true });
+    const first = String(reply.thread_id);
+    const { cancelThread, waitThreads, openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
+    const chainLength = () => {
+      const store = openThreadStore(threadsStateRoot(fixture().project));
+      try {
+        return store.registry.getChain(first).length;
+      } finally {
+        store.close();
+      }
+    };
+    await until(() => chainLength() >= 2);
+    const cancelled = cancelThread(fixture().project, first);
+    expect(cancelled, JSON.stringify(cancelled)).toMatchObject({ success: true });
+    expect(cancelled.cancelled).not.toContain(first);
+    const waited = await waitThreads(fixture().project, [first], { timeoutSeconds: 30 });
+    expect(waited.results[first], JSON.stringify(waited)).toMatchObject({ status: 'cancelled' });
+    const served = server.requests.length;
+    expect(served).toBeLessThan(8);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(server.requests).toHaveLength(served);
+  }, 90_000);
+});
+
+async function until(check: () => boolean, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
