@@ -259,6 +259,8 @@ export async function runLoop(
             ? { hook_error: decided.error }
             : {}),
           limit_code: breach.limit_code,
+          // The limit is why it stopped; what it still owed its caller is said too.
+          ...(requiredOutputs(ctx.outputs).length ? { missing_outputs: requiredOutputs(ctx.outputs) } : {}),
           error_context: errorContext(),
         });
       }
