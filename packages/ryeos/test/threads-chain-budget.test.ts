@@ -91,6 +91,78 @@ describe('limits hold across a handoff chain', () => {
   }, 60_000);
 });
 
+describe('a chain spends from one budget in the ledger', () => {
+  it("a child's continuation reserves what its chain has left from the same parent; a parent's counts its children's spend", async () => {
+    const fx = fixture();
+    await handoffEveryTurn();
+    await fx.write(
+      '.ai/directives/acme/kid.md',
+      directive('kid', {
+        metadata: `<model tier="fast" provider="openai"/><limits spend="0.06"/>${READ_CAP}`,
+        outputs: SUMMARY,
+      }),
+    );
+    await fx.sign('directive:acme/kid');
+    await fx.write(
+      '.ai/directives/acme/mother.md',
+      directive('mother', {
+        metadata:
+          '<model tier="fast" provider="anthropic"/><limits spend="0.1"/><permissions><execute><directive>acme.kid</directive></execute></permissions>',
+        outputs: SUMMARY,
+      }),
+    );
+    await fx.sign('directive:acme/mother');
+    const { startReplayServer } = await import('@ryeos/threads/testing');
+    // gpt-4o-mini: 100K input tokens cost the child's first thread $0.015.
+    const kids = await startReplayServer({
+      turns: [
+        read({ input_tokens: 100_000, output_tokens: 0 }),
+        { tool_calls: [{ name: 'rye_directive_return', input: { summary: 'kid done' } }] },
+      ],
+    });
+    fx.env.OPENAI_BASE_URL = `${kids.url}/v1`;
+    fx.env.OPENAI_API_KEY = 'test-key';
+    await fx.serve({
+      turns: [
+        { tool_calls: [{ name: 'rye_execute', input: { item_id: 'directive:acme/kid', thread: 'fork' } }] },
+        { tool_calls: [{ name: 'rye_directive_return', input: { summary: 'done' } }] },
+      ],
+    });
+    try {
+      const result = await fx.rye.execute({ item_id: 'directive:acme/mother', thread: 'fork' });
+      expect(result, JSON.stringify(result)).toMatchObject({ status: 'success' });
+      const [mother, motherNext] = result.chain_thread_ids as string[];
+      const { openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
+      const store = openThreadStore(threadsStateRoot(fx.project));
+      let kidIds: string[];
+      try {
+        kidIds = store.registry.listChildren(mother!).map((row) => row.thread_id);
+      } finally {
+        store.close();
+      }
+      expect(kidIds).toHaveLength(2);
+      const [first, next] = await Promise.all(kidIds.map(threadJson));
+      const spent = (record: Record<string, unknown>) => (record.cost as { spend: number }).spend;
+      const spendLimit = (record: Record<string, unknown>) => (record.limits as { spend: number }).spend;
+      expect(spent(first!)).toBeCloseTo(0.015, 9);
+      // The child's continuation got the chain's remainder, under the same parent: not a fresh $0.06.
+      expect(next!.parent_thread_id).toBe(mother);
+      expect(spendLimit(next!)).toBeCloseTo(0.06 - 0.015, 9);
+      // The mother's continuation has $0.10 less its own spend and its child chain's.
+      const [motherRecord, motherNextRecord] = await Promise.all([
+        threadJson(mother!),
+        threadJson(motherNext!),
+      ]);
+      expect(spendLimit(motherNextRecord)).toBeCloseTo(
+        0.1 - spent(motherRecord) - spent(first!) - spent(next!),
+        9,
+      );
+    } finally {
+      await kids.close();
+    }
+  }, 90_000);
+});
+
 describe('the id a caller got stands for its whole chain', () => {
   it('cancelling the first id of an async chain that handed off stops the chain; wait on it sees the end', async () => {
     await handoffEveryTurn();

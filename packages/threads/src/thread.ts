@@ -474,6 +474,11 @@ async function runRegistered(
   if (carried) {
     const previousLimits = carried.record.limits as Record<string, unknown>;
     const left = request.handoff ? chainRemaining(previousLimits, carried.record.cost) : {};
+    // Its own cost leaves out what its children spent from its budget: the ledger counts both.
+    if (request.handoff && left.spend !== undefined) {
+      const ledgerLeft = ledgerRemaining(store, carried.record.thread_id);
+      if (ledgerLeft !== undefined) left.spend = Math.min(left.spend, ledgerLeft);
+    }
     for (const key of ['turns', 'tokens', 'spend', 'spawns', 'duration_seconds', 'depth'] as const) {
       const previous = Number(previousLimits[key]);
       const room = Math.min(Number.isFinite(previous) ? previous : Infinity, left[key] ?? Infinity);
@@ -1144,6 +1149,12 @@ async function finalize(input: FinalizeInput): Promise<ThreadResult> {
     ...(truncated ? { result_truncated: true } : {}),
     timing: input.timing,
   };
+}
+
+/** What a thread's ledger row has left (its own and its children's spend counted); undefined without a row. */
+function ledgerRemaining(store: ThreadStore, threadId: string): number | undefined {
+  if (!store.ledger.get(threadId)) return undefined;
+  return Math.max(0, Math.round(store.ledger.getRemaining(threadId) * 1e9) / 1e9);
 }
 
 /**
