@@ -202,6 +202,40 @@ describe('the id a caller got stands for its whole chain', () => {
   }, 90_000);
 });
 
+describe('kill of the id a caller got', () => {
+  it('killing the first id of a detached chain that handed off kills the process running its chain', async () => {
+    await handoffEveryTurn();
+    const server = await fixture().serve({
+      turns: [read(), ...Array.from({ length: 6 }, () => ({ ...read(), delay_ms: 700 }))],
+    });
+    const reply = await fixture().rye.execute({
+      item_id: 'directive:acme/chained',
+      thread: 'fork',
+      async: true,
+    });
+    expect(reply, JSON.stringify(reply)).toMatchObject({ status: 'success', async: true });
+    const first = String(reply.thread_id);
+    const { killThread, openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
+    const chain = () => {
+      const store = openThreadStore(threadsStateRoot(fixture().project));
+      try {
+        return store.registry.getChain(first);
+      } finally {
+        store.close();
+      }
+    };
+    await until(() => chain().length >= 2);
+    const killed = await killThread(fixture().project, first, { graceMs: 2000 });
+    expect(killed, JSON.stringify(killed)).toMatchObject({ success: true, killed: true, pid: reply.pid });
+    const last = chain().at(-1)!;
+    expect(last.thread_id).not.toBe(first);
+    expect(last.status).toBe('cancelled');
+    const served = server.requests.length;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(server.requests).toHaveLength(served);
+  }, 90_000);
+});
+
 async function until(check: () => boolean, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!check()) {
