@@ -27,8 +27,8 @@ export {
 } from './facts.js';
 export type { FenceMatch } from './fence.js';
 export { findFence } from './fence.js';
-export type { Inputs, InterpolateOptions } from './inputs.js';
-export { InputError, interpolate, interpolateActions, validateInputs } from './inputs.js';
+export type { Inputs, InterpolateOptions, TypeCheck } from './inputs.js';
+export { checkType, InputError, interpolate, interpolateActions, validateInputs } from './inputs.js';
 export type { ParsedKnowledge } from './knowledge.js';
 export { parseKnowledge } from './knowledge.js';
 export type { Loaded, LoadOptions } from './load.js';

@@ -62,14 +62,14 @@ export function validateInputs(declared: DirectiveInput[], parameters: Inputs): 
   return inputs;
 }
 
-type TypeCheck = { ok: true; value: unknown } | { ok: false; expected: string };
+export type TypeCheck = { ok: true; value: unknown } | { ok: false; expected: string };
 
 /**
  * A value against an input's declared `type`. Numbers and booleans may come as their text (the
  * form defaults and CLI values take) and are converted; a string input takes only a string.
- * Types ryeos does not know (e.g. `path`) are not checked.
+ * Types ryeos does not know (e.g. `path`) are not checked. Inputs and returned outputs share it.
  */
-function checkType(type: string, value: unknown): TypeCheck {
+export function checkType(type: string, value: unknown): TypeCheck {
   switch (type.toLowerCase()) {
     case 'string':
       return typeof value === 'string' ? { ok: true, value } : { ok: false, expected: 'a string' };

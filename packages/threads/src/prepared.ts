@@ -45,6 +45,8 @@ export interface PreparedThread {
   streaming: StreamingSettings;
   /** `coordination.yaml` `coordination.continuation`. */
   continuation: Record<string, unknown>;
+  /** This thread's place in its chain of continuations (1 for a thread that continues none). */
+  chain_length?: number;
   /** What the caller asked for, which a handoff's continuation asks for again. */
   request: { model?: string; limit_overrides?: Record<string, unknown> };
 }

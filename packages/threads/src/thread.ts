@@ -4,7 +4,7 @@
  * model; then the loop; then finalize spend, status, `thread.json` and the transcript. Every
  * setup failure is recorded in the registry and returned, never thrown.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Loaded, ParsedDirective } from '@ryeos/directives';
 import { composeContext, loadDirective, prepareDirective, resolveExtendsChain } from '@ryeos/directives';
@@ -40,6 +40,7 @@ import {
   permissionsFromChain,
   permissionTarget,
 } from './policy/capabilities.js';
+import { chainRemaining, maxChainLength } from './policy/chain-budget.js';
 import { checkDepth, checkPreTurnLimits, type Limits, resolveLimits } from './policy/limits.js';
 import { assessRisk, parseCapabilityRiskConfig } from './policy/risk.js';
 import { PREPARED_VERSION, type PreparedThread, parsePreparedThread } from './prepared.js';
@@ -468,11 +469,29 @@ async function runRegistered(
     overrides: request.limitOverrides ?? {},
     ...(parent ? { parentLimits: parent.limits } : {}),
   });
-  // A continuation never gets more room than the thread it continues had.
+  // A continuation never gets more room than the thread it continues had; a handoff's gets only
+  // what its chain has left, so a model that fills its context cannot buy itself a fresh budget.
+  const chainLength = carried ? carried.chainLength + 1 : 1;
   if (carried) {
+    const previousLimits = carried.record.limits as Record<string, unknown>;
+    const left = request.handoff ? chainRemaining(previousLimits, carried.record.cost) : {};
+    // Its own cost leaves out what its children spent from its budget: the ledger counts both.
+    if (request.handoff && left.spend !== undefined) {
+      const ledgerLeft = ledgerRemaining(store, carried.record.thread_id);
+      if (ledgerLeft !== undefined) left.spend = Math.min(left.spend, ledgerLeft);
+    }
     for (const key of ['turns', 'tokens', 'spend', 'spawns', 'duration_seconds', 'depth'] as const) {
-      const previous = Number((carried.record.limits as Record<string, unknown>)[key]);
-      if (Number.isFinite(previous)) limits[key] = Math.min(Number(limits[key]), previous);
+      const previous = Number(previousLimits[key]);
+      const room = Math.min(Number.isFinite(previous) ? previous : Infinity, left[key] ?? Infinity);
+      if (room !== Infinity) limits[key] = Math.min(Number(limits[key]), room);
+    }
+    const maxChain = maxChainLength(asRecord(asRecord(coordination.data.coordination).continuation));
+    if (request.handoff && chainLength > maxChain) {
+      fail(
+        'LIMIT',
+        `Handoff refused: the chain of '${request.previousThreadId}' already holds ${maxChain} threads (coordination.yaml continuation.max_chain_length)`,
+        'Split the work into smaller directives, or raise continuation.max_chain_length in coordination.yaml.',
+      );
     }
   }
   checkDepth(limits);
@@ -633,6 +652,7 @@ async function runRegistered(
       error_classification: classification.data,
       streaming,
       continuation: asRecord(asRecord(coordination.data.coordination).continuation),
+      chain_length: chainLength,
       request: {
         ...(request.model ? { model: request.model } : {}),
         ...(request.limitOverrides ? { limit_overrides: request.limitOverrides } : {}),
@@ -949,6 +969,13 @@ async function runPrepared(
         onCheckpoint: () => void renderTranscript(host, dir, baseRecord, signer),
         orchestrate: (params) => orchestrateFor(host, threadId, params, stop.signal),
         prepareHandoff: async (turn) => {
+          const maxChain = maxChainLength(continuation);
+          if ((prepared.chain_length ?? 1) >= maxChain) {
+            return {
+              error: `The thread filled its context window, and its chain already holds ${maxChain} threads: no further handoff (coordination.yaml continuation.max_chain_length)`,
+              error_code: 'chain_length_exceeded',
+            };
+          }
           try {
             log.checkpoint(turn);
             const next = registerThread(store, directiveId, parent?.threadId, reg.stateRoot);
@@ -1095,6 +1122,9 @@ async function finalize(input: FinalizeInput): Promise<ThreadResult> {
     },
     reg.signer,
   );
+  const continuationId =
+    typeof run.continuation_thread_id === 'string' ? run.continuation_thread_id : undefined;
+  if (status === 'continued' && continuationId) handOnCancellation(reg, continuationId, input.cancelMarker);
   rmSync(input.cancelMarker, { force: true });
 
   writer.write(`thread_${status}`, { cost, ...(error ? { error } : {}) });
@@ -1122,6 +1152,32 @@ async function finalize(input: FinalizeInput): Promise<ThreadResult> {
     ...(truncated ? { result_truncated: true } : {}),
     timing: input.timing,
   };
+}
+
+/** What a thread's ledger row has left (its own and its children's spend counted); undefined without a row. */
+function ledgerRemaining(store: ThreadStore, threadId: string): number | undefined {
+  if (!store.ledger.get(threadId)) return undefined;
+  return Math.max(0, Math.round(store.ledger.getRemaining(threadId) * 1e9) / 1e9);
+}
+
+/**
+ * Links a handoff's continuation in the registry before this thread's cancel marker goes, and
+ * hands that marker on: a cancel of the chain's first id finds the continuation from now on, and
+ * one that arrived while this thread was ending still stops the chain.
+ */
+function handOnCancellation(reg: Registered, continuationId: string, cancelMarker: string): void {
+  const { store, threadId } = reg;
+  store.registry.setContinuation(threadId, continuationId);
+  store.registry.setChainInfo(
+    continuationId,
+    store.registry.getThread(threadId)?.chain_root_id ?? threadId,
+    threadId,
+  );
+  if (existsSync(cancelMarker)) {
+    writeFileSync(join(ensureThreadDir(reg.stateRoot, continuationId), CANCEL_MARKER), `${nowIso()}\n`, {
+      mode: 0o600,
+    });
+  }
 }
 
 /** Re-renders `.ai/knowledge/agent/threads/<id>.md` from the JSONL (§10.4). */

@@ -55,7 +55,7 @@ export async function carriedConversation(
   threadId: string,
   trust: Trust,
   ceilingTokens: number,
-): Promise<{ record: ThreadJson; messages: ChatMessage[] }> {
+): Promise<{ record: ThreadJson; messages: ChatMessage[]; chainLength: number }> {
   const dir = stateDir(threadId);
   const record = await verifiedRecord(dir, threadId, trust, threadId);
   const seen = new Set([threadId]);
@@ -73,7 +73,7 @@ export async function carriedConversation(
     earlier = (await verifiedRecord(stateDir(earlier), earlier, trust, threadId)).previous_thread_id;
   }
   const events = await readTranscript(join(dir, 'transcript.jsonl'));
-  return { record, messages: tailWithin(resumeMessages(events), ceilingTokens) };
+  return { record, messages: tailWithin(resumeMessages(events), ceilingTokens), chainLength: seen.size };
 }
 
 /** Opens a carried tail that starts mid-conversation (a conversation may not open with an answer). */

@@ -39,6 +39,16 @@ export function descendantsOf(store: ThreadStore, threadId: string): string[] {
   return out;
 }
 
+/**
+ * `threadId` and the threads that continue it, in chain order: the id a caller got stands for its
+ * whole chain, so stopping it stops whichever thread of the chain runs now.
+ */
+function chainFrom(store: ThreadStore, threadId: string): string[] {
+  const chain = store.registry.getChain(threadId).map((row) => row.thread_id);
+  const at = chain.indexOf(threadId);
+  return at === -1 ? [threadId] : chain.slice(at);
+}
+
 export interface CancelResult {
   success: boolean;
   thread_id: string;
@@ -56,7 +66,8 @@ export function cancelThread(projectPath: string, threadId: string): CancelResul
     if (!row)
       return { success: false, thread_id: threadId, cancelled: [], error: `Thread '${threadId}' not found` };
     const cancelled: string[] = [];
-    for (const id of [threadId, ...descendantsOf(store, threadId)]) {
+    const targets = new Set(chainFrom(store, threadId).flatMap((id) => [id, ...descendantsOf(store, id)]));
+    for (const id of targets) {
       const status = store.registry.getThread(id)?.status;
       if (!status || isTerminal(status)) continue;
       writeFileSync(join(ensureThreadDir(stateRoot, id), CANCEL_MARKER), `${new Date().toISOString()}\n`, {
@@ -134,10 +145,13 @@ export async function killThread(
   const stateRoot = threadsStateRoot(projectPath);
   const store = openThreadStore(stateRoot);
   try {
-    const row = store.registry.getThread(threadId);
-    if (!row)
+    const asked = store.registry.getThread(threadId);
+    if (!asked)
       return { success: false, thread_id: threadId, killed: false, error: `Thread '${threadId}' not found` };
-    const pid = row.pid ?? undefined;
+    // A chain that handed off runs on in the process of its first thread, as its newest thread.
+    const chain = chainFrom(store, threadId).map((id) => store.registry.getThread(id) ?? asked);
+    const row = chain.at(-1) ?? asked;
+    const pid = row.pid ?? chain.find((link) => link.pid !== null)?.pid ?? undefined;
     if (isTerminal(row.status)) {
       return {
         success: false,
@@ -187,13 +201,13 @@ export async function killThread(
     const forced = isProcessAlive(pid);
     if (forced) signal('SIGKILL');
     // A run that caught SIGTERM finalized itself (cancelled); either way the record says killed.
-    const current = store.registry.getThread(threadId);
+    const current = store.registry.getThread(row.thread_id);
     if (current && isTerminal(current.status)) {
-      store.registry.setResult(threadId, { ...(current.result ?? {}), killed: true });
+      store.registry.setResult(row.thread_id, { ...(current.result ?? {}), killed: true });
     }
     // One that could not finalize is recorded for it (six states: a kill is `cancelled`).
     if (current && !isTerminal(current.status)) {
-      store.registry.setResult(threadId, {
+      store.registry.setResult(row.thread_id, {
         ...(current.result ?? {}),
         killed: true,
         error: 'Thread killed',
@@ -205,9 +219,9 @@ export async function killThread(
           elapsed_seconds: 0,
         },
       });
-      store.registry.updateStatus(threadId, 'cancelled');
-      const budget = store.ledger.get(threadId);
-      if (budget?.status === 'active') store.ledger.settle(threadId, current.spend, 'cancelled');
+      store.registry.updateStatus(row.thread_id, 'cancelled');
+      const budget = store.ledger.get(row.thread_id);
+      if (budget?.status === 'active') store.ledger.settle(row.thread_id, current.spend, 'cancelled');
     }
     return { success: true, thread_id: threadId, killed: true, pid, forced };
   } finally {

@@ -10,6 +10,7 @@ import type { Palette, PaletteEntry } from './palette.js';
 import { DIRECTIVE_RETURN_ID, ORCHESTRATOR_ID, READ_ARTIFACT_ID } from './palette.js';
 
 import type { ResultGuard } from './result-guard.js';
+import { checkReturn, nameList } from './returned-outputs.js';
 
 export interface Permission {
   /** undefined: allowed; otherwise the denial that goes back to the model as the tool result. */
@@ -18,6 +19,8 @@ export interface Permission {
 
 export interface OutputSpec {
   name: string;
+  /** The declared `<output type>` (string when absent), checked when the model returns. */
+  type?: string;
   required: boolean;
 }
 
@@ -170,19 +173,6 @@ export function planCall(ctx: CallContext, call: ToolCall): CallPlan {
   return { kind: 'run', entry, lane: laneOf(call, entry) };
 }
 
-function missingOutputs(
-  outputs: readonly OutputSpec[] | undefined,
-  values: Record<string, unknown>,
-): string[] {
-  return (outputs ?? [])
-    .filter((o) => o.required)
-    .map((o) => o.name)
-    .filter((name) => {
-      const v = values[name];
-      return v === undefined || v === null || v === '' || v === false;
-    });
-}
-
 /**
  * A `directive_return` call, checked once every other call of its turn has settled: the outputs
  * when they are complete (or the model reports `status: "error"`), else an error the model can fix.
@@ -202,19 +192,25 @@ export function handleReturn(
     );
   }
   const values = itemArguments(call, entry);
-  if (values.status !== 'error') {
-    const missing = missingOutputs(ctx.outputs, values);
-    if (missing.length) {
-      return outcome(
-        {
-          error: `Missing required output fields: ${missing.join(', ')}. Call directive_return again with all required fields.`,
-        },
-        true,
-        startedAt,
-      );
-    }
+  // A directive that declares no outputs has no return schema to hold its values to.
+  if (!ctx.outputs)
+    return outcome({ status: 'success', returned: true }, false, startedAt, { returned: { ...values } });
+  const checked = checkReturn(ctx.outputs, values);
+  if (!checked.ok) {
+    return outcome(
+      {
+        error: `${checked.problems.join(' ')} Call directive_return again with every required field, each of its declared type.`,
+      },
+      true,
+      startedAt,
+    );
   }
-  return outcome({ status: 'success', returned: true }, false, startedAt, { returned: { ...values } });
+  const note = checked.dropped.length
+    ? { note: `Not declared as outputs, so not kept: ${nameList(checked.dropped)}.` }
+    : {};
+  return outcome({ status: 'success', returned: true, ...note }, false, startedAt, {
+    returned: checked.outputs,
+  });
 }
 
 /** Runs a call planned as `run`: the artifact reader in-process, everything else through dispatch. */

@@ -100,7 +100,7 @@ export interface LoopContext {
    * At the context threshold: registers the continuation thread, links it and records the
    * handoff; answers its id, or undefined when it could not (the hooks decide then).
    */
-  prepareHandoff?(turn: number): Promise<string | undefined>;
+  prepareHandoff?(turn: number): Promise<string | HandoffRefused | undefined>;
   /** Builds the rendering of the directive's knowledge transcript (best effort). */
   onCheckpoint?(turn: number): void;
   sleep?(ms: number, signal?: AbortSignal): Promise<void>;
@@ -113,6 +113,12 @@ export interface LoopTiming {
   runner_ms: number;
   /** Per call run: ms from its completion in the stream to its start (streaming, seed 002). */
   tool_start_delays_ms: number[];
+}
+
+/** Why a thread that filled its context window may not hand off: it ends in error with this. */
+export interface HandoffRefused {
+  error: string;
+  error_code: string;
 }
 
 export interface LoopResult {
@@ -253,6 +259,8 @@ export async function runLoop(
             ? { hook_error: decided.error }
             : {}),
           limit_code: breach.limit_code,
+          // The limit is why it stopped; what it still owed its caller is said too.
+          ...(requiredOutputs(ctx.outputs).length ? { missing_outputs: requiredOutputs(ctx.outputs) } : {}),
           error_context: errorContext(),
         });
       }
@@ -438,8 +446,10 @@ export async function runLoop(
           tokens_used: Math.round(estimated),
           tokens_limit: ctx.contextWindow,
         });
-        // Hand off to a continuation thread (§10.6); the hooks decide only when that fails.
-        const next = await ctx.prepareHandoff?.(cost.turns);
+        // Hand off to a continuation thread (§10.6); the hooks decide only when that fails. A
+        // thread whose budget is spent does not: the limit check ends it on its next pass.
+        const next = ctx.checkLimits(cost) ? undefined : await ctx.prepareHandoff?.(cost.turns);
+        if (typeof next === 'object') return finish({ success: false, ...next });
         if (next) {
           return finish({
             success: true,
