@@ -8,7 +8,7 @@ describe('knowledge search preview', () => {
   for (const pad of ['', 'a']) {
     it(`is cut between characters (${JSON.stringify(pad)} before the emoji)`, () => {
       const text = ['```yaml', 'name: smile', 'title: Smile', '```', '', pad + '😀'.repeat(300)].join('\n');
-      const { preview } = knowledgeSearchFields(text, 'smile.md', 'smile');
+      const preview = knowledgeSearchFields(text, 'smile.md', 'smile').preview ?? '';
       expect(preview.length).toBeGreaterThan(190);
       expect(LONE_SURROGATE.test(preview)).toBe(false);
     });
