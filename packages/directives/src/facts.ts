@@ -3,6 +3,7 @@
  * applies the extractor's validation_schema to these facts; it cannot parse these kinds itself).
  */
 import type { FactsReader, ItemReaders, SearchableFields } from '@ryeos/executor';
+import { clipText } from '@ryeos/lillux';
 import { parseDirective } from './directive.js';
 import { parseKnowledge } from './knowledge.js';
 
@@ -32,7 +33,7 @@ export const knowledgeFacts: FactsReader = (text, path) => {
 /** Search reads directives and knowledge through these (statically: never by running the item). */
 type SearchFields = SearchableFields;
 
-const preview = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, 200);
+const preview = (text: string) => clipText(text.replace(/\s+/g, ' ').trim(), 200);
 
 export function directiveSearchFields(text: string, path: string): SearchFields {
   const d = parseDirective(text, path);

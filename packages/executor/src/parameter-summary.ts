@@ -12,6 +12,7 @@ const MAX_DESCRIPTION = 120;
 const MAX_ENUM = 10;
 const MAX_DEFAULT = 40;
 
+import { clipText } from '@ryeos/lillux';
 import { isPlainObject } from './plain-object.js';
 import type { ParameterSchema } from './tool-parameters.js';
 
@@ -19,7 +20,7 @@ type Schema = Record<string, unknown>;
 
 function cut(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1).trimEnd()}…` : flat;
+  return flat.length > max ? `${clipText(flat, max - 1).trimEnd()}…` : flat;
 }
 
 interface Declared {

@@ -84,4 +84,5 @@ export {
   WorkerPool,
   warmWorkerCount,
 } from './subprocess.js';
+export { clipText } from './text.js';
 export { prestartWorkerThread } from './thread-boot.js';

@@ -6,7 +6,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, parse, resolve } from 'node:path';
 import type { Envelope, RyeSettings } from '@ryeos/executor';
 import { kindPrefix } from '@ryeos/executor';
-import { closeWorkers, RyeError, toErrorEnvelope } from '@ryeos/lillux';
+import { clipText, closeWorkers, RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import type { OperationContext, RyeOperations } from '@ryeos/mcp';
 import type { SignArgs } from '@ryeos/mcp/tools';
 import { argumentChecker } from './arguments.js';
@@ -189,7 +189,7 @@ async function withProgress(
   );
   try {
     return await run((chunk) => {
-      const line = chunk.trimEnd().split('\n').pop()?.slice(0, 200);
+      const line = clipText(chunk.trimEnd().split('\n').pop() ?? '', 200);
       if (line) tick(line);
     });
   } finally {

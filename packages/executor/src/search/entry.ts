@@ -2,6 +2,7 @@
  * One indexed item: what its kind's metadata reader says about it, its signature status and
  * the lower-cased text prepared for matching. Items are read as text only, never run.
  */
+import { clipText } from '@ryeos/lillux';
 import { readerNamespace } from '../bundle-index.js';
 import { ContentCache } from '../content-cache.js';
 import type { ItemContext, KindReaders } from '../context.js';
@@ -93,8 +94,7 @@ const SIGNATURE_LINE = /^[^\n]*rye:signed:[^\n]*(?:\n|$)/gm;
 
 /** The text without signature lines (they are not content), first 200 characters. */
 export function previewOf(text: string): string {
-  const head = text.length > 4096 ? text.slice(0, 4096) : text;
-  return head.replace(SIGNATURE_LINE, '').slice(0, PREVIEW_LENGTH);
+  return clipText(clipText(text, 4096).replace(SIGNATURE_LINE, ''), PREVIEW_LENGTH);
 }
 
 function str(value: unknown): string | undefined {
@@ -219,7 +219,7 @@ function readWith(input: BuildInput, reader: SearchReader): ReadOutcome {
     title: str(raw.title) ?? name,
     description: str(raw.description) ?? '',
     category: str(raw.category) ?? '',
-    preview: (str(raw.preview) ?? previewOf(text)).slice(0, PREVIEW_LENGTH),
+    preview: clipText(str(raw.preview) ?? previewOf(text), PREVIEW_LENGTH),
     metadata: { ...(raw.metadata ?? {}) },
   };
   const metadata = fields.metadata!;

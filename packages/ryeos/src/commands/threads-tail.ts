@@ -6,6 +6,7 @@
  */
 import { closeSync, existsSync, openSync, readSync, statSync, watch } from 'node:fs';
 import { join } from 'node:path';
+import { clipText } from '@ryeos/lillux';
 import { isToolRunRow } from '@ryeos/threads';
 import type { CliIo } from '../cli/io.js';
 import { printable, printableJson } from '../cli/printable.js';
@@ -20,7 +21,7 @@ const TERMINAL = new Set(['completed', 'error', 'cancelled', 'continued']);
 function short(value: unknown, max = 240): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   const flat = (text ?? '').replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+  return flat.length > max ? `${clipText(flat, max)}…` : flat;
 }
 
 /** One event as a line (or a piece of one, for streamed text); undefined to skip it. */

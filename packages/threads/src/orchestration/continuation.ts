@@ -6,7 +6,7 @@
  * new thread runs.
  */
 import { join } from 'node:path';
-import { RyeError } from '@ryeos/lillux';
+import { clipText, RyeError } from '@ryeos/lillux';
 import { verifyThreadRecords } from '../inspect.js';
 import { resumeMessages } from '../persistence/reconstruct.js';
 import type { Signer, Trust } from '../persistence/signer.js';
@@ -80,55 +80,150 @@ export async function carriedConversation(
 export const OMITTED_NOTE =
   "[The previous thread's earlier messages did not fit here; its conversation continues below from its most recent part.]";
 const CUT_NOTE = '\n[... cut: the rest of this message did not fit the continuation]';
-/** Characters of a message kept even when the budget is spent, so a cut message still says something. */
-const MIN_KEPT_CHARS = 200;
+/** Stands for a call's input that did not fit: the wire still needs an object there. */
+const CUT_INPUT: Readonly<Record<string, unknown>> = { cut: 'this input did not fit the continuation' };
 
+type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
+type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
+type Turn =
+  | { kind: 'user'; message: ChatMessage }
+  | { kind: 'calls'; assistant: AssistantMessage; results: ToolMessage[] };
+
+/** What a message costs against the ceiling: its text and, for an assistant, its calls as sent. */
 function charsOf(m: ChatMessage): number {
   return m.content.length + (m.role === 'assistant' ? JSON.stringify(m.tool_calls ?? []).length : 0);
 }
 
-/**
- * The most recent part of a conversation within `ceilingTokens` (characters / 4). It starts at a
- * user message when one fits; otherwise at the call its tool results answer, behind a note that
- * earlier messages were left out, so a handoff whose last turns were all tool work still carries
- * them. A message longer than what is left of the budget is cut. Empty only when nothing but tool
- * results with no call before them remain.
- */
-export function tailWithin(messages: readonly ChatMessage[], ceilingTokens: number): ChatMessage[] {
-  const budget = Math.max(0, ceilingTokens) * 4;
-  let start = messages.length;
-  let used = 0;
-  while (start > 0) {
-    const size = charsOf(messages[start - 1]!);
-    if (start < messages.length && used + size > budget) break;
-    used += size;
-    start -= 1;
-  }
-  const firstUser = messages.slice(start).findIndex((m) => m.role === 'user');
-  if (firstUser !== -1) return clipped(messages.slice(start + firstUser), budget);
-  // No user message fits: begin at an assistant message, so every tool result keeps its call.
-  let from = start;
-  while (from < messages.length && messages[from]!.role !== 'assistant') from += 1;
-  if (from === messages.length) {
-    from = Math.min(start, messages.length - 1);
-    while (from > 0 && messages[from]!.role !== 'assistant') from -= 1;
-    if (messages[from]?.role !== 'assistant') return [];
-  }
-  return [{ role: 'user', content: OMITTED_NOTE }, ...clipped(messages.slice(from), budget)];
+function sizeOfTurn(turn: Turn): number {
+  if (turn.kind === 'user') return charsOf(turn.message);
+  return turn.results.reduce((sum, r) => sum + charsOf(r), charsOf(turn.assistant));
 }
 
-/** Copies of `messages`, the newest kept whole first, each cut once the budget is spent. */
-function clipped(messages: readonly ChatMessage[], budget: number): ChatMessage[] {
-  let left = budget;
-  const out: ChatMessage[] = [];
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = { ...messages[i]! };
-    const keep = Math.max(left, MIN_KEPT_CHARS);
-    if (m.content.length > keep) m.content = `${m.content.slice(0, keep)}${CUT_NOTE}`;
-    left = Math.max(0, left - charsOf(m));
-    out.unshift(m);
+function messagesOf(turn: Turn): ChatMessage[] {
+  return turn.kind === 'user'
+    ? [{ ...turn.message }]
+    : [{ ...turn.assistant }, ...turn.results.map((r) => ({ ...r }))];
+}
+
+/**
+ * The conversation as turns: a user message, or an assistant message with the results that answer
+ * its calls. A result that answers no call of its turn is left out: it cannot be carried alone.
+ */
+function turnsOf(messages: readonly ChatMessage[]): Turn[] {
+  const turns: Turn[] = [];
+  for (const m of messages) {
+    if (m.role === 'user') turns.push({ kind: 'user', message: m });
+    else if (m.role === 'assistant') turns.push({ kind: 'calls', assistant: m, results: [] });
+    else {
+      const last = turns.at(-1);
+      if (last?.kind === 'calls' && last.assistant.tool_calls?.some((c) => c.id === m.tool_call_id))
+        last.results.push(m);
+    }
   }
-  return out;
+  return turns;
+}
+
+/** `text` within `room` characters, cut behind a note; undefined when not even the note fits. */
+function cutText(text: string, room: number): string | undefined {
+  if (text.length <= room) return text;
+  if (room < CUT_NOTE.length) return undefined;
+  return `${clipText(text, room - CUT_NOTE.length)}${CUT_NOTE}`;
+}
+
+/** The fewest characters `text` can be carried in (whole, or the cut note alone). */
+function leastOf(text: string): number {
+  return Math.min(text.length, CUT_NOTE.length);
+}
+
+/**
+ * The newest part of a turn of calls within `room` characters, or undefined when nothing of it
+ * fits: its newest calls, each with its results (a call never travels without them, nor a result
+ * without its call), then what room is left goes to the results' text, newest first, the
+ * assistant's own text, and the calls' inputs, which are otherwise replaced by a note object.
+ */
+function fitCalls(turn: Extract<Turn, { kind: 'calls' }>, room: number): ChatMessage[] | undefined {
+  const calls = turn.assistant.tool_calls ?? [];
+  const resultsOf = (id: string) => turn.results.filter((r) => r.tool_call_id === id);
+  const fullCall = calls.map((c) => JSON.stringify(c).length);
+  const leastCall = calls.map((c) =>
+    Math.min(JSON.stringify(c).length, JSON.stringify({ ...c, input: CUT_INPUT }).length),
+  );
+  const leastResults = calls.map((c) => resultsOf(c.id).reduce((sum, r) => sum + leastOf(r.content), 0));
+  const leastText = leastOf(turn.assistant.content);
+  // The cheapest form of the newest `kept` calls: `[` `]`, commas, each call and its results.
+  const least = (kept: number) => {
+    let sum = leastText + 2 + Math.max(0, kept - 1);
+    for (let i = calls.length - kept; i < calls.length; i++) sum += leastCall[i]! + leastResults[i]!;
+    return sum;
+  };
+  let kept = calls.length;
+  while (kept > 0 && least(kept) > room) kept -= 1;
+  if (least(kept) > room) return undefined;
+  let spare = room - least(kept);
+  const first = calls.length - kept;
+
+  const results: ToolMessage[][] = [];
+  for (let i = calls.length - 1; i >= first; i--) {
+    results[i] = resultsOf(calls[i]!.id)
+      .reverse()
+      .map((r) => {
+        const allowed = leastOf(r.content) + spare;
+        const content = cutText(r.content, allowed) ?? '';
+        spare -= content.length - leastOf(r.content);
+        return { ...r, content };
+      })
+      .reverse();
+  }
+  const text = cutText(turn.assistant.content, leastText + spare) ?? '';
+  spare -= text.length - leastText;
+  const keptCalls = calls.slice(first).map((c, k) => {
+    const i = first + k;
+    if (fullCall[i] === leastCall[i]) return c;
+    if (fullCall[i]! - leastCall[i]! <= spare) {
+      spare -= fullCall[i]! - leastCall[i]!;
+      return c;
+    }
+    return { ...c, input: { ...CUT_INPUT } };
+  });
+  if (text === '' && keptCalls.length === 0) return undefined;
+  const assistant: AssistantMessage = { role: 'assistant', content: text };
+  if (keptCalls.length) assistant.tool_calls = keptCalls;
+  return [assistant, ...results.slice(first).flat()];
+}
+
+/** The newest part of `turn` within `room` characters, or undefined when nothing of it fits. */
+function fitTurn(turn: Turn, room: number): ChatMessage[] | undefined {
+  if (turn.kind === 'calls') return fitCalls(turn, room);
+  const content = cutText(turn.message.content, room);
+  return content === undefined ? undefined : [{ role: 'user', content }];
+}
+
+/**
+ * The most recent part of a conversation within `ceilingTokens` (characters / 4, counting each
+ * message's text and its calls as sent). Whole turns are carried newest first; the first that does
+ * not fit is cut to what is left, keeping its newest calls with their results. The tail starts at
+ * a user message when one was carried; otherwise at an assistant message behind a fixed note
+ * (outside the bound) that earlier messages were left out. Empty when nothing fits at all.
+ */
+export function tailWithin(messages: readonly ChatMessage[], ceilingTokens: number): ChatMessage[] {
+  let left = Math.max(0, ceilingTokens) * 4;
+  const kept: ChatMessage[][] = [];
+  const turns = turnsOf(messages);
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const turn = turns[i]!;
+    const size = sizeOfTurn(turn);
+    if (size <= left) {
+      kept.unshift(messagesOf(turn));
+      left -= size;
+      continue;
+    }
+    const cut = fitTurn(turn, left);
+    if (cut) kept.unshift(cut);
+    break;
+  }
+  const firstUser = kept.findIndex((turn) => turn[0]!.role === 'user');
+  if (firstUser !== -1) return kept.slice(firstUser).flat();
+  return kept.length ? [{ role: 'user', content: OMITTED_NOTE }, ...kept.flat()] : [];
 }
 
 /** The user message a continuation starts with: what to carry on with, and the directive itself. */

@@ -5,7 +5,7 @@
  * its path (DECISIONS 3), so it verifies as an ordinary project knowledge item.
  */
 import { posix } from 'node:path';
-import { writeFileAtomic } from '@ryeos/lillux';
+import { clipText, writeFileAtomic } from '@ryeos/lillux';
 import { yaml } from '../yaml.js';
 import { ensureKnowledgeTranscriptDir, PRIVATE_FILE_MODE } from './paths.js';
 import { fenced, signMarkdown } from './signed-markdown.js';
@@ -66,10 +66,8 @@ function frontMatter(meta: KnowledgeTranscriptMeta): string {
 
 function truncated(text: string): string {
   if (text.length <= MAX_RESULT_CHARS) return text;
-  let cut = MAX_RESULT_CHARS;
-  // Never split a surrogate pair.
-  if (/[\ud800-\udbff]/.test(text[cut - 1]!)) cut -= 1;
-  return `${text.slice(0, cut)}\n… (${text.length - cut} more characters in transcript.jsonl)`;
+  const kept = clipText(text, MAX_RESULT_CHARS);
+  return `${kept}\n… (${text.length - kept.length} more characters in transcript.jsonl)`;
 }
 
 function quoteReasoning(text: string): string {

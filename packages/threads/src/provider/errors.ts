@@ -2,6 +2,7 @@
  * Failed provider calls as `ProviderCallErrorInfo` (spec threads §8.3, §5.7): HTTP error bodies,
  * in-stream error events and transport failures, with the fields the error classifier reads.
  */
+import { clipText } from '@ryeos/lillux';
 import type { ProviderCallErrorInfo } from './types.js';
 
 /** Statuses worth another attempt (§8.3; 504 added, §5.7 counts it transient). 0 = no response. */
@@ -102,7 +103,7 @@ export function httpErrorInfo(
   const fields = errorBodyFields(body);
   let message = fields.message;
   if (message === undefined) {
-    const snippet = bodyText.trim().slice(0, 300);
+    const snippet = clipText(bodyText.trim(), 300);
     message = snippet === '' ? `HTTP ${status}` : `HTTP ${status}: ${snippet}`;
   }
   if (status >= 300 && status < 400) {
@@ -156,7 +157,7 @@ export function streamErrorInfo(
   return withOptional(
     {
       providerId,
-      message: fields.message ?? `The provider sent an error event: ${JSON.stringify(body).slice(0, 300)}`,
+      message: fields.message ?? `The provider sent an error event: ${clipText(JSON.stringify(body), 300)}`,
       httpStatus: status,
       errorClass: 'ProviderCallError',
       retryable: isRetryable(status, fields.code),

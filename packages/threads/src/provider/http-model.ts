@@ -3,6 +3,7 @@
  * as the body arrives, every failure turned into a final `error` part (never thrown).
  */
 
+import { clipText } from '@ryeos/lillux';
 import { httpErrorInfo, malformedResponseInfo } from './errors.js';
 import { checkHttpProviderConfig, type HttpProviderConfig } from './http-config.js';
 import { SseDataDecoder } from './sse.js';
@@ -96,7 +97,7 @@ async function* streamParts(
           error: malformedResponseInfo(
             providerId,
             res.status,
-            `Provider ${providerId} answered HTTP ${res.status} with a body that is not JSON (${contentType || 'no content-type'}): ${text.slice(0, 200)}`,
+            `Provider ${providerId} answered HTTP ${res.status} with a body that is not JSON (${contentType || 'no content-type'}): ${clipText(text, 200)}`,
             call.requestId,
           ),
         };

@@ -2,6 +2,7 @@
  * What an HTTP wire format plugs into the shared adapter (`http-model.ts`): how a request becomes
  * a body, how SSE payloads become parts, how a whole JSON response becomes parts.
  */
+import { clipText } from '@ryeos/lillux';
 import type { HttpProviderConfig } from './http-config.js';
 import type { ModelRequest, ProviderCallErrorInfo, StreamPart } from './types.js';
 
@@ -46,7 +47,7 @@ export function cutShortInfo(context: AssemblerContext, what: string): ProviderC
 export function badPayloadInfo(context: AssemblerContext, data: string): ProviderCallErrorInfo {
   const info: ProviderCallErrorInfo = {
     providerId: context.providerId,
-    message: `Provider ${context.providerId} sent an SSE event that is not JSON: ${data.slice(0, 200)}`,
+    message: `Provider ${context.providerId} sent an SSE event that is not JSON: ${clipText(data, 200)}`,
     httpStatus: 200,
     errorClass: 'ProviderCallError',
     retryable: false,

@@ -8,6 +8,7 @@
  * wire format. Each model call is a streaming turn (`stream-turn.ts`): tools start inside the
  * stream as each call completes.
  */
+import { clipText } from '@ryeos/lillux';
 import type { PrimaryDispatch } from '../host.js';
 import type { ChatMessage, LanguageModel, ProviderCallErrorInfo } from '../provider/types.js';
 import type { ThreadCost } from '../store/types.js';
@@ -200,9 +201,9 @@ export async function runLoop(
     const toolCalls = messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []) : []));
     const errors = messages.filter((m) => m.role === 'tool' && /error|denied/i.test(m.content));
     return {
-      last_assistant: lastAssistant?.content.slice(0, 500) ?? '',
+      last_assistant: clipText(lastAssistant?.content ?? '', 500),
       recent_tool_calls: toolCalls.slice(-3).map((c) => ({ name: c.name, input: c.input })),
-      recent_errors: errors.slice(-3).map((m) => m.content.slice(0, 500)),
+      recent_errors: errors.slice(-3).map((m) => clipText(m.content, 500)),
       recent_llm_errors: recentLlmErrors.slice(-3),
     };
   };

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '@ryeos/lillux';
+import { clipText, writeFileAtomic } from '@ryeos/lillux';
 
 const LIMIT = 2400;
 const TIGHT_LIMIT = 1200;
@@ -29,7 +29,7 @@ function isMap(value: unknown): value is Record<string, unknown> {
 }
 
 function short(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}...` : text;
+  return text.length > max ? `${clipText(text, max)}...` : text;
 }
 
 function previewItem(item: unknown): unknown {
@@ -56,7 +56,7 @@ function summarize(result: Record<string, unknown>): Record<string, unknown> {
     } else if (typeof value === 'string') {
       out[key] =
         key === 'content' && value.length > 500
-          ? `${value.slice(0, 500)}... [truncated, ${value.length} chars total]`
+          ? `${clipText(value, 500)}... [truncated, ${value.length} chars total]`
           : short(value, 200);
     } else if (value === null || typeof value !== 'object') {
       out[key] = value;
@@ -100,10 +100,10 @@ export class ResultGuard {
     this.index.set(callId, hash);
     const summary: Record<string, unknown> =
       typeof result === 'string'
-        ? { content: `${result.slice(0, limit)}[... truncated]` }
+        ? { content: `${clipText(result, limit)}[... truncated]` }
         : isMap(result)
           ? summarize(result)
-          : { content: `${serialized.slice(0, limit)}[... truncated]` };
+          : { content: `${clipText(serialized, limit)}[... truncated]` };
     summary._artifact_ref = hash;
     summary._artifact_note = `Result shortened (${serialized.length} chars). Call rye_read_artifact with artifact_ref "${hash}" to read it in full.`;
     return { content: JSON.stringify(summary), artifactRef: hash };

@@ -130,15 +130,14 @@ function refused(message: string): CallOutcome {
 
 /** Stands for the tool of an unreadable call that did not get as far as naming one. */
 const UNNAMED_CALL = 'unreadable_tool_call';
-/** A longer "name" is not a tool's: it is not repeated into the transcript and the conversation. */
-const MAX_TOOL_NAME = 128;
 
 /**
  * A call written into the text that could not be read, as a call the model sees with its error:
  * the excerpt stands in for its input, so the model can tell which call failed and fix it.
  */
 function unreadCall(unread: UnreadCall): ToolCall {
-  const name = unread.name && unread.name.length <= MAX_TOOL_NAME ? unread.name : UNNAMED_CALL;
+  // The parser leaves out a name too long to be a tool's, so it is never repeated.
+  const name = unread.name ?? UNNAMED_CALL;
   return { id: 'unread_call', name, input: { unreadable_call: unread.excerpt } };
 }
 

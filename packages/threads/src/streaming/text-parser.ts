@@ -14,6 +14,7 @@
  * Known limits of a one-pass scan: a `<tool_use>` body ends at the first `</tool_use>`, even one
  * inside a JSON string; a call written inside a JSON-looking region (after `{"a": "`) is not seen.
  */
+import { clipText } from '@ryeos/lillux';
 import type { ToolCall } from '../provider/types.js';
 import { isRecord } from '../records.js';
 
@@ -46,10 +47,19 @@ export interface UnreadCall {
 
 /** Characters of an unreadable call quoted back to the model: enough to see the mistake. */
 const UNREAD_EXCERPT_MAX = 500;
+/** A longer "name" is not a tool's: it is neither repeated back to the model nor recorded. */
+export const MAX_TOOL_NAME = 128;
+/** Characters of a detail (a parse error, a value that is not an object) quoted in an error. */
+const DETAIL_MAX = 200;
 
 function unread(text: string, name?: string): UnreadCall {
-  const excerpt = text.length > UNREAD_EXCERPT_MAX ? `${text.slice(0, UNREAD_EXCERPT_MAX)}…` : text;
-  return name ? { name, excerpt } : { excerpt };
+  const excerpt = text.length > UNREAD_EXCERPT_MAX ? `${clipText(text, UNREAD_EXCERPT_MAX)}…` : text;
+  return name && name.length <= MAX_TOOL_NAME ? { name, excerpt } : { excerpt };
+}
+
+/** `text` for an error message: whatever the model wrote, the message stays short. */
+function quoted(text: string, max: number): string {
+  return text.length > max ? `${clipText(text, max)}…` : text;
 }
 
 type Markup = 'tool_use' | 'invoke';
@@ -268,20 +278,49 @@ function parseAttributes(text: string): Map<string, string> {
   return attrs;
 }
 
-const PARAMETER = /<parameter\s+name\s*=\s*(?:"([^"]*)"|'([^']*)')\s*>([\s\S]*?)<\/parameter>/g;
+/** A parameter's opening tag, matched only where it starts (sticky), so it never scans ahead. */
+const PARAMETER_OPEN = /<parameter\s+name\s*=\s*(?:"([^"<>]*)"|'([^'<>]*)')\s*>/y;
+const PARAMETER_CLOSE = '</parameter>';
 
-/** Legacy `<parameter name="k">v</parameter>` values: JSON when they parse, else the raw text. */
-function parseParameters(body: string): Record<string, unknown> {
+/** Characters a parse looked through: a caller can check the work grows with the body, no faster. */
+export interface ScanWork {
+  scanned: number;
+}
+
+/** `body.indexOf(needle, from)`, adding the characters it looked through to `work`. */
+function find(body: string, needle: string, from: number, work?: ScanWork): number {
+  const at = body.indexOf(needle, from);
+  if (work) work.scanned += (at === -1 ? body.length : at + needle.length) - from;
+  return at;
+}
+
+/**
+ * Legacy `<parameter name="k">v</parameter>` values: JSON when they parse, else the raw text. One
+ * forward pass: every search starts where the last one ended, and a parameter left unclosed ends
+ * the scan, since no later one can close either (a regex with a lazy body rescanned the rest of
+ * the body from every `<parameter`, quadratic on a body of unclosed ones).
+ */
+export function parseParameters(body: string, work?: ScanWork): Record<string, unknown> {
   const input: Record<string, unknown> = {};
-  for (const match of body.matchAll(PARAMETER)) {
-    const raw = match[3] ?? '';
+  for (let at = find(body, '<parameter', 0, work); at !== -1; ) {
+    PARAMETER_OPEN.lastIndex = at;
+    const open = PARAMETER_OPEN.exec(body);
+    if (!open) {
+      at = find(body, '<parameter', at + 1, work);
+      continue;
+    }
+    const valueStart = at + open[0].length;
+    const closeAt = find(body, PARAMETER_CLOSE, valueStart, work);
+    if (closeAt === -1) break;
+    const raw = body.slice(valueStart, closeAt);
     let value: unknown = raw;
     try {
       value = JSON.parse(raw);
     } catch {
       // not JSON: the raw text is the value
     }
-    input[match[1] ?? match[2] ?? ''] = value;
+    input[open[1] ?? open[2] ?? ''] = value;
+    at = find(body, '<parameter', closeAt + PARAMETER_CLOSE.length, work);
   }
   return input;
 }
@@ -297,9 +336,9 @@ function parseBody(body: string): Record<string, unknown> | string {
   try {
     const value: unknown = JSON.parse(text);
     if (isRecord(value)) return value;
-    return `got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}`;
+    return `got ${Array.isArray(value) ? 'an array' : quoted(JSON.stringify(value), DETAIL_MAX)}`;
   } catch (error) {
-    return error instanceof Error ? error.message : String(error);
+    return quoted(error instanceof Error ? error.message : String(error), DETAIL_MAX);
   }
 }
 
@@ -540,7 +579,10 @@ export class TextToolParser {
     }
     const input = markup === 'invoke' ? parseParameters(body) : parseBody(body);
     if (typeof input === 'string') {
-      this.error(`<tool_use name="${name}"> body is not a JSON object: ${input}`, unread(written, name));
+      this.error(
+        `<tool_use name="${quoted(name, MAX_TOOL_NAME)}"> body is not a JSON object: ${input}`,
+        unread(written, name),
+      );
       return;
     }
     this.complete(attrs.get('id'), name, input);
@@ -568,7 +610,10 @@ export class TextToolParser {
     if (typeof name !== 'string' || name === '') {
       this.error('JSON tool_use object without a string "name"', unread(JSON.stringify(item)));
     } else if (!isRecord(input)) {
-      this.error(`JSON tool_use "${name}" without an object "input"`, unread(JSON.stringify(item), name));
+      this.error(
+        `JSON tool_use "${quoted(name, MAX_TOOL_NAME)}" without an object "input"`,
+        unread(JSON.stringify(item), name),
+      );
     } else {
       this.complete(typeof id === 'string' ? id : undefined, name, input);
     }
@@ -606,7 +651,7 @@ export class TextToolParser {
     this.discarding = true;
     this.held = [];
     // Cut at the limit: where the overflow is noticed depends on how the stream was chunked.
-    const start = (openTag + written).slice(0, this.limits.toolParseBufferMax);
+    const start = clipText(openTag + written, this.limits.toolParseBufferMax);
     this.error(
       `tool call over tool_parse_buffer_max (${this.limits.toolParseBufferMax} characters): discarded`,
       unread(start, markup ? nameAttribute(markup, start) : jsonName(start)),
@@ -629,10 +674,11 @@ export class TextToolParser {
       this.record(text);
       return;
     }
-    this.record(text.slice(0, room));
+    const kept = clipText(text, room);
+    this.record(kept);
     this.textFull = true;
     this.error(`text over text_buffer_max (${this.limits.textBufferMax} characters): fullText() stops there`);
-    this.pushText(text.slice(room));
+    this.pushText(text.slice(kept.length));
   }
 
   private record(text: string): void {
