@@ -8,7 +8,7 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Loaded, ParsedDirective } from '@ryeos/directives';
 import { composeContext, loadDirective, prepareDirective, resolveExtendsChain } from '@ryeos/directives';
-import { isRyeError, RyeError, toRyeError } from '@ryeos/lillux';
+import { clipText, isRyeError, RyeError, toRyeError } from '@ryeos/lillux';
 import { loadAgentConfig } from './config/agent-config.js';
 import { HookRunner } from './hook-runner.js';
 import { classifyProviderError, parseErrorClassification, retryDelaySeconds } from './hooks/errors.js';
@@ -835,7 +835,7 @@ async function runPrepared(
                 payload: {
                   new_thread_id: threadId,
                   directive: directiveId,
-                  message_preview: (request.continuationMessage ?? '').slice(0, 200),
+                  message_preview: clipText(request.continuationMessage ?? '', 200),
                 },
               },
             }),
@@ -1097,7 +1097,7 @@ async function finalize(input: FinalizeInput): Promise<ThreadResult> {
   let resultText = run.result ?? '';
   let truncated = false;
   if (resultText.length > RESULT_MAX) {
-    resultText = `${resultText.slice(0, RESULT_MAX)}\n\n[... truncated]`;
+    resultText = `${clipText(resultText, RESULT_MAX)}\n\n[... truncated]`;
     truncated = true;
   }
   store.registry.updateCostSnapshot(threadId, cost);
