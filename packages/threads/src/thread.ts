@@ -486,6 +486,15 @@ async function runRegistered(
       )
     : undefined;
 
+  // The registry that named this directive is unsigned; the continued thread's signed record wins.
+  if (carried && carried.record.directive !== directiveId) {
+    fail(
+      'INTEGRITY',
+      `Cannot continue thread '${request.previousThreadId}' under directive '${directiveId}': its signed record says '${carried.record.directive}'`,
+      'A continuation runs the directive its thread ran; the registry row that says otherwise was edited.',
+    );
+  }
+
   // 3. The directive, its inputs validated (or carried) and interpolated.
   const loaded = await loadDirective(executor, directiveId);
   const { directive, inputs } = prepareDirective(
