@@ -72,4 +72,30 @@ describe('resume trusts the signed records', () => {
     expect(sent).toContain('talk directive');
     expect(sent).not.toContain('other directive');
   });
+
+  it.each([
+    ['the thread resumed', false],
+    ['an earlier thread of its chain', true],
+  ])('refuses a finished transcript cut back to an earlier checkpoint: %s', async (_label, earlier) => {
+    const fx = fixture();
+    const first = await finishedThread();
+    const { threadDir, threadsStateRoot } = await threads();
+    let resumed = first;
+    if (earlier) {
+      const next = await fx.rye.resumeThread(first, 'Again.');
+      expect(next.success).toBe(true);
+      resumed = String(next.new_thread_id);
+    }
+    const transcript = join(threadDir(threadsStateRoot(fx.project), first), 'transcript.jsonl');
+    const lines = (await readFile(transcript, 'utf8')).trimEnd().split('\n');
+    const firstCheckpoint = lines.findIndex((line) => JSON.parse(line).event_type === 'checkpoint');
+    expect(firstCheckpoint).toBeLessThan(lines.length - 2);
+    await writeFile(transcript, `${lines.slice(0, firstCheckpoint + 1).join('\n')}\n`);
+
+    const before = fx.server!.requests.length;
+    const again = await fx.rye.resumeThread(resumed, 'Once more.');
+    expect(again.success).toBe(false);
+    expect(again.error).toMatch(/ends before the thread did/);
+    expect(fx.server!.requests.length).toBe(before);
+  });
 });
