@@ -122,13 +122,8 @@ describe("an async tool run lives no longer than its thread's line", () => {
         { tool_calls: [returnCall('mom done')] },
       ],
     });
-    const launched = (await fx.rye.execute({
-      item_id: 'directive:acme/mom',
-      thread: 'fork',
-      async: true,
-    })) as {
-      thread_id: string;
-    };
+    const launched = await fx.rye.execute({ item_id: 'directive:acme/mom', thread: 'fork', async: true });
+    const momId = String((launched as { thread_id?: unknown }).thread_id);
     await until(() => sleepers().grandchild !== undefined);
     // The kid has returned: its run now hangs only from its grandparent.
     const kidDone = async () =>
@@ -137,7 +132,7 @@ describe("an async tool run lives no longer than its thread's line", () => {
     expect(await kidDone()).toBe(true);
 
     const { killThread } = await import('@ryeos/threads');
-    expect(await killThread(fx.project, launched.thread_id)).toMatchObject({ success: true, killed: true });
+    expect(await killThread(fx.project, momId)).toMatchObject({ success: true, killed: true });
     await until(() => !alive(sleepers().grandchild!), 15_000);
     expect((await endedRun())?.status).toBe('cancelled');
   }, 90_000);
