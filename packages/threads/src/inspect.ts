@@ -150,6 +150,7 @@ export async function verifyThreadRecords(
       {
         threadId,
         requireCheckpoint: hasRun(data),
+        requireEnd: data !== undefined && TERMINAL_STATUSES.includes(data.status),
       },
     );
     transcript = verified.valid

@@ -11,6 +11,7 @@ import { composeContext, loadDirective, prepareDirective, resolveExtendsChain } 
 import { clipText, isRyeError, RyeError, toRyeError } from '@ryeos/lillux';
 import { loadAgentConfig } from './config/agent-config.js';
 import { HookRunner } from './hook-runner.js';
+import { resolveExtendsHook } from './hooks/dispatch.js';
 import { classifyProviderError, parseErrorClassification, retryDelaySeconds } from './hooks/errors.js';
 import type { Hook } from './hooks/layers.js';
 import { buildHookList, buildResolveExtendsHooks } from './hooks/layers.js';
@@ -55,7 +56,7 @@ import { runLoop } from './runner/loop.js';
 import { buildPalette, type Palette, READ_ARTIFACT_ENTRY } from './runner/palette.js';
 import { directivePrompt, joinBlocks } from './runner/prompt.js';
 import { ResultGuard } from './runner/result-guard.js';
-import { openThreadStore } from './store/index.js';
+import { openThreadStore, USD_EPSILON } from './store/index.js';
 import { TERMINAL_STATUSES, type ThreadCost, type ThreadStatus, type ThreadStore } from './store/types.js';
 import { parseStreamingConfig, streamModeOf } from './streaming/config.js';
 import { createSinks, FanOut } from './streaming/sinks.js';
@@ -241,11 +242,16 @@ export async function runThread(host: ThreadHost, request: ForkRequest): Promise
       threadId = request.registeredId ?? registerThread(opened, directiveId, parent?.threadId, stateRoot);
       return threadId;
     };
+    // A refusal after registration takes the row back; a handoff's row was never ours to delete.
+    const unregister = () => {
+      if (threadId && !request.registeredId && opened.registry.unregister(threadId)) threadId = undefined;
+    };
     return await runRegistered(
       host,
       request,
       { store: opened, signer, parent, directiveId, stateRoot },
       register,
+      unregister,
     );
   } catch (error) {
     return failedThread(error, store, threadId, directiveId);
@@ -380,11 +386,71 @@ interface Registered {
   stateRoot: string;
 }
 
+/** Refuses a child whose parent has used up its spawns, before anything is written. */
+function checkSpawnRoom(store: ThreadStore, parentId: string, max: number): void {
+  const count = store.registry.getThread(parentId)?.spawn_count ?? 0;
+  if (count >= max) fail('LIMIT', `Spawn limit exceeded for parent ${parentId}: ${count}/${max}`);
+}
+
+/** Refuses a child its parent cannot afford, before anything is written. */
+function checkBudgetRoom(store: ThreadStore, parentId: string, amount: number): void {
+  const remaining = store.ledger.getRemaining(parentId);
+  if (remaining + USD_EPSILON < amount) {
+    fail(
+      'LIMIT',
+      `Budget reservation failed: parent ${parentId} has $${Math.max(0, remaining).toFixed(4)} left, the child needs $${amount.toFixed(4)}`,
+      "Lower the child's <limits spend>, or give its parent a larger spend limit.",
+    );
+  }
+}
+
+/**
+ * The fork's writes after its row: the parent's spawn slot and the budget. A sibling can take
+ * the last slot or the budget between the checks and here, so a refusal undoes the slot and
+ * the row, leaving nothing behind.
+ */
+function claimSlotAndBudget(
+  store: ThreadStore,
+  threadId: string,
+  parent: ParentFacts | undefined,
+  spawnMax: number | undefined,
+  spendLimit: number,
+  unregister: () => void,
+): void {
+  let slotTaken = false;
+  try {
+    if (parent && spawnMax !== undefined) {
+      if (!store.registry.tryIncrementSpawn(parent.threadId, spawnMax)) {
+        fail('LIMIT', `Spawn limit exceeded for parent ${parent.threadId}: ${spawnMax}/${spawnMax}`);
+      }
+      slotTaken = true;
+    }
+    if (parent) {
+      try {
+        store.ledger.reserve(threadId, spendLimit, parent.threadId, spendLimit);
+      } catch (error) {
+        fail('LIMIT', `Budget reservation failed: ${(error as Error).message}`);
+      }
+    } else {
+      store.ledger.register(threadId, spendLimit);
+    }
+  } catch (error) {
+    try {
+      if (slotTaken && parent) store.registry.releaseSpawn(parent.threadId);
+      unregister();
+    } catch {
+      // The refusal below is what the caller needs; a row left behind is marked `error`.
+    }
+    throw error;
+  }
+}
+
 async function runRegistered(
   host: ThreadHost,
   request: ForkRequest,
   unregistered: Omit<Registered, 'threadId'>,
   register: () => string,
+  unregister: () => void,
 ): Promise<ThreadResult> {
   const { executor, settings } = host;
   const { store, signer, parent, directiveId } = unregistered;
@@ -422,6 +488,15 @@ async function runRegistered(
       )
     : undefined;
 
+  // The registry that named this directive is unsigned; the continued thread's signed record wins.
+  if (carried && carried.record.directive !== directiveId) {
+    fail(
+      'INTEGRITY',
+      `Cannot continue thread '${request.previousThreadId}' under directive '${directiveId}': its signed record says '${carried.record.directive}'`,
+      'A continuation runs the directive its thread ran; the registry row that says otherwise was edited.',
+    );
+  }
+
   // 3. The directive, its inputs validated (or carried) and interpolated.
   const loaded = await loadDirective(executor, directiveId);
   const { directive, inputs } = prepareDirective(
@@ -429,11 +504,6 @@ async function runRegistered(
     carried ? asRecord(carried.record.inputs) : (request.inputs ?? {}),
     settings.env,
   );
-  const threadId = register();
-  const reg: Registered = { ...unregistered, threadId };
-  const dir = ensureThreadDir(reg.stateRoot, threadId);
-  const createdAt = nowIso();
-
   const streaming = parseStreamingConfig(streamingYaml.data, 'streaming.yaml');
   const userHooks = hooksYaml.layers.find((l) => l.space === 'user');
   const projectHooks = hooksYaml.layers.find((l) => l.space === 'project');
@@ -445,15 +515,16 @@ async function runRegistered(
 
   // 4–5. resolve_extends hooks, then the extends chain and its context.
   const modelAttributes = directive.model ?? {};
-  const extendsHooks = buildResolveExtendsHooks(hookInput);
-  const hooksForExtends = new HookRunner({ hooks: extendsHooks, host, threadId });
-  const setExtends = hooksForExtends.resolveExtends({
-    directive: directiveId,
-    has_extends: Boolean(directive.extends),
-    category: directive.category ?? '',
-    inputs,
-    model: modelAttributes,
-  });
+  const setExtends = resolveExtendsHook(
+    {
+      directive: directiveId,
+      has_extends: Boolean(directive.extends),
+      category: directive.category ?? '',
+      inputs,
+      model: modelAttributes,
+    },
+    buildResolveExtendsHooks(hookInput),
+  )?.extends;
   const leaf: Loaded<ParsedDirective> = {
     ...loaded,
     parsed: setExtends ? { ...directive, extends: setExtends } : directive,
@@ -496,13 +567,10 @@ async function runRegistered(
   }
   checkDepth(limits);
   // A handoff's continuation takes its old thread's place; a resume is a new child of its parent.
-  if (parent && !request.handoff) {
-    const max = Number(parent.limits.spawns ?? defaults.spawns ?? 50);
-    if (!store.registry.tryIncrementSpawn(parent.threadId, max)) {
-      const count = store.registry.getThread(parent.threadId)?.spawn_count ?? max;
-      fail('LIMIT', `Spawn limit exceeded for parent ${parent.threadId}: ${count}/${max}`);
-    }
-  }
+  // Checked here so a refused child writes nothing; the slot itself is taken at registration.
+  const spawnMax =
+    parent && !request.handoff ? Number(parent.limits.spawns ?? defaults.spawns ?? 50) : undefined;
+  if (parent && spawnMax !== undefined) checkSpawnRoom(store, parent.threadId, spawnMax);
 
   // 10. Hooks, capabilities, palette, risk.
   const hooks: Hook[] = buildHookList({
@@ -556,51 +624,51 @@ async function runRegistered(
     }
   }
   const spendLimit = Number(limits.spend);
-  if (parent) {
-    try {
-      store.ledger.reserve(threadId, spendLimit, parent.threadId, spendLimit);
-    } catch (error) {
-      fail('LIMIT', `Budget reservation failed: ${(error as Error).message}`);
-    }
-  } else {
-    store.ledger.register(threadId, spendLimit);
-  }
-  let prepared: PreparedThread;
+  if (parent && !request.registeredId) checkBudgetRoom(store, parent.threadId, spendLimit);
+
+  // 12. Model and provider.
+  let resolved: ReturnType<typeof resolveModel>;
   try {
-    // 12. Model and provider.
-    let resolved: ReturnType<typeof resolveModel>;
-    try {
-      const providers = await loadProviders(executor);
-      resolved = resolveModel(
-        providers,
-        agentYaml.data as never,
-        { ...(request.model ? { model: request.model } : {}), directive: modelAttributes },
-        settings.env,
-      );
-    } catch (error) {
-      const requested = request.model ?? modelAttributes.id ?? modelAttributes.tier ?? 'general';
+    const providers = await loadProviders(executor);
+    resolved = resolveModel(
+      providers,
+      agentYaml.data as never,
+      { ...(request.model ? { model: request.model } : {}), directive: modelAttributes },
+      settings.env,
+    );
+  } catch (error) {
+    const requested = request.model ?? modelAttributes.id ?? modelAttributes.tier ?? 'general';
+    fail(
+      'CONFIG',
+      `Model resolution failed for directive '${directiveId}': requested model/tier '${requested}'${modelAttributes.provider ? ` (provider: ${modelAttributes.provider})` : ''}. ${(error as Error).message}`,
+      isRyeError(error) ? error.hint : undefined,
+    );
+  }
+  // An unpriced model spends "$0" whatever it uses: a child could then spend past its
+  // parent's budget unseen. A child must run on a priced model; a root is warned.
+  const warnings: string[] = [];
+  if (!resolved.pricing) {
+    const unpriced = `Model '${resolved.modelId}' has no pricing in provider '${resolved.provider.toolId}', so its spend counts as $0 and the spend limit cannot stop it`;
+    if (parent) {
       fail(
         'CONFIG',
-        `Model resolution failed for directive '${directiveId}': requested model/tier '${requested}'${modelAttributes.provider ? ` (provider: ${modelAttributes.provider})` : ''}. ${(error as Error).message}`,
-        isRyeError(error) ? error.hint : undefined,
+        `${unpriced}; a child thread must run on a priced model so its parent's budget holds.`,
+        `Use a model listed in the provider's pricing, or add its prices to ${resolved.provider.path} and sign it.`,
       );
     }
-    // An unpriced model spends "$0" whatever it uses: a child could then spend past its
-    // parent's budget unseen. A child must run on a priced model; a root is warned.
-    const warnings: string[] = [];
-    if (!resolved.pricing) {
-      const unpriced = `Model '${resolved.modelId}' has no pricing in provider '${resolved.provider.toolId}', so its spend counts as $0 and the spend limit cannot stop it`;
-      if (parent) {
-        fail(
-          'CONFIG',
-          `${unpriced}; a child thread must run on a priced model so its parent's budget holds.`,
-          `Use a model listed in the provider's pricing, or add its prices to ${resolved.provider.path} and sign it.`,
-        );
-      }
-      warnings.push(`${unpriced}.`);
-    }
-    // A model that cannot be made (no API key, say) is the caller's error, before anything runs.
-    createModel(resolved, settings.env);
+    warnings.push(`${unpriced}.`);
+  }
+  // A model that cannot be made (no API key, say) is the caller's error, before anything runs.
+  createModel(resolved, settings.env);
+
+  // Every refusable step is behind us: from here the fork writes its row, spawn slot and budget.
+  const threadId = register();
+  const reg: Registered = { ...unregistered, threadId };
+  claimSlotAndBudget(store, threadId, parent, spawnMax, spendLimit, unregister);
+  const dir = ensureThreadDir(reg.stateRoot, threadId);
+  const createdAt = nowIso();
+  let prepared: PreparedThread;
+  try {
     store.registry.setModel(threadId, resolved.modelId);
     store.registry.updateStatus(threadId, 'running');
 

@@ -25,7 +25,7 @@ export const DEFAULT_RESUME_CEILING_TOKENS = 16_000;
 const MAX_CHAIN_LENGTH = 1000;
 
 /** One thread's signed records, strictly verified; anything less is an integrity error. */
-async function verifiedRecord(
+export async function verifiedRecord(
   dir: string,
   threadId: string,
   trust: Trust,

@@ -195,6 +195,8 @@ export async function killThread(
       }
     };
     signal('SIGTERM');
+    // Its descendants stop with it: an async tool run of a finished child lives in no killed group.
+    askToStop(stateRoot, store, descendantsOf(store, threadId));
     const deadline = Date.now() + (options.graceMs ?? KILL_GRACE_MS);
     while (isProcessAlive(pid) && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -226,5 +228,16 @@ export async function killThread(
     return { success: true, thread_id: threadId, killed: true, pid, forced };
   } finally {
     store.close();
+  }
+}
+
+/** Writes the cancel marker of each of `ids` that is still running, which its run watches. */
+function askToStop(stateRoot: string, store: ThreadStore, ids: readonly string[]): void {
+  for (const id of ids) {
+    const status = store.registry.getThread(id)?.status;
+    if (!status || isTerminal(status)) continue;
+    writeFileSync(join(ensureThreadDir(stateRoot, id), CANCEL_MARKER), `${new Date().toISOString()}\n`, {
+      mode: 0o600,
+    });
   }
 }

@@ -3,10 +3,13 @@
  * in a new thread that continues its chain. The chain is followed to its last thread first, and a
  * thread still running (or only created) is refused.
  */
+
+import { isRyeError } from '@ryeos/lillux';
 import type { ThreadHost } from '../host.js';
-import { threadsStateRoot } from '../persistence/paths.js';
+import { threadDir, threadsStateRoot } from '../persistence/paths.js';
 import { openThreadStore } from '../store/index.js';
 import { type ForkRequest, runThread, type ThreadResult } from '../thread.js';
+import { verifiedRecord } from './continuation.js';
 
 export interface ResumeRequest {
   threadId: string;
@@ -75,9 +78,28 @@ export async function resumeThread(host: ThreadHost, request: ResumeRequest): Pr
       error: 'A resume needs a message: what should the thread do next?',
     };
   }
-  const parent = request.parentThreadId ?? terminal.parent_id;
+  // The registry is unsigned: the directive and parent the thread carries on under come from its
+  // signed record, so an edited row cannot move the chain under a directive with wider grants.
+  let signed: Awaited<ReturnType<typeof verifiedRecord>>;
+  try {
+    const stateRoot = threadsStateRoot(host.projectPath);
+    signed = await verifiedRecord(
+      threadDir(stateRoot, terminal.thread_id),
+      terminal.thread_id,
+      host.executor.trust,
+      request.threadId,
+    );
+  } catch (error) {
+    return {
+      success: false,
+      resumed: false,
+      ...base,
+      error: isRyeError(error) ? error.message : String(error),
+    };
+  }
+  const parent = request.parentThreadId ?? signed.parent_thread_id;
   const result = await runThread(host, {
-    directiveId: terminal.directive,
+    directiveId: signed.directive,
     previousThreadId: terminal.thread_id,
     ...(request.message.trim() ? { continuationMessage: request.message } : {}),
     ...(request.handoff ? { handoff: true } : {}),
@@ -90,6 +112,7 @@ export async function resumeThread(host: ThreadHost, request: ResumeRequest): Pr
     success: result.success,
     resumed: result.thread_id !== undefined && result.status !== 'error',
     ...base,
+    directive: signed.directive,
     ...(result.thread_id ? { new_thread_id: result.thread_id } : {}),
     new_thread_result: result,
     ...(result.success ? {} : { error: result.error ?? 'The resumed thread failed' }),

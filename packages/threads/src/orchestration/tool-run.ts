@@ -11,7 +11,7 @@ import { verifyThreadRecords } from '../inspect.js';
 import { threadDir, threadsStateRoot } from '../persistence/paths.js';
 import type { Trust } from '../persistence/signer.js';
 import { asRecord } from '../records.js';
-import { openThreadStore } from '../store/index.js';
+import { isProcessAlive, openThreadStore } from '../store/index.js';
 import { TERMINAL_STATUSES, type ThreadStore } from '../store/types.js';
 import { CANCEL_MARKER } from './control.js';
 
@@ -71,9 +71,40 @@ export async function admitToolRun(options: {
   return { deadline };
 }
 
+/** Ancestors looked at before the walk gives up (a loop of hand-edited parent links, say). */
+const MAX_LINE = 256;
+
+/**
+ * Why a run under `parentThreadId` must stop, or undefined while its line lives: a thread of the
+ * line (the parent, then each ancestor) that ended in error or was cancelled, or that is still
+ * `running` though its process is gone (its host crashed). A thread that handed off or was resumed
+ * (`continued`) lives on in its chain's current end, which is the one looked at.
+ */
+function endedLine(store: ThreadStore, parentThreadId: string): string | undefined {
+  const seen = new Set<string>();
+  for (let id: string | null = parentThreadId; id && !seen.has(id) && seen.size < MAX_LINE; ) {
+    seen.add(id);
+    const row = store.registry.getChain(id).at(-1);
+    if (!row) return undefined;
+    if (row.status === 'error' || row.status === 'cancelled')
+      return `thread ${row.thread_id} ended (${row.status})`;
+    if (
+      (row.status === 'running' || row.status === 'created') &&
+      row.pid !== null &&
+      !isProcessAlive(row.pid)
+    ) {
+      // Opening the store marks such threads stale and releases their budget, as any reader would.
+      openThreadStore(store.stateDir).close();
+      return `the process of thread ${row.thread_id} (pid ${row.pid}) is gone`;
+    }
+    id = row.parent_id;
+  }
+  return undefined;
+}
+
 /**
  * Watches a running async tool run for the reasons it must stop: its cancel marker (its thread or
- * an ancestor was cancelled), its parent thread ending in error or cancelled, its deadline.
+ * an ancestor was cancelled), its thread's line ending (see `endedLine`), its deadline.
  * Calls `stop` once with the reason; the answer disposes of the watch.
  */
 export function watchToolRun(options: {
@@ -94,11 +125,8 @@ export function watchToolRun(options: {
   };
   const check = () => {
     if (existsSync(marker)) return end('the tool run was cancelled');
-    const status = options.parentThreadId
-      ? store?.registry.getThread(options.parentThreadId)?.status
-      : undefined;
-    if (status === 'error' || status === 'cancelled')
-      end(`its thread ${options.parentThreadId} ended (${status})`);
+    const ended = options.parentThreadId && store ? endedLine(store, options.parentThreadId) : undefined;
+    if (ended) end(`its thread's line ended: ${ended}`);
   };
   const poll = setInterval(check, WATCH_MS);
   poll.unref();

@@ -25,6 +25,12 @@ export interface TranscriptVerifyOptions {
    * its transcript with a checkpoint, so an unsigned one was replaced or truncated.
    */
   requireCheckpoint?: boolean;
+  /**
+   * The thread's signed thread.json says it ended: its transcript must hold the event the runner
+   * writes as it ends (`thread_<status>`) under a checkpoint, or it was cut back to an earlier
+   * checkpoint (which verifies on its own) and would hand a shortened conversation on.
+   */
+  requireEnd?: boolean;
 }
 
 export type TranscriptVerification =
@@ -60,6 +66,29 @@ interface FoundCheckpoint {
 }
 
 const CHECKPOINT_TYPE = /"event_type"\s*:\s*"checkpoint"/;
+/** The event finalize writes just before the final checkpoint; matched on the raw line first. */
+const END_TYPE = /"event_type"\s*:\s*"thread_(?:completed|error|cancelled|continued)"/;
+const END_EVENTS = new Set(['thread_completed', 'thread_error', 'thread_cancelled', 'thread_continued']);
+
+/** Whether a line before `end` is the thread's end event (its own top-level `event_type`, not a payload's). */
+function hasEndEvent(bytes: Buffer, end: number): boolean {
+  let start = 0;
+  while (start < end) {
+    const newline = bytes.indexOf(0x0a, start);
+    const stop = newline === -1 || newline > end ? end : newline;
+    const text = bytes.toString('utf8', start, stop);
+    if (END_TYPE.test(text)) {
+      try {
+        const event = JSON.parse(text) as { event_type?: unknown };
+        if (typeof event.event_type === 'string' && END_EVENTS.has(event.event_type)) return true;
+      } catch {
+        // A damaged line is no end event.
+      }
+    }
+    start = stop + 1;
+  }
+  return false;
+}
 const TURN = /"turn"\s*:\s*(\d+)/g;
 
 /**
@@ -217,6 +246,15 @@ export async function verifyTranscript(
   }
 
   const last = checkpoints.at(-1)!;
+  if (options.requireEnd && !hasEndEvent(bytes, last.end)) {
+    return {
+      valid: false,
+      error:
+        'transcript.jsonl ends before the thread did: its thread.json says the thread ended, but no signed thread_<status> event closes it (cut back to an earlier checkpoint?)',
+      checkpoints: verified,
+      line: last.line,
+    };
+  }
   const trailing = bytes.length - last.end;
   if (trailing === 0) return { valid: true, checkpoints: verified };
   const lastTurn = typeof last.payload.turn === 'number' ? ` (turn ${last.payload.turn})` : '';

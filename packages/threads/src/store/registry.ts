@@ -91,6 +91,8 @@ export class SqliteThreadRegistry implements ThreadRegistry {
     | 'continuation'
     | 'chainInfo'
     | 'spawn'
+    | 'unspawn'
+    | 'unregister'
     | 'liveCandidates'
     | 'markStale',
     Statement
@@ -125,6 +127,10 @@ export class SqliteThreadRegistry implements ThreadRegistry {
       ),
       spawn: p(`UPDATE threads SET spawn_count = spawn_count + 1, updated_at = ?
                 WHERE thread_id = ? AND spawn_count < ?`),
+      unspawn: p(`UPDATE threads SET spawn_count = spawn_count - 1, updated_at = ?
+                  WHERE thread_id = ? AND spawn_count > 0`),
+      // Only a row that never started: a thread that ran keeps its history.
+      unregister: p(`DELETE FROM threads WHERE thread_id = ? AND status = 'created'`),
       liveCandidates: p(
         `SELECT thread_id, pid FROM threads WHERE status IN ('created', 'running') AND pid IS NOT NULL`,
       ),
@@ -243,6 +249,14 @@ export class SqliteThreadRegistry implements ThreadRegistry {
     // One statement: the limit check and the increment happen under the same write lock, so
     // racing processes cannot both take the last slot (the reference counted per process).
     return this.#write('tryIncrementSpawn', () => this.#sql.spawn.run(nowIso(), parentId, max)).changes === 1;
+  }
+
+  releaseSpawn(parentId: string): void {
+    this.#write('releaseSpawn', () => this.#sql.unspawn.run(nowIso(), parentId));
+  }
+
+  unregister(threadId: string): boolean {
+    return this.#write('unregister', () => this.#sql.unregister.run(threadId)).changes === 1;
   }
 
   markStale(isAlive: (pid: number) => boolean): string[] {

@@ -64,6 +64,10 @@ export interface ThreadRegistry {
   getChain(threadId: string): ThreadRow[];
   /** Atomic: false when the parent already has `max` children (or does not exist). */
   tryIncrementSpawn(parentId: string, max: number): boolean;
+  /** Gives back a slot `tryIncrementSpawn` took for a child that was then refused. */
+  releaseSpawn(parentId: string): void;
+  /** Deletes a row still `created` (a fork refused before it ran); false when there was none. */
+  unregister(threadId: string): boolean;
   /** Running threads whose pid is gone become `error` (issue 15 calls it on open). */
   markStale(isAlive: (pid: number) => boolean): string[];
 }
