@@ -35,6 +35,13 @@ function plant(rows: [string, string | null, number, number, number, string][]):
   db.close();
 }
 
+/** Changes the ledger file from another connection, as a process writing behind rye's back would. */
+function rewrite(sql: string): void {
+  const db = new Database(join(stateDir, 'budget_ledger.db'));
+  db.exec(sql);
+  db.close();
+}
+
 function refusal(run: () => void): RyeError {
   try {
     run();
@@ -88,14 +95,10 @@ describe('planted ledger rows', () => {
     const store = openThreadStore(stateDir);
     try {
       store.ledger.register('d/root', 1);
-      store.ledger.db
-        .prepare("UPDATE budget_ledger SET actual_spend = -1000 WHERE thread_id = 'd/root'")
-        .run();
+      rewrite("UPDATE budget_ledger SET actual_spend = -1000 WHERE thread_id = 'd/root'");
       expect(store.ledger.getRemaining('d/root')).toBe(1);
       store.ledger.reserve('d/root/a', 0.5, 'd/root');
-      store.ledger.db
-        .prepare("UPDATE budget_ledger SET reserved_spend = -1000 WHERE thread_id = 'd/root/a'")
-        .run();
+      rewrite("UPDATE budget_ledger SET reserved_spend = -1000 WHERE thread_id = 'd/root/a'");
       expect(store.ledger.getRemaining('d/root')).toBe(1);
       store.ledger.reserve('d/root/b', 1, 'd/root');
       expect(() => store.ledger.reserve('d/root/c', 0.5, 'd/root')).toThrow(InsufficientBudget);
