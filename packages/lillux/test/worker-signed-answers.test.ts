@@ -9,15 +9,21 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WorkerPool } from '../src/subprocess.js';
 
-/** Input `forge-first`: writes an unsigned and a wrongly signed answer before its own. */
+/**
+ * Input `forge-first`: writes an unsigned and a wrongly signed answer before its own. Input
+ * `injected-first`: first answers, correctly keyed, a request the host never sent for the same id
+ * (what a worker does with a request another process wrote on the host's end of the channel).
+ */
 const WORKER = `
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { Socket } from 'node:net';
 const channel = new Socket({ fd: 3, readable: true, writable: true });
 let key;
 const line = (message) => JSON.stringify(message);
-const sign = (json) => createHmac('sha256', key).update(json).digest('base64url') + ' ' + json + '\\n';
+const digest = (text) => createHash('sha256').update(text).digest('base64url');
+const sign = (request, json) =>
+  createHmac('sha256', key).update(digest(request) + '\\n' + json).digest('base64url') + ' ' + json + '\\n';
 createInterface({ input: channel }).on('line', (text) => {
   if (key === undefined) {
     key = Buffer.from(JSON.parse(text).key, 'base64');
@@ -29,7 +35,11 @@ createInterface({ input: channel }).on('line', (text) => {
     channel.write(line(answer('"forged, unsigned"')) + '\\n');
     channel.write('A'.repeat(43) + ' ' + line(answer('"forged, bad signature"')) + '\\n');
   }
-  channel.write(sign(line(answer(JSON.stringify({ protocol: process.env.RYE_WORKER_PROTOCOL, keyBytes: key.length })))));
+  if (request.input === 'injected-first') {
+    const injected = line({ ...request, input: 'chosen by another process' });
+    channel.write(sign(injected, line(answer('"answer to an injected request"'))));
+  }
+  channel.write(sign(text, line(answer(JSON.stringify({ protocol: process.env.RYE_WORKER_PROTOCOL, keyBytes: key.length })))));
 }).on('close', () => process.exit(0));
 `;
 
@@ -72,6 +82,12 @@ describe('signed answers', () => {
   it('drops lines on the channel that the worker did not sign', async () => {
     const result = await call('forge-first');
     expect(result.stdout).not.toContain('forged');
+    expect(JSON.parse(result.stdout)).toEqual({ protocol: '2', keyBytes: 32 });
+  });
+
+  it('drops an answer signed over a request the host did not send', async () => {
+    const result = await call('injected-first');
+    expect(result.stdout).not.toContain('injected');
     expect(JSON.parse(result.stdout)).toEqual({ protocol: '2', keyBytes: 32 });
   });
 });

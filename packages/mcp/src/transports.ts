@@ -90,10 +90,17 @@ export interface HttpServeOptions {
    */
   maxSessions?: number;
   /**
-   * A session is in use while a request or stream of it is open and for this long after its
-   * last request, so the cap never closes it for someone else. Default 5 minutes.
+   * A session is in use while a request of it is open and for this long after its last request
+   * or message; an open GET stream alone does not keep it in use past that. Default 5 minutes.
    */
   sessionInUseMs?: number;
+  /**
+   * At most this many bytes of request bodies are held at once, over all requests; a body that
+   * would go past it is refused with 503. Default 32 MiB.
+   */
+  maxBodyBytesInFlight?: number;
+  /** A request body not received in full within this time is refused with 408. Default 30 s. */
+  bodyTimeoutMs?: number;
   /** Log failed HTTP requests to stderr (the entry point's RYE_DEBUG). */
   debug?: boolean;
 }
@@ -113,6 +120,8 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
 const DEFAULT_MAX_SESSIONS = 64;
 const DEFAULT_SESSION_IN_USE_MS = 5 * 60 * 1000;
+const DEFAULT_MAX_BODY_BYTES_IN_FLIGHT = 32 * 1024 * 1024;
+const DEFAULT_BODY_TIMEOUT_MS = 30_000;
 
 /**
  * The one loopback rule (DECISIONS 31), for both binding and the Host/Origin check: `localhost`,
@@ -222,18 +231,46 @@ class BodyError extends Error {
     readonly httpStatus: number,
     readonly code: number,
     message: string,
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
 }
 
-async function readJsonBody(req: IncomingMessage): Promise<unknown> {
+/** The bytes of request bodies being buffered, over all requests: what a token holder can pin. */
+class BodyBudget {
+  #used = 0;
+  constructor(readonly limit: number) {}
+  take(bytes: number): boolean {
+    if (this.#used + bytes > this.limit) return false;
+    this.#used += bytes;
+    return true;
+  }
+  give(bytes: number): void {
+    this.#used -= bytes;
+  }
+}
+
+async function readJsonBody(req: IncomingMessage, budget: BodyBudget): Promise<unknown> {
   const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new BodyError(413, -32000, 'Request body too large');
-    chunks.push(chunk as Buffer);
+  let held = 0;
+  try {
+    for await (const chunk of req) {
+      const bytes = (chunk as Buffer).length;
+      if (held + bytes > MAX_BODY_BYTES) throw new BodyError(413, -32000, 'Request body too large');
+      if (!budget.take(bytes)) {
+        throw new BodyError(
+          503,
+          -32000,
+          'Service unavailable: too many request bodies in flight; retry later',
+          1,
+        );
+      }
+      held += bytes;
+      chunks.push(chunk as Buffer);
+    }
+  } finally {
+    budget.give(held);
   }
   try {
     return JSON.parse(Buffer.concat(chunks).toString('utf8'));
@@ -274,9 +311,24 @@ function isAllowedLocalRequest(req: IncomingMessage): boolean {
 interface Session {
   transport: StreamableHTTPServerTransport;
   server: Server;
+  /** The last request, response or message of this session. */
   lastSeen: number;
-  /** Requests and streams of this session still open. */
+  /** Requests of this session still being answered (a GET stream is not one). */
   open: number;
+}
+
+/** Quiet since `since`: no request being answered, nothing sent or received after it. */
+function isQuiet(session: Session, since: number): boolean {
+  return session.open === 0 && session.lastSeen <= since;
+}
+
+/** A message the server sends (a notification on the GET stream included) marks the session seen. */
+function watchMessages(session: Session): void {
+  const send = session.transport.send.bind(session.transport);
+  session.transport.send = (message, options) => {
+    session.lastSeen = Date.now();
+    return send(message, options);
+  };
 }
 
 /**
@@ -301,6 +353,8 @@ export async function serveHttp(
   const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
   const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
   const inUseMs = options.sessionInUseMs ?? DEFAULT_SESSION_IN_USE_MS;
+  const bodyBudget = new BodyBudget(options.maxBodyBytesInFlight ?? DEFAULT_MAX_BODY_BYTES_IN_FLIGHT);
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
   // Map order is use order: a session is re-inserted on every request, so the first is the LRU.
   const sessions = new Map<string, Session>();
   const pending = new Set<Session>();
@@ -311,8 +365,7 @@ export async function serveHttp(
   const sweeper = setInterval(
     () => {
       const cutoff = Date.now() - idleMs;
-      for (const [id, session] of sessions)
-        if (session.open === 0 && session.lastSeen < cutoff) closeSession(id, session);
+      for (const [id, session] of sessions) if (isQuiet(session, cutoff)) closeSession(id, session);
     },
     Math.max(1_000, Math.min(idleMs / 2, 60_000)),
   );
@@ -320,13 +373,15 @@ export async function serveHttp(
 
   /**
    * Makes room for one more session by closing the least recently used idle one. Only an idle
-   * session may go: closing one in use would let any token holder log the other clients out.
+   * session may go: closing one in use would let any token holder log the other clients out. An
+   * open GET stream that carried nothing for `inUseMs` is idle: otherwise a token holder parking
+   * one stream per session would refuse every other client for as long as it likes.
    */
   const makeRoom = (): boolean => {
     if (sessions.size + pending.size < maxSessions) return true;
     const quietSince = Date.now() - inUseMs;
     for (const [id, session] of sessions) {
-      if (session.open === 0 && session.lastSeen <= quietSince) {
+      if (isQuiet(session, quietSince)) {
         closeSession(id, session);
         return true;
       }
@@ -334,10 +389,19 @@ export async function serveHttp(
     return false;
   };
 
-  /** Counts `res` as open on `session` until the response is finished or its connection drops. */
-  const track = (session: Session, res: ServerResponse): void => {
-    session.open++;
+  /**
+   * Counts a request's `res` as open on `session` until it is answered or its connection drops; a
+   * GET stream only marks the session seen (its messages do too, see `watchMessages`).
+   */
+  const track = (session: Session, req: IncomingMessage, res: ServerResponse): void => {
     session.lastSeen = Date.now();
+    if (req.method === 'GET') {
+      res.once('close', () => {
+        session.lastSeen = Date.now();
+      });
+      return;
+    }
+    session.open++;
     res.once('close', () => {
       session.open--;
       session.lastSeen = Date.now();
@@ -367,8 +431,9 @@ export async function serveHttp(
         },
       }),
     };
+    watchMessages(session);
     pending.add(session);
-    track(session, res);
+    track(session, req, res);
     // Set before connect: the Server chains its own close handler onto this one.
     session.transport.onclose = () => {
       pending.delete(session);
@@ -400,13 +465,13 @@ export async function serveHttp(
     const header = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(header) ? header[0] : header;
     let body: unknown;
-    if (req.method === 'POST') body = await readJsonBody(req);
+    if (req.method === 'POST') body = await readJsonBody(req, bodyBudget);
 
     if (sessionId !== undefined) {
       const session = sessions.get(sessionId);
       // MCP: an unknown or terminated session is 404, so the client starts a new one.
       if (!session) return sendJsonRpcError(res, 404, -32001, 'Session not found');
-      track(session, res);
+      track(session, req, res);
       sessions.delete(sessionId);
       sessions.set(sessionId, session);
       return session.transport.handleRequest(req, res, body);
@@ -415,16 +480,29 @@ export async function serveHttp(
     return sendJsonRpcError(res, 400, -32000, 'Bad Request: No valid session ID provided');
   }
 
-  const httpServer = createHttpServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (error instanceof BodyError)
-        return sendJsonRpcError(res, error.httpStatus, error.code, error.message);
-      if (options.debug) console.error('[rye mcp] HTTP request failed:', error);
-      sendJsonRpcError(res, 500, -32603, 'Internal server error');
-    });
-  });
-  // An open stream keeps its session in use; TCP keepalive closes the stream of a client that
-  // vanished (a laptop put to sleep), so dead sessions do not hold the cap forever.
+  // Node's default request timeout is 300 s: far too long to let a connection hold a body open.
+  // It covers receiving the request only, so an open GET stream is not cut by it.
+  const httpServer = createHttpServer(
+    {
+      requestTimeout: bodyTimeoutMs,
+      headersTimeout: Math.min(bodyTimeoutMs, 60_000),
+      connectionsCheckingInterval: Math.max(50, Math.min(bodyTimeoutMs / 4, 30_000)),
+    },
+    (req, res) => {
+      handle(req, res).catch((error: unknown) => {
+        if (error instanceof BodyError) {
+          // The rest of the body is not wanted: close the connection rather than read it.
+          if (!res.headersSent) res.setHeader('Connection', 'close');
+          if (error.retryAfterSeconds !== undefined && !res.headersSent)
+            res.setHeader('Retry-After', String(error.retryAfterSeconds));
+          return sendJsonRpcError(res, error.httpStatus, error.code, error.message);
+        }
+        if (options.debug) console.error('[rye mcp] HTTP request failed:', error);
+        sendJsonRpcError(res, 500, -32603, 'Internal server error');
+      });
+    },
+  );
+  // TCP keepalive closes the stream of a client that vanished (a laptop put to sleep).
   httpServer.on('connection', (socket) => socket.setKeepAlive(true, 60_000));
 
   await new Promise<void>((resolve, reject) => {

@@ -97,8 +97,8 @@ describe('the HTTP session cap', () => {
     expect(await ping(http.url, older.sessionId)).toBe(404);
   });
 
-  it('a client with its stream open is in use however long ago it last asked', async () => {
-    const http = await serve({ maxSessions: 1, sessionInUseMs: 0 });
+  it('a client with its stream open that asked recently is in use', async () => {
+    const http = await serve({ maxSessions: 1, sessionInUseMs: 60_000 });
     const client = await connect(http.url);
     try {
       // The SDK client keeps a GET stream open for server notifications.
@@ -108,4 +108,52 @@ describe('the HTTP session cap', () => {
       await client.close();
     }
   });
+
+  it('a session whose only open stream carried nothing for the in-use time can be replaced', async () => {
+    // A token holder parking one silent GET stream per session held the cap for ever.
+    const http = await serve({ maxSessions: 1, sessionInUseMs: 300 });
+    const parked = await initialize(http.url);
+    const stream = await openStream(http.url, parked.sessionId);
+    try {
+      expect((await initialize(http.url)).status).toBe(503);
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      const next = await initialize(http.url);
+      expect(next.status).toBe(200);
+      expect(http.sessionCount()).toBe(1);
+      // The parked session is gone and its stream was ended.
+      expect(await ping(http.url, parked.sessionId)).toBe(404);
+      await expect(stream.ended).resolves.toBe(true);
+    } finally {
+      stream.abort();
+    }
+  });
 });
+
+/** Opens the session's GET stream and reads it in the background; `ended` settles when it ends. */
+async function openStream(
+  url: string,
+  sessionId: string,
+): Promise<{ ended: Promise<boolean>; abort(): void }> {
+  const controller = new AbortController();
+  const res = await fetch(url, {
+    method: 'GET',
+    signal: controller.signal,
+    headers: {
+      accept: 'text/event-stream',
+      'mcp-session-id': sessionId,
+      'mcp-protocol-version': '2025-06-18',
+    },
+  });
+  expect(res.status).toBe(200);
+  const ended = (async () => {
+    try {
+      for await (const _ of res.body!) {
+        // drained: a notification would only mark the session seen
+      }
+    } catch {
+      // aborted
+    }
+    return true;
+  })();
+  return { ended, abort: () => controller.abort() };
+}

@@ -180,7 +180,8 @@ function registerThread(
 ): string {
   for (let attempt = 0; attempt < 50; attempt += 1) {
     const id = makeThreadId(directiveId, Date.now(), (candidate) => {
-      if (store.registry.exists(candidate)) return true;
+      // The ledger is asked too: a repository can ship rows for the ids to come (they are predictable).
+      if (store.registry.exists(candidate) || store.ledger.get(candidate) !== undefined) return true;
       try {
         return existsSync(threadDir(stateRoot, candidate));
       } catch {

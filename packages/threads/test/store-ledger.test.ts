@@ -115,10 +115,10 @@ describe('roots', () => {
     expect(store.ledger.getRemaining('r/r-1')).toBe(3);
   });
 
-  it('registering again is a no-op', () => {
+  it('registering again is refused and leaves the row as it was', () => {
     store.ledger.register('r/r-1', 1);
     store.ledger.incrementActual('r/r-1', 0.25);
-    store.ledger.register('r/r-1', 5);
+    expect(() => store.ledger.register('r/r-1', 5)).toThrow(/already has rows/);
     expect(store.ledger.get('r/r-1')).toMatchObject({ max_spend: 1, reserved_spend: 1, actual_spend: 0.25 });
   });
 

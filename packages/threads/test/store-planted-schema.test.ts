@@ -128,3 +128,28 @@ describe('thread databases rye did not create', () => {
     expect(columns).toContain('chain_root_id');
   });
 });
+
+describe('an index that lies about its column', () => {
+  it('is refused: an index over another column, its SQL text rewritten to ours', () => {
+    openThreadStore(stateDir).close();
+    const path = join(stateDir, 'budget_ledger.db');
+    const db = new Database(path);
+    const now = new Date().toISOString();
+    db.prepare("INSERT INTO budget_ledger VALUES ('root', NULL, 1, 0, 1, 'active', ?, ?)").run(now, now);
+    db.prepare("INSERT INTO budget_ledger VALUES ('child', 'root', 1, 0, 1, 'active', ?, ?)").run(now, now);
+    // Built over status, so the parent lookups `remaining` makes would miss the child's reservation.
+    db.exec('DROP INDEX idx_budget_parent; CREATE INDEX idx_budget_parent ON budget_ledger(status)');
+    db.unsafeMode(true);
+    db.pragma('writable_schema = ON');
+    db.prepare(
+      "UPDATE sqlite_schema SET sql = 'CREATE INDEX idx_budget_parent ON budget_ledger(parent_thread_id)' WHERE name = 'idx_budget_parent'",
+    ).run();
+    db.close();
+    const before = readFileSync(path);
+    const error = refusal();
+    expect(error.code).toBe('INTEGRITY');
+    expect(error.message).toMatch(/content is inconsistent/);
+    expect(error.hint).toMatch(/Move it away/);
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+});

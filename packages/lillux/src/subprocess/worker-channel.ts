@@ -133,18 +133,22 @@ function processChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
   });
   const deliver = (signedLine: string) => {
     if (!signedLine.trim()) return;
-    const line = key ? key.open(signedLine) : signedLine;
-    if (line === undefined) {
-      // Not the worker's: another process wrote onto its fd 3. Said once, in what explains a crash.
-      if (!dropped) lastWords.add('\n(a line the worker did not sign was dropped from its answer channel)');
-      dropped = true;
+    if (key) {
+      const message = key.open(signedLine);
+      if (message) events.message(message);
+      // Not the worker's: another process wrote onto its fd 3, or answered a request of its own.
+      // Said once, in what explains a crash.
+      else if (!dropped) {
+        lastWords.add('\n(a line the worker did not sign was dropped from its answer channel)');
+        dropped = true;
+      }
       return;
     }
     let message: unknown;
     try {
-      message = JSON.parse(line);
+      message = JSON.parse(signedLine);
     } catch {
-      lastWords.add(`${line}\n`);
+      lastWords.add(`${signedLine}\n`);
       return;
     }
     if (message && typeof message === 'object' && !Array.isArray(message))
@@ -176,7 +180,9 @@ function processChannel(spec: ChannelSpec, events: ChannelEvents): Channel {
   };
   return {
     send(message) {
-      channel?.write(`${JSON.stringify(message)}\n`);
+      const line = JSON.stringify(message);
+      key?.sent(message.id, line);
+      channel?.write(`${line}\n`);
     },
     kill,
     hold(busy) {

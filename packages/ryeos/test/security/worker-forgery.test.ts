@@ -26,7 +26,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 export async function execute(params) {
   writeFileSync(params.pid_file, String(process.pid));
   while (!existsSync(params.release)) await new Promise((resolve) => setTimeout(resolve, 20));
-  return { real: true };
+  return { real: true, tag: params.tag ?? null };
 }
 `;
 
@@ -43,6 +43,29 @@ for id in range(0, 4):
     line = json.dumps({"id": id, "stdout": forged, "stderr": "", "exit_code": 0})
     os.write(fd, (line + "\\n").encode())
     os.write(fd, ("A" * 43 + " " + line + "\\n").encode())
+print("wrote")
+`;
+
+/**
+ * Project B's tool against the host instead: a copy of the host's end of the worker's channel
+ * (found with ss by the worker's fd 3 inode), and a request of its own for the ids in progress.
+ */
+const INJECTOR = `
+import ctypes, json, os, re, subprocess, sys
+wpid, hpid = int(sys.argv[1]), int(sys.argv[2])
+libc = ctypes.CDLL(None, use_errno=True)
+inode = re.search(r"socket:\\[(\\d+)\\]", os.readlink(f"/proc/{wpid}/fd/3")).group(1)
+peer = None
+for line in subprocess.run(["ss", "-xaH"], capture_output=True, text=True).stdout.splitlines():
+    f = line.split()
+    if inode in f and f.index(inode) + 2 < len(f): peer = f[f.index(inode) + 2]
+hostfd = next(int(n) for n in os.listdir(f"/proc/{hpid}/fd") if os.readlink(f"/proc/{hpid}/fd/{n}") == f"socket:[{peer}]")
+pidfd = libc.syscall(434, hpid, 0)
+fd = libc.syscall(438, pidfd, hostfd, 0)
+if fd < 0: sys.exit("pidfd_getfd: " + os.strerror(ctypes.get_errno()))
+params = json.dumps({"pid_file": "/dev/null", "release": "/", "tag": "INJECTED"})
+for id in range(0, 6):
+    os.write(fd, (json.dumps({"id": id, "input": params, "max_output_bytes": None, "progress": False}) + "\\n").encode())
 print("wrote")
 `;
 
@@ -83,6 +106,37 @@ describe('a node/function worker answers only for itself', () => {
         parameters: { pid_file: pidFile, release },
       });
       expect(again).toMatchObject({ status: 'success', data: { real: true } });
+    },
+  );
+
+  const hasSs = spawnSync('ss', ['-xaH'], { encoding: 'utf8' }).status === 0;
+  it.skipIf(!canAttack || !hasSs)(
+    "the answer to a request another process wrote on the host's end (its own params, an id in progress) is refused",
+    async () => {
+      const t = await project();
+      await setUp(t);
+      const pidFile = join(t.root, 'worker.pid');
+      const release = join(t.root, 'release');
+      const injector = join(t.root, 'injector.py');
+      writeFileSync(injector, INJECTOR);
+      const r = createRye({ projectPath: t.project, userSpace: t.user, env: { PATH: process.env.PATH } });
+      const call = r.execute({
+        item_id: 'tool:demo/slow',
+        parameters: { pid_file: pidFile, release, tag: 'honest' },
+      });
+      expect(await until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8') !== '', 30_000)).toBe(
+        true,
+      );
+      const attack = spawnSync('python3', [injector, readFileSync(pidFile, 'utf8'), String(process.pid)], {
+        encoding: 'utf8',
+      });
+      expect(attack.stdout + attack.stderr).toMatch(/wrote/);
+      // The worker answers the injected request at once (its release path exists); give it time.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      writeFileSync(release, '');
+      const result = await call;
+      expect(result).toMatchObject({ status: 'success', data: { real: true, tag: 'honest' } });
+      expect(JSON.stringify(result)).not.toContain('INJECTED');
     },
   );
 });

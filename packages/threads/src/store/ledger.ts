@@ -51,6 +51,7 @@ export class SqliteBudgetLedger implements BudgetLedger {
   readonly #warn: BudgetWarning;
   readonly #sql: Record<
     | 'get'
+    | 'occupied'
     | 'remaining'
     | 'purgeable'
     | 'delete'
@@ -76,8 +77,12 @@ export class SqliteBudgetLedger implements BudgetLedger {
     const p = (sql: string) => this.db.prepare(sql);
     this.#sql = {
       get: p('SELECT * FROM budget_ledger WHERE thread_id = ?'),
-      remaining: p(`SELECT COALESCE(bl.max_spend, 0) - bl.actual_spend - COALESCE((
-                      SELECT SUM(c.reserved_spend) FROM budget_ledger c
+      // A fresh id has no row and is nobody's parent yet; anything else was left or planted.
+      occupied: p('SELECT 1 FROM budget_ledger WHERE thread_id = ? OR parent_thread_id = ? LIMIT 1').pluck(),
+      // Negative amounts are clamped to 0: no spend the store writes is negative, so such a value
+      // was planted and must never add budget.
+      remaining: p(`SELECT MAX(COALESCE(bl.max_spend, 0), 0) - MAX(bl.actual_spend, 0) - COALESCE((
+                      SELECT SUM(MAX(c.reserved_spend, 0)) FROM budget_ledger c
                       WHERE c.parent_thread_id = bl.thread_id AND c.status = 'active'), 0)
                     FROM budget_ledger bl WHERE bl.thread_id = ?`).pluck(),
       // Trees whose every row is final, deepest rows first: with the RESTRICT foreign key a
@@ -156,7 +161,7 @@ export class SqliteBudgetLedger implements BudgetLedger {
       this.#release(threadId, status);
     }).immediate;
     this.#registerRoot = this.db.transaction((threadId: string, maxSpend: number) => {
-      if (this.#sql.get.get(threadId) !== undefined) return;
+      this.#assertFresh(threadId);
       for (const id of this.#sql.purgeable.all() as string[]) this.#sql.delete.run(id);
       const now = nowIso();
       this.#sql.insertRoot.run(threadId, maxSpend, maxSpend, now, now);
@@ -193,6 +198,7 @@ export class SqliteBudgetLedger implements BudgetLedger {
     // A detached child re-entering finds its reservation made by the parent: nothing to do
     // (the reference reserved again, against a budget its own row already consumed).
     if (existing?.status === 'active') return;
+    this.#assertFresh(threadId);
     const remaining = this.#sql.remaining.get(parentId) as number | undefined;
     if (remaining === undefined) throw new BudgetNotRegistered(parentId);
     if (remaining + USD_EPSILON < amount) throw new InsufficientBudget(parentId, remaining, amount);
@@ -284,6 +290,15 @@ export class SqliteBudgetLedger implements BudgetLedger {
 
   close(): void {
     this.db.close();
+  }
+
+  /** A new root or child must start from a row of its own, not one a repository shipped. */
+  #assertFresh(threadId: string): void {
+    if (this.#sql.occupied.get(threadId, threadId) === undefined) return;
+    throw new RyeError('VALIDATION', `Budget ledger already has rows for new thread ${threadId}`, {
+      hint: 'The budget_ledger.db in this state folder holds rows for a thread that has not started yet; delete the file if it came with the repository, then run again.',
+      details: { thread_id: threadId, reason: 'ledger_row_exists' },
+    });
   }
 
   #checkOverspend(threadId: string, row: { actual_spend: number; reserved_spend: number }): void {

@@ -5,6 +5,7 @@
  * update, say), so an existing file is compared, object by object and SQL text by SQL text, with
  * the schema the store's own `init` produces in an empty in-memory database.
  */
+import { statSync } from 'node:fs';
 import { RyeError } from '@ryeos/lillux';
 import type BetterSqlite3 from 'better-sqlite3';
 
@@ -99,6 +100,24 @@ export function initVerifiedSchema(
       throw notOurs(path, `its ${expected.type} ${expected.name} differs from the one rye creates`);
     }
   }
+  refuseInconsistentContent(db, path);
+}
+
+/** Files this process already found consistent, by identity (a replaced file is checked again). */
+const consistent = new Set<string>();
+
+/**
+ * An index whose SQL text was rewritten (writable_schema) passes the schema check but answers
+ * queries from other columns; `integrity_check` compares every index with its table (`quick_check`
+ * does not). It reads the whole file, so each file is checked once per process, not per open.
+ */
+function refuseInconsistentContent(db: Database, path: string): void {
+  const stat = statSync(path, { bigint: true });
+  const identity = `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}`;
+  if (consistent.has(identity)) return;
+  const verdict = db.pragma('integrity_check(1)', { simple: true });
+  if (verdict !== 'ok') throw notOurs(path, `its content is inconsistent (${String(verdict)})`);
+  consistent.add(identity);
 }
 
 /**

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-28T22:40:31Z:bdd36fd0884ed6ca0b1c8970fa71d3abb7691ea91d6340d0392534c9e45bb61d:s5nln8YeiFnUv518I3EQOKDV5Up5WNZzFS8dIukexPfvfZAkTcrfL0Zpr1ulFobpdeqyXzhwK1QOSDlvhLYlDw==:007af625371e6e71
+// rye:signed:2026-11-28T23:39:50Z:d62e5cd29e51b8dc759a4d55f0600c829e1777bec5fb910e8159c64be0205953:ym5HEE1nhXwId_Ec_ywkoIll1nwrdcZESAoNKXmlHTmzC_MqJ_CIjeDg-NkYMBH_ZpI7glfrmt7rMgCviyfmDg==:007af625371e6e71
 // Runs a function-style node tool: a module that exports `execute(params, context)`.
 //   node function-worker.mjs <tool> --project-path <dir>
 // Three ways to be started (lillux runWarm documents the protocol):
@@ -134,7 +134,7 @@ if (workerData?.ryeWorker && parentPort) {
   parentPort.on('message', (request) => void handle(request, send).then(send));
 } else if (process.env.RYE_WORKER_PROTOCOL === '1' || process.env.RYE_WORKER_PROTOCOL === '2') {
   // Loaded here only: a thread needs none of them (net alone brings streams and more).
-  const [{ Socket }, { createInterface }, { Readable }, { createHmac }] = await Promise.all([
+  const [{ Socket }, { createInterface }, { Readable }, { createHash, createHmac }] = await Promise.all([
     import('node:net'),
     import('node:readline'),
     import('node:stream'),
@@ -142,16 +142,23 @@ if (workerData?.ryeWorker && parentPort) {
   ]);
   // Protocol 2: this process is dumpable (node cannot say otherwise), so another process of the
   // user can take a copy of fd 3 and write on it; the host accepts only lines signed with the key
-  // it sent first. A key that is not there (another process read it first) ends the worker.
+  // it sent first. A key that is not there (another process read it first) ends the worker. Each
+  // answer is signed over a digest of the exact request line it answers, so an answer to a
+  // request another process wrote on fd 3 (an id in progress, its own params) is refused too.
   let key = process.env.RYE_WORKER_PROTOCOL === '2' ? undefined : null;
   // Requests and answers travel on fd 3, a socket only this script reads and writes: whatever
   // reaches fd 1 (a program the tool starts with inherited stdio, a raw write) is log, never an
   // answer, and fd 0 (/dev/null, shared with such programs, which clear its O_NONBLOCK) holds no
   // request. The event loop polls fd 3 itself: no thread-pool hop per request.
   const channel = new Socket({ fd: 3, readable: true, writable: true });
-  const send = (message) => {
-    const json = JSON.stringify(message);
-    channel.write(key ? `${createHmac('sha256', key).update(json).digest('base64url')} ${json}\n` : `${json}\n`);
+  const replier = (requestLine) => {
+    const digest = key ? createHash('sha256').update(requestLine).digest('base64url') : '';
+    return (message) => {
+      const json = JSON.stringify(message);
+      channel.write(
+        key ? `${createHmac('sha256', key).update(`${digest}\n${json}`).digest('base64url')} ${json}\n` : `${json}\n`,
+      );
+    };
   };
   // A tool that reads process.stdin (a script-style tool declared function-style) reads nothing.
   const empty = Readable.from([]);
@@ -177,7 +184,8 @@ if (workerData?.ryeWorker && parentPort) {
     } catch {
       return;
     }
-    void handle(request, send).then(send);
+    const reply = replier(line);
+    void handle(request, reply).then(reply);
   });
   // The host is gone (or retired this worker): nothing more will be asked, and nothing a tool
   // started may outlive the worker (it leads its own process group). A failed read or write of
