@@ -9,6 +9,7 @@ import { isPlainObject } from './plain-object.js';
 import { isInside, realOr } from './real-paths.js';
 import { snapshotFallbackRoot } from './snapshot.js';
 import { expandEnvInConfig, fillTemplate, renderPlaceholders } from './template.js';
+import { refuseCallerValuesInUrlHost } from './url-host-placeholders.js';
 
 export interface RunContext {
   projectPath: string;
@@ -338,6 +339,8 @@ export async function prepareRun(
   const bodyParams = Object.fromEntries(Object.entries(toolParams).filter(([k]) => !HTTP_RESERVED.has(k)));
   const fixed = { ...anchor.vars, params: bodyParams, params_json: JSON.stringify(toolParams) };
   const template = config;
+  if (typeof template.url === 'string')
+    refuseCallerValuesInUrlHost(template.url, { fixed, params: placeholders, config: template });
   config = renderPlaceholders(template, { fixed, params: placeholders });
   // In the url a caller's value is one path segment (or query value): `../x?` cannot move the
   // request, and the credentials it carries, to another path of the host.
