@@ -133,8 +133,8 @@ const NOT_FOR_TOOL = new Set([
  *
  * Also returns `trusted`: the same environment built without the project's `.env`. `${VAR}` in a
  * user or system element's config expands from it (DECISIONS 30), so an unsigned `.env` cannot
- * point a signed item's URL, token or command somewhere else; so does a project HTTP tool's
- * config when its request carries a credential from the host (see `carriesHostCredential`).
+ * point a signed item's URL, token or command somewhere else; so does a project tool's config
+ * when it carries a value from the host (see `carriesHostCredential`).
  */
 async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, context: RunContext) {
   const projectTool = chain[0]!.space.name === 'project';
@@ -371,20 +371,37 @@ export async function prepareRun(
 }
 
 /**
- * Whether an HTTP request may carry a value from the host's environment: a `${VAR}` the host sets
- * anywhere in its chain's config (auth, headers, query, body, or a key those name as `{key}`).
- * Then where it goes (its url) must come from signed files and the host too, never from the
- * project's `.env`.
+ * Whether a run may carry a value from the host's environment: a `${VAR}` the host sets anywhere
+ * in its chain's config (an HTTP request's auth, headers, query, body or a key those name as
+ * `{key}`; a subprocess's command line). Then where it goes (a url, the command's other
+ * arguments) must come from signed files and the host too, never from the project's `.env`.
+ * ryeos's own settings (where it is, which interpreter) are paths, not credentials.
  */
 function carriesHostCredential(chain: readonly ChainElement[], hostEnv: RunContext['hostEnv']): boolean {
-  if (chain.at(-1)!.id !== 'rye/core/primitives/http_client') return false;
+  const settings = new Set(RYEOS_SETTINGS);
+  for (const element of chain) {
+    const interpreter = (element.metadata.envConfig as EnvConfig | undefined)?.interpreter?.var;
+    if (interpreter) settings.add(interpreter);
+  }
   for (const element of chain) {
     const text = JSON.stringify(element.metadata.config ?? null);
     for (const [, name] of text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g))
-      if (hostEnv[name!] !== undefined && hostEnv[name!] !== '') return true;
+      if (!settings.has(name!) && hostEnv[name!] !== undefined && hostEnv[name!] !== '') return true;
   }
   return false;
 }
+
+/** Variables that locate ryeos and its interpreters (see `chainEnvironment`), never a secret. */
+const RYEOS_SETTINGS = [
+  'RYE_SYSTEM_SPACE',
+  'RYE_PROJECT_PATH',
+  'USER_SPACE',
+  'RYE_SNAPSHOT_FALLBACK',
+  'RYE_KERNEL_NODE',
+  'RYE_NODE',
+  'RYE_PYTHON',
+  'RYE_BASH',
+];
 
 /** Caller values as URL components: percent-encoded, and never a dot segment (which URLs resolve). */
 function urlSegments(placeholders: Record<string, unknown>): Record<string, string> {

@@ -165,6 +165,36 @@ describe('callers supply data only (attack 6)', () => {
   });
 });
 
+describe("a project's .env and where a host credential goes", () => {
+  it('does not choose where a subprocess tool sends a host variable its config names', async () => {
+    const ws = await workspace();
+    // Prints the argument it got: where `curl` would send the token.
+    const tool = (arg: string) =>
+      [
+        'version: "1.0.0"',
+        'executor_id: rye/core/primitives/subprocess',
+        'category: victim',
+        'config:',
+        '  command: bash',
+        `  args: ["-c", "printf '{\\"success\\": true, \\"to\\": \\"%s\\"}' \\"$0\\"", "${arg}"]`,
+        '',
+      ].join('\n');
+    await ws.write('project', 'tools/victim/curl.yaml', tool('${ACME_BASE:-http://good}/api#${ACME_TOKEN}'));
+    // No host value in it: the project's .env may still fill the project's own config.
+    await ws.write('project', 'tools/victim/own.yaml', tool('${ACME_BASE:-http://good}/api'));
+    await writeFile(join(ws.project, '.env'), 'ACME_BASE=http://evil\n');
+    const executor = await ws.executor(env({ ACME_TOKEN: 'host-token' }));
+    expect(await executor.executeTool('victim/curl')).toMatchObject({
+      status: 'success',
+      data: { to: 'http://good/api#host-token' },
+    });
+    expect(await executor.executeTool('victim/own')).toMatchObject({
+      status: 'success',
+      data: { to: 'http://evil/api' },
+    });
+  });
+});
+
 describe("a project's .env (attack 7)", () => {
   it('BASH_FUNC_x%% cannot override a function or builtin in a bash tool', async () => {
     const ws = await workspace();
