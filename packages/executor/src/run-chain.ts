@@ -6,6 +6,7 @@ import { applyEnvPaths } from './anchor.js';
 import { ensureBytecodeCache } from './bytecode-cache.js';
 import type { ChainElement, PrimitiveId } from './chain.js';
 import { isPlainObject } from './plain-object.js';
+import { PROVIDER_KEY_NAMES } from './provider-keys.js';
 import { isInside, realOr } from './real-paths.js';
 import { snapshotFallbackRoot } from './snapshot.js';
 import { expandEnvInConfig, fillTemplate, renderPlaceholders } from './template.js';
@@ -351,7 +352,9 @@ export async function prepareRun(
   // such a call runs alone, one-shot (its own process tree is what the timeout kills).
   const ownTimeout = seconds(config.timeout, 300);
   const shortened = typeof tuning.timeout === 'number' && tuning.timeout < ownTimeout;
-  config = { ...config, ...tuning, cwd, env };
+  // A warm worker outlives this call: it never holds a provider key its tool did not ask for.
+  const runEnv = warm ? withoutWithheld(env, chain, PROVIDER_KEY_NAMES) : env;
+  config = { ...config, ...tuning, cwd, env: runEnv };
   if (config.body && typeof config.body === 'object' && !Array.isArray(config.body)) {
     config.body = Object.fromEntries(
       Object.entries(config.body as Record<string, unknown>).filter(
@@ -362,7 +365,7 @@ export async function prepareRun(
   return {
     primitive: chain.at(-1)!.id as PrimitiveId,
     config,
-    env,
+    env: runEnv,
     contributions,
     passthrough,
     warnings,
