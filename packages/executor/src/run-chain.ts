@@ -179,6 +179,15 @@ async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, cont
   };
   const full = await build(true);
   const trusted = projectTool ? (await build(false)).env : full.env;
+  // What the chain's signed env_config sets expands as its config does: without the project's
+  // `.env` when it carries a value of the host's (`TOKEN: ${ACME_TOKEN}` beside `BASE: ${ACME_BASE}`).
+  if (projectTool && carriesHostCredential(chain, context.hostEnv)) {
+    for (const element of chain) {
+      const own = (element.metadata.envConfig as EnvConfig | undefined)?.env;
+      for (const name of Object.keys(own ?? {}))
+        if (trusted[name] !== undefined) full.env[name] = trusted[name];
+    }
+  }
   return {
     ...full,
     env: withoutWithheld(full.env, chain, context.withheldEnv),
@@ -375,9 +384,10 @@ export async function prepareRun(
 
 /**
  * Whether a run may carry a value from the host's environment: a `${VAR}` the host sets anywhere
- * in its chain's config (an HTTP request's auth, headers, query, body or a key those name as
- * `{key}`; a subprocess's command line). Then where it goes (a url, the command's other
- * arguments) must come from signed files and the host too, never from the project's `.env`.
+ * in its chain's config or env_config `env` (an HTTP request's auth, headers, query, body or a
+ * key those name as `{key}`; a subprocess's command line or environment). Then where it goes (a
+ * url, the command's other arguments or variables) must come from signed files and the host too,
+ * never from the project's `.env`.
  * ryeos's own settings (where it is, which interpreter) are paths, not credentials.
  */
 function carriesHostCredential(chain: readonly ChainElement[], hostEnv: RunContext['hostEnv']): boolean {
@@ -387,7 +397,8 @@ function carriesHostCredential(chain: readonly ChainElement[], hostEnv: RunConte
     if (interpreter) settings.add(interpreter);
   }
   for (const element of chain) {
-    const text = JSON.stringify(element.metadata.config ?? null);
+    const envConfig = (element.metadata.envConfig as EnvConfig | undefined)?.env;
+    const text = JSON.stringify([element.metadata.config ?? null, envConfig ?? null]);
     for (const [, name] of text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g))
       if (!settings.has(name!) && hostEnv[name!] !== undefined && hostEnv[name!] !== '') return true;
   }

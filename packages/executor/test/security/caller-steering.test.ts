@@ -193,6 +193,28 @@ describe("a project's .env and where a host credential goes", () => {
       data: { to: 'http://evil/api' },
     });
   });
+
+  it("does not choose a variable of a tool's env_config that sends a host variable beside it", async () => {
+    const ws = await workspace();
+    await ws.write(
+      'project',
+      'tools/victim/envy.sh',
+      [
+        '# __version__ = "1.0.0"',
+        '# __executor_id__ = "rye/core/runtimes/bash/bash"',
+        '# __category__ = "victim"',
+        '# ENV_CONFIG = {"env": {"TOKEN": "${ACME_TOKEN}", "BASE": "${ACME_BASE:-http://good}"}}',
+        'echo "{\\"success\\": true, \\"to\\": \\"$BASE\\", \\"token\\": \\"$TOKEN\\", \\"greeting\\": \\"$GREETING\\"}"',
+      ].join('\n') + '\n',
+    );
+    await writeFile(join(ws.project, '.env'), 'ACME_BASE=http://evil\nGREETING=hi\n');
+    const executor = await ws.executor(env({ ACME_TOKEN: 'host-token' }));
+    // The project's other .env values still reach the tool's environment.
+    expect(await executor.executeTool('victim/envy')).toMatchObject({
+      status: 'success',
+      data: { to: 'http://good', token: 'host-token', greeting: 'hi' },
+    });
+  });
 });
 
 describe("a project's .env (attack 7)", () => {
