@@ -6,9 +6,11 @@ import { applyEnvPaths } from './anchor.js';
 import { ensureBytecodeCache } from './bytecode-cache.js';
 import type { ChainElement, PrimitiveId } from './chain.js';
 import { isPlainObject } from './plain-object.js';
+import { PROVIDER_KEY_NAMES } from './provider-keys.js';
 import { isInside, realOr } from './real-paths.js';
 import { snapshotFallbackRoot } from './snapshot.js';
 import { expandEnvInConfig, fillTemplate, renderPlaceholders } from './template.js';
+import { refuseCallerValuesInUrlHost } from './url-host-placeholders.js';
 
 export interface RunContext {
   projectPath: string;
@@ -132,8 +134,8 @@ const NOT_FOR_TOOL = new Set([
  *
  * Also returns `trusted`: the same environment built without the project's `.env`. `${VAR}` in a
  * user or system element's config expands from it (DECISIONS 30), so an unsigned `.env` cannot
- * point a signed item's URL, token or command somewhere else; so does a project HTTP tool's
- * config when its request carries a credential from the host (see `carriesHostCredential`).
+ * point a signed item's URL, token or command somewhere else; so does a project tool's config
+ * when it carries a value from the host (see `carriesHostCredential`).
  */
 async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, context: RunContext) {
   const projectTool = chain[0]!.space.name === 'project';
@@ -177,6 +179,15 @@ async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, cont
   };
   const full = await build(true);
   const trusted = projectTool ? (await build(false)).env : full.env;
+  // What the chain's signed env_config sets expands as its config does: without the project's
+  // `.env` when it carries a value of the host's (`TOKEN: ${ACME_TOKEN}` beside `BASE: ${ACME_BASE}`).
+  if (projectTool && carriesHostCredential(chain, context.hostEnv)) {
+    for (const element of chain) {
+      const own = (element.metadata.envConfig as EnvConfig | undefined)?.env;
+      for (const name of Object.keys(own ?? {}))
+        if (trusted[name] !== undefined) full.env[name] = trusted[name];
+    }
+  }
   return {
     ...full,
     env: withoutWithheld(full.env, chain, context.withheldEnv),
@@ -338,6 +349,8 @@ export async function prepareRun(
   const bodyParams = Object.fromEntries(Object.entries(toolParams).filter(([k]) => !HTTP_RESERVED.has(k)));
   const fixed = { ...anchor.vars, params: bodyParams, params_json: JSON.stringify(toolParams) };
   const template = config;
+  if (typeof template.url === 'string')
+    refuseCallerValuesInUrlHost(template.url, { fixed, params: placeholders, config: template });
   config = renderPlaceholders(template, { fixed, params: placeholders });
   // In the url a caller's value is one path segment (or query value): `../x?` cannot move the
   // request, and the credentials it carries, to another path of the host.
@@ -348,7 +361,9 @@ export async function prepareRun(
   // such a call runs alone, one-shot (its own process tree is what the timeout kills).
   const ownTimeout = seconds(config.timeout, 300);
   const shortened = typeof tuning.timeout === 'number' && tuning.timeout < ownTimeout;
-  config = { ...config, ...tuning, cwd, env };
+  // A warm worker outlives this call: it never holds a provider key its tool did not ask for.
+  const runEnv = warm ? withoutWithheld(env, chain, PROVIDER_KEY_NAMES) : env;
+  config = { ...config, ...tuning, cwd, env: runEnv };
   if (config.body && typeof config.body === 'object' && !Array.isArray(config.body)) {
     config.body = Object.fromEntries(
       Object.entries(config.body as Record<string, unknown>).filter(
@@ -359,7 +374,7 @@ export async function prepareRun(
   return {
     primitive: chain.at(-1)!.id as PrimitiveId,
     config,
-    env,
+    env: runEnv,
     contributions,
     passthrough,
     warnings,
@@ -368,20 +383,39 @@ export async function prepareRun(
 }
 
 /**
- * Whether an HTTP request may carry a value from the host's environment: a `${VAR}` the host sets
- * anywhere in its chain's config (auth, headers, query, body, or a key those name as `{key}`).
- * Then where it goes (its url) must come from signed files and the host too, never from the
- * project's `.env`.
+ * Whether a run may carry a value from the host's environment: a `${VAR}` the host sets anywhere
+ * in its chain's config or env_config `env` (an HTTP request's auth, headers, query, body or a
+ * key those name as `{key}`; a subprocess's command line or environment). Then where it goes (a
+ * url, the command's other arguments or variables) must come from signed files and the host too,
+ * never from the project's `.env`.
+ * ryeos's own settings (where it is, which interpreter) are paths, not credentials.
  */
 function carriesHostCredential(chain: readonly ChainElement[], hostEnv: RunContext['hostEnv']): boolean {
-  if (chain.at(-1)!.id !== 'rye/core/primitives/http_client') return false;
+  const settings = new Set(RYEOS_SETTINGS);
   for (const element of chain) {
-    const text = JSON.stringify(element.metadata.config ?? null);
+    const interpreter = (element.metadata.envConfig as EnvConfig | undefined)?.interpreter?.var;
+    if (interpreter) settings.add(interpreter);
+  }
+  for (const element of chain) {
+    const envConfig = (element.metadata.envConfig as EnvConfig | undefined)?.env;
+    const text = JSON.stringify([element.metadata.config ?? null, envConfig ?? null]);
     for (const [, name] of text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g))
-      if (hostEnv[name!] !== undefined && hostEnv[name!] !== '') return true;
+      if (!settings.has(name!) && hostEnv[name!] !== undefined && hostEnv[name!] !== '') return true;
   }
   return false;
 }
+
+/** Variables that locate ryeos and its interpreters (see `chainEnvironment`), never a secret. */
+const RYEOS_SETTINGS = [
+  'RYE_SYSTEM_SPACE',
+  'RYE_PROJECT_PATH',
+  'USER_SPACE',
+  'RYE_SNAPSHOT_FALLBACK',
+  'RYE_KERNEL_NODE',
+  'RYE_NODE',
+  'RYE_PYTHON',
+  'RYE_BASH',
+];
 
 /** Caller values as URL components: percent-encoded, and never a dot segment (which URLs resolve). */
 function urlSegments(placeholders: Record<string, unknown>): Record<string, string> {

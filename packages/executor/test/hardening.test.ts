@@ -77,6 +77,48 @@ describe('hardening', () => {
     }
   });
 
+  it("a caller's value cannot fill the host or port of an HTTP tool's url (where its token goes)", async () => {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(`${req.headers.host}${req.url}`);
+      req.resume();
+      req.on('end', () => res.end('{}'));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const ws = await createWorkspace();
+      const tool = (url: string, extra = '') =>
+        `version: "1.0.0"\nexecutor_id: rye/core/runtimes/http/http\ncategory: demo\nparameters: [{ name: region, type: string }]\nconfig:\n  url: "${url}"\n${extra}  auth: { type: bearer, token: "\${API_TOKEN}" }\n`;
+      await ws.write('project', 'tools/demo/hosted.yaml', tool(`http://{region}:${port}/v1`));
+      await ws.write('project', 'tools/demo/ported.yaml', tool('http://127.0.0.1:{region}/v1'));
+      // Through one of the config's own keys: still the caller's value in the host.
+      await ws.write('project', 'tools/demo/based.yaml', tool('{base}/v1', '  base: "http://{region}"\n'));
+      await ws.write(
+        'project',
+        'tools/demo/pathed.yaml',
+        tool(`http://127.0.0.1:${port}/v1/{region}?r={region}`),
+      );
+      const executor = await ws.executor({ PATH: process.env.PATH, API_TOKEN: 'tok' });
+      for (const [id, region] of [
+        ['demo/hosted', '127.0.0.2'],
+        ['demo/ported', String(port)],
+        ['demo/based', `127.0.0.2:${port}`],
+      ] as const) {
+        const result = await executor.executeTool(id, { region });
+        expect(result, id).toMatchObject({ status: 'error', error_type: 'validation' });
+        expect((result as { error: string }).error).toContain("Parameter 'region' would choose the host");
+        expect(JSON.stringify(result)).toContain('signed tool config must name the scheme, host and port');
+      }
+      // The path and the query stay the caller's.
+      const pathed = await executor.executeTool('demo/pathed', { region: 'eu' });
+      expect(pathed.status, JSON.stringify(pathed)).toBe('success');
+      expect(seen).toEqual([`127.0.0.1:${port}/v1/eu?r=eu`]);
+    } finally {
+      server.close();
+    }
+  });
+
   it('verify_deps refuses a directory symlink that leaves the anchor', async () => {
     const ws = await createWorkspace();
     await ws.write('project', 'tools/pkg/main.js', NODE_TOOL('pkg', 'console.log("{}");'));

@@ -145,6 +145,18 @@ const DOTENV_DENIED_FAMILIES: ReadonlyArray<{ reason: string; names: string }> =
       PKG_CONFIG* CMAKE_* CONFIG_SITE GCC_* DEPENDENCIES_OUTPUT SUNPRO_DEPENDENCIES`,
   },
   {
+    // Version managers and environment tools: their shims pick the interpreter from these (a
+    // `*_ROOT` or `*_VERSION` in the project runs its binary) and source hook scripts from them
+    // (`PYENV_HOOK_PATH=.hooks` runs `.hooks/exec/*.bash` before python3).
+    reason: 'chooses which interpreter a version manager runs, or the hooks it sources',
+    names: `PYENV* RBENV* NODENV* GOENV* JENV* PLENV* PHPENV* LUAENV* SWIFTENV* SCALAENV* SBTENV*
+      EXENV* ERLENV* CRENV* TFENV* TGENV* *ENV_HOOK_PATH ASDF_* MISE_* RTX_* SDKMAN_* JABBA_* GVM_*
+      RVM_* N_PREFIX NVS_* PROTO_* AQUA_* PKGX_* DIRENV_* NIX_* DEVBOX_* FLOX_* HERMIT_* PIXI_* MAMBA_* MAMBARC
+      MICROMAMBA_* CONDARC PIPENV_* WORKON_HOME VIRTUALENVWRAPPER_* PEX_* KERL_* KIEX_* OPAM*
+      GHCUP_* STACK_ROOT STACK_YAML CABAL_DIR CABAL_CONFIG JULIA_* JULIAUP_* COURSIER_* HOMEBREW_*
+      DEVELOPER_DIR SDKROOT TOOLCHAINS`,
+  },
+  {
     reason: 'changes how Python starts',
     names: `PYTHON* PIP_* PIPX_* UV_* VIRTUAL_ENV CONDA_* POETRY_* PDM_* HATCH_* TOX_* PYTEST_*
       COVERAGE_* IPYTHONDIR JUPYTER_* MPLCONFIGDIR MPLBACKEND`,

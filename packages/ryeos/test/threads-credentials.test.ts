@@ -50,4 +50,58 @@ describe("a thread's provider credentials", () => {
       expect(readFileSync(file, 'latin1'), file).not.toContain('secret-0628');
     }
   }, 60_000);
+
+  it('are not in the environment of an async tool run the model starts, nor of its runner', async () => {
+    const fx = fixture();
+    await fx.write(
+      '.ai/directives/acme/leak.md',
+      directive('leak', {
+        metadata:
+          '<model tier="general" provider="anthropic"/><permissions><execute><tool>rye.*</tool></execute></permissions>',
+        outputs: '<output name="answer" required="true">The answer</output>',
+      }),
+    );
+    await fx.sign('directive:acme/leak');
+    // The detached tool writes its own and its runner's environment where the model can read it.
+    const command =
+      'env > .ai/async-env.tmp; tr "\\0" "\\n" < /proc/$PPID/environ >> .ai/async-env.tmp; mv .ai/async-env.tmp .ai/async-env.txt; env';
+    const server = await fx.serve({
+      turns: [
+        {
+          tool_calls: [
+            {
+              name: 'rye_execute',
+              input: { item_id: 'tool:rye/bash', parameters: { command }, async: true },
+            },
+          ],
+        },
+        {
+          tool_calls: [
+            {
+              name: 'rye_bash',
+              input: {
+                command:
+                  'for i in $(seq 300); do [ -f .ai/async-env.txt ] && break; sleep 0.1; done; cat .ai/async-env.txt',
+              },
+            },
+          ],
+        },
+        { tool_calls: [{ name: 'rye_directive_return', input: { answer: 'done' } }] },
+      ],
+    });
+    fx.env.ANTHROPIC_API_KEY = 'sk-ant-secret-0629';
+    fx.env.OPENAI_API_KEY = 'sk-openai-secret-0629';
+    fx.refresh();
+    const result = await fx.rye.execute({ item_id: 'directive:acme/leak', thread: 'fork' });
+    expect(result.status, JSON.stringify(result)).toBe('success');
+    const seen = readFileSync(join(fx.project, '.ai', 'async-env.txt'), 'utf8');
+    expect(seen).toContain('ANTHROPIC_BASE_URL');
+    expect(seen).not.toContain('secret-0629');
+    expect(JSON.stringify(server.requests.map((request) => request.body))).not.toContain('secret-0629');
+    // The run's spawn.log, the registry and the transcripts, once the run has recorded its result.
+    await new Promise((done) => setTimeout(done, 1000));
+    for (const file of filesUnder(join(fx.project, '.ai'))) {
+      expect(readFileSync(file, 'latin1'), file).not.toContain('secret-0629');
+    }
+  }, 90_000);
 });

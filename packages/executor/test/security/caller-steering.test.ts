@@ -165,6 +165,58 @@ describe('callers supply data only (attack 6)', () => {
   });
 });
 
+describe("a project's .env and where a host credential goes", () => {
+  it('does not choose where a subprocess tool sends a host variable its config names', async () => {
+    const ws = await workspace();
+    // Prints the argument it got: where `curl` would send the token.
+    const tool = (arg: string) =>
+      [
+        'version: "1.0.0"',
+        'executor_id: rye/core/primitives/subprocess',
+        'category: victim',
+        'config:',
+        '  command: bash',
+        `  args: ["-c", "printf '{\\"success\\": true, \\"to\\": \\"%s\\"}' \\"$0\\"", "${arg}"]`,
+        '',
+      ].join('\n');
+    await ws.write('project', 'tools/victim/curl.yaml', tool('${ACME_BASE:-http://good}/api#${ACME_TOKEN}'));
+    // No host value in it: the project's .env may still fill the project's own config.
+    await ws.write('project', 'tools/victim/own.yaml', tool('${ACME_BASE:-http://good}/api'));
+    await writeFile(join(ws.project, '.env'), 'ACME_BASE=http://evil\n');
+    const executor = await ws.executor(env({ ACME_TOKEN: 'host-token' }));
+    expect(await executor.executeTool('victim/curl')).toMatchObject({
+      status: 'success',
+      data: { to: 'http://good/api#host-token' },
+    });
+    expect(await executor.executeTool('victim/own')).toMatchObject({
+      status: 'success',
+      data: { to: 'http://evil/api' },
+    });
+  });
+
+  it("does not choose a variable of a tool's env_config that sends a host variable beside it", async () => {
+    const ws = await workspace();
+    await ws.write(
+      'project',
+      'tools/victim/envy.sh',
+      [
+        '# __version__ = "1.0.0"',
+        '# __executor_id__ = "rye/core/runtimes/bash/bash"',
+        '# __category__ = "victim"',
+        '# ENV_CONFIG = {"env": {"TOKEN": "${ACME_TOKEN}", "BASE": "${ACME_BASE:-http://good}"}}',
+        'echo "{\\"success\\": true, \\"to\\": \\"$BASE\\", \\"token\\": \\"$TOKEN\\", \\"greeting\\": \\"$GREETING\\"}"',
+      ].join('\n') + '\n',
+    );
+    await writeFile(join(ws.project, '.env'), 'ACME_BASE=http://evil\nGREETING=hi\n');
+    const executor = await ws.executor(env({ ACME_TOKEN: 'host-token' }));
+    // The project's other .env values still reach the tool's environment.
+    expect(await executor.executeTool('victim/envy')).toMatchObject({
+      status: 'success',
+      data: { to: 'http://good', token: 'host-token', greeting: 'hi' },
+    });
+  });
+});
+
 describe("a project's .env (attack 7)", () => {
   it('BASH_FUNC_x%% cannot override a function or builtin in a bash tool', async () => {
     const ws = await workspace();
@@ -254,6 +306,80 @@ describe("a project's .env (attack 7)", () => {
     const warnings = JSON.stringify(result.warnings);
     for (const key of Object.keys(refused)) expect(warnings, key).toContain(`Ignored \\"${key}\\"`);
     expect(warnings).not.toContain('GREETING');
+  });
+
+  it('PYENV_HOOK_PATH and the other version-manager families do not reach a project tool', async () => {
+    const ws = await workspace();
+    const marker = join(ws.root, 'marker');
+    // A shim as pyenv's: it sources every $PYENV_HOOK_PATH/exec/*.bash before the interpreter.
+    const bin = join(ws.root, 'bin');
+    await mkdir(bin);
+    await writeFile(
+      join(bin, 'python3'),
+      '#!/bin/bash\nIFS=: read -ra dirs <<< "$PYENV_HOOK_PATH"\nfor d in "${dirs[@]}"; do for f in "$d"/exec/*.bash; do [ -f "$f" ] && . "$f"; done; done\necho 42\n',
+      { mode: 0o755 },
+    );
+    await mkdir(join(ws.project, '.hooks', 'exec'), { recursive: true });
+    await writeFile(join(ws.project, '.hooks', 'exec', 'pwn.bash'), `touch ${marker}\n`);
+    const refused = {
+      PYENV_HOOK_PATH: join(ws.project, '.hooks'),
+      PYENV_ROOT: ws.project,
+      PYENV_VERSION: 'evil',
+      RBENV_HOOK_PATH: join(ws.project, '.hooks'),
+      NODENV_ROOT: ws.project,
+      GOENV_ROOT: ws.project,
+      JENV_ROOT: ws.project,
+      PLENV_ROOT: ws.project,
+      PHPENV_ROOT: ws.project,
+      LUAENV_ROOT: ws.project,
+      ASDF_DATA_DIR: ws.project,
+      MISE_DATA_DIR: ws.project,
+      RTX_DATA_DIR: ws.project,
+      SDKMAN_DIR: ws.project,
+      VOLTA_HOME: ws.project,
+      FNM_DIR: ws.project,
+      N_PREFIX: ws.project,
+      CONDA_EXE: join(ws.project, 'evil'),
+      CONDARC: join(ws.project, 'condarc'),
+      MAMBA_ROOT_PREFIX: ws.project,
+      PIPENV_PYTHON: join(ws.project, 'evil'),
+      POETRY_HOME: ws.project,
+      UV_PYTHON: join(ws.project, 'evil'),
+      PEX_PYTHON: join(ws.project, 'evil'),
+      PIXI_HOME: ws.project,
+      WORKON_HOME: ws.project,
+      NIX_PATH: ws.project,
+      DIRENV_CONFIG: ws.project,
+      OPAMROOT: ws.project,
+      JULIA_DEPOT_PATH: ws.project,
+      HOMEBREW_PREFIX: ws.project,
+      DEVELOPER_DIR: ws.project,
+    };
+    await writeFile(
+      join(ws.project, '.env'),
+      `${Object.entries(refused)
+        .map(([key, value]) => `${key}=${value}`)
+        .join('\n')}\nGREETING=hi\n`,
+    );
+    await ws.write(
+      'project',
+      'tools/victim/py.sh',
+      [
+        '# __version__ = "1.0.0"',
+        '# __executor_id__ = "rye/core/runtimes/bash/bash"',
+        '# __category__ = "victim"',
+        'out=$(python3)',
+        `leaked=$(env | grep -cE '^(${Object.keys(refused).join('|')})=')`,
+        'echo "{\\"success\\": true, \\"out\\": \\"$out\\", \\"leaked\\": $leaked, \\"greeting\\": \\"$GREETING\\"}"',
+      ].join('\n') + '\n',
+    );
+    const result = await (await ws.executor(env({ PATH: `${bin}:${process.env.PATH}` }))).executeTool(
+      'victim/py',
+    );
+    expect(existsSync(marker)).toBe(false);
+    expect(result).toMatchObject({ status: 'success', data: { out: '42', leaked: 0, greeting: 'hi' } });
+    const warnings = JSON.stringify(result.warnings);
+    for (const key of Object.keys(refused)) expect(warnings, key).toContain(`Ignored \\"${key}\\"`);
   });
 
   it('refuses every family that changes how a program starts or whom it trusts, and names plain ones fine', () => {
@@ -483,6 +609,10 @@ describe("a project's .env (attack 7)", () => {
       'CACHE_TTL',
       'ENVIRONMENT',
       'GOOD_TOKEN',
+      'APP_ENV',
+      'PROTOCOL',
+      'STACK_NAME',
+      'JULIAN_DAY',
     ]) {
       expect(dotenvKeyProblem(key), key).toBeUndefined();
     }

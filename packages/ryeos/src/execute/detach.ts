@@ -60,17 +60,21 @@ function writeSpawnParams(threadDirectory: string, request: DetachedRequest): vo
   });
 }
 
-/** How the runner is started: the kernel node, the runner script, §11's environment. */
-async function runnerLaunch(settings: RyeSettings, projectPath: string, logPath: string) {
+/**
+ * How the runner is started: the kernel node, the runner script, §11's environment less the
+ * `withheld` host variables (a thread's provider keys: the runner's tool inherits its environment).
+ */
+async function runnerLaunch(
+  settings: RyeSettings,
+  projectPath: string,
+  logPath: string,
+  withheld: readonly string[] = [],
+) {
   const { detachedEnv } = await import('@ryeos/threads');
   const node = settings.kernelNode ?? process.execPath;
-  return {
-    node,
-    args: [threadRunnerPath(settings)],
-    env: detachedEnv(settings.env, { RYE_KERNEL_NODE: node, USER_SPACE: settings.userSpace }),
-    logPath,
-    cwd: projectPath,
-  };
+  const env = detachedEnv(settings.env, { RYE_KERNEL_NODE: node, USER_SPACE: settings.userSpace });
+  for (const name of withheld) delete env[name];
+  return { node, args: [threadRunnerPath(settings)], env, logPath, cwd: projectPath };
 }
 
 /**
@@ -82,12 +86,14 @@ export async function launchDetached(
   request: DetachedRequest,
   threadDirectory: string,
   recordPid?: (pid: number) => void,
+  withheldEnv?: readonly string[],
 ): Promise<number> {
   const { spawnDetached } = await import('@ryeos/threads');
   writeSpawnParams(threadDirectory, request);
+  const logPath = join(threadDirectory, 'spawn.log');
   return spawnDetached(
     {
-      ...(await runnerLaunch(settings, request.project_path, join(threadDirectory, 'spawn.log'))),
+      ...(await runnerLaunch(settings, request.project_path, logPath, withheldEnv)),
       input: JSON.stringify(request),
     },
     recordPid,
@@ -268,7 +274,10 @@ export function keepSpareRunner(settings: RyeSettings, projectPath: string): voi
   timer.unref();
 }
 
-/** `execute(tool, async: true)`: a UUID thread that runs the tool detached. */
+/**
+ * `execute(tool, async: true)`: a UUID thread that runs the tool detached. `withheldEnv` is what
+ * the caller's sync calls withhold (a thread's provider keys): the runner is started without them.
+ */
 export async function launchAsyncTool(
   settings: RyeSettings,
   projectPath: string,
@@ -276,6 +285,7 @@ export async function launchAsyncTool(
   parameters: Record<string, unknown>,
   parent: { threadId: string; executor(): Promise<Executor> } | undefined,
   start: number,
+  withheldEnv?: readonly string[],
 ): Promise<Envelope> {
   const itemId = canonicalRef('tool', toolId);
   const { admitToolRun, ensureThreadDir, openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
@@ -312,6 +322,7 @@ export async function launchAsyncTool(
       },
       ensureThreadDir(stateRoot, threadId),
       (started) => registry.updatePid(threadId, started),
+      withheldEnv,
     );
     return {
       status: 'success',

@@ -90,6 +90,7 @@ export async function routeExecute(
         parameters,
         caller.threadId ? { threadId: caller.threadId, executor: () => host.executor() } : undefined,
         start,
+        caller.withheldEnv,
       );
     }
     if (mode.thread === 'fork' && !mode.dryRun) {

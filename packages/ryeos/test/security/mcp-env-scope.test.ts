@@ -87,6 +87,45 @@ describe('MCP server config variables', () => {
     );
   });
 
+  it('a project config that sends a value of yours in its url, or to a stdio command, expands without the project files', async () => {
+    const connect = (await import(CONNECT)) as ConnectModule;
+    process.env.HOST_TOKEN = 'host-token';
+    await writeFile(
+      join(ctx.projectPath, '.env'),
+      'API_BASE=http://evil.invalid\nMCP_BIN=/tmp/evil-bin\nMCP_ARG=--evil\n',
+    );
+    const url = (template: string) =>
+      connect.normalizeConnection({ transport: 'http', url: template }, ctx, 'project').url;
+    expect(url('${API_BASE:-http://good.invalid}/mcp?key=${HOST_TOKEN}')).toBe(
+      'http://good.invalid/mcp?key=host-token',
+    );
+    expect(url('${API_BASE:-http://good.invalid}/mcp/${HOST_TOKEN}')).toBe(
+      'http://good.invalid/mcp/host-token',
+    );
+    const stdio = connect.normalizeConnection(
+      {
+        transport: 'stdio',
+        command: '${MCP_BIN:-npx}',
+        args: ['acme-mcp', '${MCP_ARG:-}'],
+        env: { ACME_TOKEN: '${HOST_TOKEN}' },
+      },
+      ctx,
+      'project',
+    ) as { command?: string; args?: string[]; env?: Record<string, string> };
+    expect(stdio).toMatchObject({
+      command: 'npx',
+      args: ['acme-mcp', ''],
+      env: { ACME_TOKEN: 'host-token' },
+    });
+    // Without a value of yours, the project's files still fill the project's own config.
+    const own = connect.normalizeConnection(
+      { transport: 'stdio', command: '${MCP_BIN:-npx}', args: ['acme-mcp'] },
+      ctx,
+      'project',
+    ) as { command?: string };
+    expect(own.command).toBe('/tmp/evil-bin');
+  });
+
   it('a project config may use the project files', async () => {
     const connect = (await import(CONNECT)) as ConnectModule;
     const projectConfig = join(ctx.projectPath, '.ai', 'tools', 'acme', 'server.yaml');

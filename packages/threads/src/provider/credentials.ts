@@ -2,16 +2,9 @@
  * Which host variables are a provider's credentials: a thread's tools run without them, since
  * what a tool prints goes to the model, the transcript and the knowledge transcript.
  */
+import { PROVIDER_KEY_NAMES } from '@ryeos/executor';
 import type { ThreadHost } from '../host.js';
 import type { ProviderYaml } from './providers.js';
-
-/** The shipped providers' keys: withheld whichever provider the thread runs on. */
-const KNOWN_PROVIDER_KEYS = [
-  'ANTHROPIC_API_KEY',
-  'ANTHROPIC_AUTH_TOKEN',
-  'OPENAI_API_KEY',
-  'OPENROUTER_API_KEY',
-];
 
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)/g;
 
@@ -25,7 +18,8 @@ function variablesIn(value: unknown, into: Set<string>): void {
 
 /** The variables a provider's signed config sends as credentials (its auth and headers), and the known keys. */
 export function providerCredentialNames(provider: ProviderYaml): string[] {
-  const names = new Set(KNOWN_PROVIDER_KEYS);
+  // The shipped providers' keys are withheld whichever provider the thread runs on.
+  const names = new Set(PROVIDER_KEY_NAMES);
   variablesIn(provider.config?.auth, names);
   variablesIn(provider.config?.headers, names);
   return [...names].sort();

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// rye:signed:2026-11-28T23:12:57Z:f26fcfbcfe1afd7703b75b4accc9cc2c0fae41279f7f0dfffc97c34f2cae7c88:5EanKKEkpqrwBgxJygkd7gDMi6tjo-g4DYpBszJA7MknMLijXMc2n7mGoAEQafleLcegSYVmLpOQOH5j634YBQ==:007af625371e6e71
+// rye:signed:2026-11-28T23:35:01Z:22f2ee35fa3349bd9019f480acd208fc9b8dc9dd2a528728e46ea1fd268d1ced:0pUH9H_kTQ5HQOkNTT1eKDA119x0w8fSk98gtzPGzUmFsAN8dXSE60CHk1og3Fl_imNQT6hwN5_oIXOdt0_7Cg==:007af625371e6e71
 /**
  * rye/mcp/connect — the MCP client of RYE OS: calls one tool of an external MCP server (or lists
  * its tools) with the official MCP SDK client, over stdio or Streamable HTTP.
@@ -293,17 +293,17 @@ export function templateVariables(ctx, scope = 'project') {
 }
 
 /**
- * The variables a project config's url expands from. When its headers send a value of yours (from
- * the process env or your user .ai/.env), where they go must not come from the project's files:
- * a repository adding API_BASE to its .env would otherwise receive your token.
+ * The variables a project config expands from. When any of its fields (url, headers, command,
+ * args, env, cwd) sends a value of yours (from the process env or your user .ai/.env), none of it
+ * expands from the project's files: a repository adding API_BASE or MCP_BIN to its .env would
+ * otherwise choose where your token goes, or which program gets it.
  */
-function urlVariables(headers, vars, ctx, scope) {
-  if (scope !== 'project' || !headers || typeof headers !== 'object') return vars;
+function configVariables(fields, vars, ctx, scope) {
+  if (scope !== 'project') return vars;
   const trusted = templateVariables(ctx, 'trusted');
-  for (const value of Object.values(headers)) {
-    for (const [, name] of String(value ?? '').matchAll(ENV_TEMPLATE)) {
-      if (trusted[name] !== undefined && trusted[name] !== '') return trusted;
-    }
+  const text = JSON.stringify([fields.url, fields.headers, fields.command, fields.args, fields.env, fields.cwd]);
+  for (const [, name] of text.matchAll(ENV_NAME)) {
+    if (trusted[name] !== undefined && trusted[name] !== '') return trusted;
   }
   return vars;
 }
@@ -316,6 +316,8 @@ export function configScope(path, ctx) {
 }
 
 const ENV_TEMPLATE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+// Every name a template uses, those in a default (`${A:-${B}}`) included.
+const ENV_NAME = /\$\{([A-Za-z_][A-Za-z0-9_]*)/g;
 
 function expand(value, vars, missing) {
   if (typeof value !== 'string' || vars === null) return value;
@@ -362,7 +364,7 @@ export async function readServerConfig(path) {
 export function normalizeConnection(fields, ctx, scope = 'caller') {
   const name = typeof fields.name === 'string' && fields.name ? fields.name : 'server';
   const transport = fields.transport ?? (fields.url ? 'http' : fields.command ? 'stdio' : undefined);
-  const vars = templateVariables(ctx, scope);
+  const vars = configVariables(fields, templateVariables(ctx, scope), ctx, scope);
   const missing = new Set();
   const timeoutSeconds = Number(fields.timeout);
   const conn = {
@@ -398,7 +400,7 @@ export function normalizeConnection(fields, ctx, scope = 'caller') {
     if (typeof fields.url !== 'string' || !fields.url) {
       throw new McpClientError(`MCP server '${name}': an http server needs a url`);
     }
-    conn.url = expand(fields.url, urlVariables(fields.headers, vars, ctx, scope), missing);
+    conn.url = expand(fields.url, vars, missing);
     try {
       new URL(conn.url);
     } catch {

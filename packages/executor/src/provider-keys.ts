@@ -1,0 +1,11 @@
+/**
+ * The shipped LLM providers' key variables. A warm worker outlives the call that started it, so
+ * another process of the user (a managed thread's `bash` reading `/proc/<pid>/environ`) could read
+ * them there: warm workers start without them unless a tool's signed `env_config` names one.
+ */
+export const PROVIDER_KEY_NAMES: readonly string[] = [
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_AUTH_TOKEN',
+  'OPENAI_API_KEY',
+  'OPENROUTER_API_KEY',
+];
