@@ -854,6 +854,42 @@ describe('a thread acts only on what it started (attack round on issue 15)', () 
     expect(answers).not.toContain('secret result');
   }, 60_000);
 
+  it('every spelling of the orchestrator that rye_execute resolves is scoped to what the thread started', async () => {
+    const fx = fixture();
+    await addDirective('other', `${ANTHROPIC}<permissions>${READ}</permissions>`);
+    await addDirective(
+      'snoop',
+      `${ANTHROPIC}<permissions><execute><tool>rye.agent.threads.orchestrator</tool></execute></permissions>`,
+    );
+    const server = await fx.serve({ turns: [{ tool_calls: [returnCall('secret result')] }] });
+    const other = await fx.rye.execute({ item_id: 'directive:acme/other', thread: 'fork' });
+    const id = String(other.thread_id);
+    await server.close();
+    // The executor trims a ref, so each of these runs the orchestrator tool.
+    const spellings = [
+      'tool:rye/agent/threads/orchestrator ',
+      ' tool:rye/agent/threads/orchestrator',
+      'rye/agent/threads/orchestrator\n',
+      '\ttool:rye/agent/threads/orchestrator',
+    ];
+    const second = await fx.serve({
+      turns: [
+        {
+          tool_calls: spellings.map((item_id) => ({
+            name: 'rye_execute',
+            input: { item_id, item_type: 'tool', parameters: { operation: 'read_transcript', thread_id: id } },
+          })),
+        },
+        { tool_calls: [returnCall('nothing')] },
+      ],
+    });
+    const result = await fx.rye.execute({ item_id: 'directive:acme/snoop', thread: 'fork' });
+    expect(result.status, JSON.stringify(result)).toBe('success');
+    const answers = JSON.stringify(second.requests[1]!.body);
+    expect(answers.split('may only act on the threads it started').length - 1).toBe(spellings.length);
+    expect(answers).not.toContain('secret result');
+  }, 60_000);
+
   it('a resumed thread gets no more room than the one it continues', async () => {
     const fx = fixture();
     await addDirective('small', `<permissions>${READ}</permissions>`);

@@ -4,6 +4,7 @@
  * unreadable, denied, the directive's return, or work to run — and run only the work later,
  * batched and grouped (§9). Nothing here throws for a bad call: it becomes the call's result.
  */
+import { parseRef } from '@ryeos/executor';
 import type { PrimaryCall, PrimaryDispatch } from '../host.js';
 import type { ChatMessage, ToolCall } from '../provider/types.js';
 import type { Palette, PaletteEntry } from './palette.js';
@@ -81,7 +82,14 @@ export function cleanResult(itemId: string, envelope: Record<string, unknown>): 
 function executedItem(call: ToolCall, entry: PaletteEntry): string | undefined {
   if (entry.kind !== 'primary' || entry.primary !== 'execute') return entry.itemId;
   const raw = call.input.item_id;
-  return typeof raw === 'string' ? raw.replace(/^tool:/, '') : undefined;
+  if (typeof raw !== 'string') return undefined;
+  // The id exactly as the executor will resolve it (parseRef trims, for one): a spelling the
+  // executor routes to the orchestrator must never miss the scoped path below.
+  try {
+    return parseRef(raw).id;
+  } catch {
+    return raw;
+  }
 }
 
 /** The arguments meant for the item: `rye_execute`'s `parameters`, else the call's own input. */
