@@ -163,6 +163,56 @@ describe('a chain spends from one budget in the ledger', () => {
   }, 90_000);
 });
 
+describe('spawns hold across a handoff chain', () => {
+  it('a chain with spawns="1" starts one child over all its threads, not one per thread', async () => {
+    const fx = fixture();
+    await handoffEveryTurn();
+    await fx.write(
+      '.ai/directives/acme/kid.md',
+      directive('kid', {
+        metadata: `<model tier="fast" provider="openai"/><limits spend="0.01"/>${READ_CAP}`,
+      }),
+    );
+    await fx.sign('directive:acme/kid');
+    await fx.write(
+      '.ai/directives/acme/mother.md',
+      directive('mother', {
+        metadata:
+          '<model tier="fast" provider="anthropic"/><limits spawns="1" spend="0.5"/><permissions><execute><tool>rye.file-system.read</tool><directive>acme.kid</directive></execute></permissions>',
+        outputs: SUMMARY,
+      }),
+    );
+    await fx.sign('directive:acme/mother');
+    const { startReplayServer } = await import('@ryeos/threads/testing');
+    const kids = await startReplayServer({ turns: Array.from({ length: 4 }, () => ({ text: 'kid done' })) });
+    fx.env.OPENAI_BASE_URL = `${kids.url}/v1`;
+    fx.env.OPENAI_API_KEY = 'test-key';
+    const fork = { name: 'rye_execute', input: { item_id: 'directive:acme/kid', thread: 'fork' } };
+    const usage = { input_tokens: 100, output_tokens: 10 };
+    await fx.serve({
+      turns: [
+        ...Array.from({ length: 3 }, () => ({ tool_calls: [fork], usage })),
+        { tool_calls: [{ name: 'rye_directive_return', input: { summary: 'done' } }], usage },
+      ],
+    });
+    try {
+      const result = await fx.rye.execute({ item_id: 'directive:acme/mother', thread: 'fork' });
+      expect(result, JSON.stringify(result)).toMatchObject({ status: 'success' });
+      expect((result.chain_thread_ids as string[]).length).toBeGreaterThan(1);
+      const { openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
+      const store = openThreadStore(threadsStateRoot(fx.project));
+      try {
+        const kidRows = store.registry.list().filter((row) => row.directive === 'acme/kid');
+        expect(kidRows).toHaveLength(1);
+      } finally {
+        store.close();
+      }
+    } finally {
+      await kids.close();
+    }
+  }, 90_000);
+});
+
 describe('the id a caller got stands for its whole chain', () => {
   it('cancelling the first id of an async chain that handed off stops the chain; wait on it sees the end', async () => {
     await handoffEveryTurn();

@@ -552,6 +552,13 @@ async function runRegistered(
       const ledgerLeft = ledgerRemaining(store, carried.record.thread_id);
       if (ledgerLeft !== undefined) left.spend = Math.min(left.spend, ledgerLeft);
     }
+    // Spawns too: the children and async tool runs the chain started are counted on its threads'
+    // registry rows, so the continuation gets the previous thread's spawns less what it took.
+    const spawnLimit = Number(previousLimits.spawns);
+    if (request.handoff && Number.isFinite(spawnLimit)) {
+      const taken = store.registry.getThread(carried.record.thread_id)?.spawn_count ?? spawnLimit;
+      left.spawns = Math.max(0, spawnLimit - taken);
+    }
     for (const key of ['turns', 'tokens', 'spend', 'spawns', 'duration_seconds', 'depth'] as const) {
       const previous = Number(previousLimits[key]);
       const room = Math.min(Number.isFinite(previous) ? previous : Infinity, left[key] ?? Infinity);
