@@ -382,14 +382,17 @@ def execute(params, project_path):
 def execute(params, project_path):
     if params.get("close"):
         os.close(3)
+        open(params["close"], "w").close()
         time.sleep(20)
     return {"success": True}
 `;
     await setUp(t, { 'demo/stubborn.py': stubborn });
     const r = api(t);
     await r.execute({ item_id: 'tool:demo/stubborn' });
-    const closing = r.execute({ item_id: 'tool:demo/stubborn', parameters: { close: true } });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The next call starts only once fd 3 is closed (a fixed pause raced it under load).
+    const closed = join(t.root, 'closed-fd-3');
+    const closing = r.execute({ item_id: 'tool:demo/stubborn', parameters: { close: closed } });
+    expect(await until(() => existsSync(closed), 15_000)).toBe(true);
     const start = performance.now();
     expect(await r.execute({ item_id: 'tool:demo/stubborn' })).toMatchObject({ status: 'success' });
     // Queued behind the worker that closed fd 3, the call would wait out its 20 s sleep.
