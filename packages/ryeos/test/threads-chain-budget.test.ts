@@ -286,6 +286,66 @@ describe('kill of the id a caller got', () => {
   }, 90_000);
 });
 
+describe('a kill by the first id reaches the whole chain', () => {
+  it('killing the first id stops an async child that a later thread of the chain started', async () => {
+    const fx = fixture();
+    await handoffEveryTurn();
+    await fx.write(
+      '.ai/directives/acme/kid.md',
+      directive('kid', { metadata: `<model tier="fast" provider="openai"/>${READ_CAP}` }),
+    );
+    await fx.sign('directive:acme/kid');
+    await fx.write(
+      '.ai/directives/acme/mother.md',
+      directive('mother', {
+        metadata:
+          '<model tier="fast" provider="anthropic"/><permissions><execute><tool>rye.file-system.read</tool><directive>acme.kid</directive></execute></permissions>',
+      }),
+    );
+    await fx.sign('directive:acme/mother');
+    const { startReplayServer } = await import('@ryeos/threads/testing');
+    const kids = await startReplayServer({
+      turns: Array.from({ length: 40 }, () => ({ ...read(), delay_ms: 800 })),
+    });
+    fx.env.OPENAI_BASE_URL = `${kids.url}/v1`;
+    fx.env.OPENAI_API_KEY = 'test-key';
+    await fx.serve({
+      turns: [
+        read(),
+        // The second thread of the chain (after the handoff) starts the child.
+        {
+          tool_calls: [
+            { name: 'rye_execute', input: { item_id: 'directive:acme/kid', thread: 'fork', async: true } },
+          ],
+        },
+        ...Array.from({ length: 20 }, () => ({ ...read(), delay_ms: 700 })),
+      ],
+    });
+    const { killThread, openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
+    const kidRow = () => {
+      const store = openThreadStore(threadsStateRoot(fx.project));
+      try {
+        return store.registry.list().find((row) => row.directive === 'acme/kid' && !row.continuation_of);
+      } finally {
+        store.close();
+      }
+    };
+    try {
+      const reply = await fx.rye.execute({ item_id: 'directive:acme/mother', thread: 'fork', async: true });
+      expect(reply, JSON.stringify(reply)).toMatchObject({ status: 'success', async: true });
+      await until(() => kidRow()?.status === 'running' && kids.requests.length >= 1);
+      expect(kidRow()!.parent_id).not.toBe(reply.thread_id);
+      const killed = await killThread(fx.project, String(reply.thread_id), { graceMs: 2000 });
+      expect(killed, JSON.stringify(killed)).toMatchObject({ success: true, killed: true });
+      // Left alone, the child would run its 40 slow turns and complete.
+      await until(() => kidRow()?.status !== 'running');
+      expect(kidRow()!.status).toBe('cancelled');
+    } finally {
+      await kids.close();
+    }
+  }, 90_000);
+});
+
 async function until(check: () => boolean, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!check()) {

@@ -196,7 +196,12 @@ export async function killThread(
     };
     signal('SIGTERM');
     // Its descendants stop with it: an async tool run of a finished child lives in no killed group.
-    askToStop(stateRoot, store, descendantsOf(store, threadId));
+    // Every thread of the chain counts: a later thread's children are not the first id's.
+    askToStop(
+      stateRoot,
+      store,
+      chain.flatMap((link) => descendantsOf(store, link.thread_id)),
+    );
     const deadline = Date.now() + (options.graceMs ?? KILL_GRACE_MS);
     while (isProcessAlive(pid) && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 50));
