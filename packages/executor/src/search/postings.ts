@@ -17,8 +17,11 @@
  * leaves a hole until holes outnumber the live entries, then the postings are built afresh.
  */
 import type { IndexEntry } from './entry.js';
+import { FieldWords, MAX_FIELDS, ranksByWords } from './field-words.js';
 import { levenshtein, wordsOf } from './match.js';
 import type { QueryNode } from './query.js';
+import type { Leaf, LeafLookup, RankFields } from './rank.js';
+import { strengthFromHits } from './rank.js';
 
 const GRAM = 3;
 /** Fewer dead slots than this are never worth a rebuild. */
@@ -40,6 +43,8 @@ export class Postings {
   /** Per slot, the last `mark` that touched it (set operations without allocating sets). */
   private marks = new Uint32Array(0);
   private mark = 0;
+  /** Built on the first ranking by word, for one kind's ranked fields (`key`). */
+  private fieldWords?: { key: string; index: FieldWords };
 
   /** The live entries (any order). */
   get size(): number {
@@ -71,14 +76,50 @@ export class Postings {
 
   /** The entries that can match `node` (a superset of its matches), or undefined for all of them. */
   candidates(node: QueryNode, fuzzy: number): IndexEntry[] | undefined {
+    return this.candidateSlots(node, fuzzy)?.map((slot) => this.slots[slot]!);
+  }
+
+  /** The live slots that can match `node`, or undefined for all of them. */
+  candidateSlots(node: QueryNode, fuzzy: number): number[] | undefined {
     const slots = this.find(node, fuzzy);
-    if (slots === undefined) return undefined;
-    const found: IndexEntry[] = [];
-    for (const slot of slots) {
-      const entry = this.slots[slot];
-      if (entry) found.push(entry);
-    }
-    return found;
+    return slots?.filter((slot) => this.slots[slot] !== undefined);
+  }
+
+  /** Every live slot. */
+  liveSlots(): number[] {
+    return [...this.slotOf.values()];
+  }
+
+  /** The live entry in a slot. */
+  entryAt(slot: number): IndexEntry {
+    return this.slots[slot]!;
+  }
+
+  /**
+   * A leaf's strength in any live entry read from the postings (see field-words.ts), or undefined
+   * when the leaf must be ranked entry by entry (phrases, wildcards, fuzzy terms, other terms).
+   */
+  strengths(leaf: Leaf, rank: RankFields, fuzzy: number): LeafLookup {
+    if (leaf.type !== 'term' || fuzzy > 0 || !ranksByWords(leaf.term)) return undefined;
+    if (rank.fields.length > MAX_FIELDS) return undefined;
+    const index = this.fieldIndex(rank);
+    const hits = index.hits(
+      leaf.term,
+      this.slots.length,
+      rank.fields.map(([, weight]) => weight),
+      rank.previewStrength,
+    );
+    return (_entry, slot) => strengthFromHits(hits, slot);
+  }
+
+  private fieldIndex(rank: RankFields): FieldWords {
+    const names = rank.fields.map(([field]) => field);
+    const key = `${rank.previewStrength > 0}:${names.join('\0')}`;
+    if (this.fieldWords?.key === key) return this.fieldWords.index;
+    const index = new FieldWords(names, rank.previewStrength > 0);
+    for (const [entry, slot] of this.slotOf) index.add(slot, entry);
+    this.fieldWords = { key, index };
+    return index;
   }
 
   /**
@@ -104,6 +145,7 @@ export class Postings {
     const slot = this.slots.length;
     this.slots.push(entry);
     this.slotOf.set(entry, slot);
+    this.fieldWords?.index.add(slot, entry);
     for (const word of new Set(wordsOf(entry.doc.lower))) {
       const list = this.words.get(word);
       if (list) {
@@ -126,6 +168,7 @@ export class Postings {
     this.slotOf.clear();
     this.words = new Map();
     this.grams = new Map();
+    this.fieldWords = undefined;
     this.dead = 0;
     for (const entry of live) this.add(entry);
   }

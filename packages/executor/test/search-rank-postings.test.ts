@@ -1,0 +1,130 @@
+/**
+ * A broad query's terms are ranked from the postings (src/search/field-words.ts): each strength
+ * read there must be the number the per-entry ranking (rank.ts) computes, for every entry, field
+ * weighting and term, through additions and removals.
+ */
+import { describe, expect, it } from 'vitest';
+import type { IndexEntry } from '../src/search/entry.js';
+import { makeDoc } from '../src/search/match.js';
+import { Postings } from '../src/search/postings.js';
+import { parseQuery } from '../src/search/query.js';
+import { positiveLeaves, rankFields, rankScore, rankScoreWith } from '../src/search/rank.js';
+
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('ranking from the postings', () => {
+  // Few letters, so words contain one another; separators the id and the fields split on
+  // differently (`_` is a word character of fields but splits id words), and letters whose
+  // lower case is longer (İ) or outside the BMP (𝒜).
+  const PIECES = ['ab', 'ba', 'abc', 'ca', 'b', 'é', 'İx', '𝒜b', '1', '_', '-', '/', '.', ' ', ' '];
+  const next = random(23);
+  const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)]!;
+  const text = (length: number) => Array.from({ length }, () => pick(PIECES)).join('');
+
+  function entry(kind: string): IndexEntry {
+    // Ids and names sometimes a single word, so the whole-id and whole-name strengths occur.
+    const id =
+      next() < 0.2 ? pick(['ab', 'abc', 'ca/ab', 'ab/ab']) : text(6).replace(/^\/+|\/+$/g, '') || 'x';
+    const name = next() < 0.3 ? (id.split('/').pop() ?? id) : text(3) || 'n';
+    const description = text(8);
+    const category = text(3);
+    const tags = [text(2), text(2)];
+    const preview = text(20);
+    return {
+      kind,
+      id,
+      ref: `${kind}:${id}`,
+      name,
+      nameLower: name.toLowerCase(),
+      title: name,
+      description,
+      category,
+      preview,
+      metadata: { tags, title: name },
+      doc: makeDoc([id, name, name, description, category, tags.join(' '), preview].join(' ')),
+      fieldDocs: new Map(),
+    } as unknown as IndexEntry;
+  }
+
+  const WEIGHTINGS: [string, number][][] = [
+    [
+      ['title', 3],
+      ['name', 3],
+      ['description', 2],
+      ['category', 1.5],
+      ['content', 1],
+    ],
+    [
+      ['description', 2],
+      ['tags', 1.5],
+      ['category', 1],
+    ],
+    [
+      ['name', 3],
+      ['description', 3],
+    ],
+  ];
+
+  it('gives every entry the strength the per-entry ranking gives', () => {
+    for (const kind of ['tool', 'knowledge']) {
+      for (const weights of WEIGHTINGS) {
+        const rank = rankFields(weights, kind);
+        const postings = new Postings();
+        let live = Array.from({ length: 150 }, () => entry(kind));
+        for (let round = 0; round < 4; round++) {
+          postings.sync(live);
+          const words = live.flatMap((e) => e.doc.lower.split(/[^\p{L}\p{M}\p{N}]+/u)).filter(Boolean);
+          for (let q = 0; q < 40; q++) {
+            // Whole words and pieces of them, one or two terms.
+            const term = () => {
+              const word = [...pick(words)];
+              const start = Math.floor(next() * word.length);
+              return (next() < 0.5 ? word : word.slice(start, start + 1 + Math.floor(next() * 3))).join('');
+            };
+            const query = next() < 0.5 ? term() : `${term()} OR ${term()}`;
+            const leaves = positiveLeaves(parseQuery(query));
+            const lookups = leaves.map((leaf) => postings.strengths(leaf, rank, 0));
+            if (!lookups.some(Boolean)) throw new Error(`no lookup for ${JSON.stringify(query)}`);
+            const slots = postings.liveSlots();
+            for (const slot of slots) {
+              const e = postings.entryAt(slot);
+              const want = rankScore(e, leaves, rank, 0);
+              const got = rankScoreWith(e, slot, leaves, lookups, rank, 0);
+              if (got !== want) {
+                throw new Error(
+                  `${kind} ${JSON.stringify(weights)} query ${JSON.stringify(query)}: ${got} ≠ ${want} for ${JSON.stringify({ id: e.id, name: e.name, doc: e.doc.lower })}`,
+                );
+              }
+            }
+          }
+          // Drop some, add some (past the rebuild threshold once).
+          live = [
+            ...live.filter(() => next() > 0.3),
+            ...Array.from({ length: round === 1 ? 1200 : 40 }, () => entry(kind)),
+          ];
+        }
+      }
+    }
+  });
+
+  it('leaves fuzzy terms, phrases, wildcards and terms with punctuation to the per-entry ranking', () => {
+    const postings = new Postings();
+    postings.sync([entry('tool')]);
+    const rank = rankFields(WEIGHTINGS[0]!, 'tool');
+    const [term] = positiveLeaves(parseQuery('ab'));
+    expect(postings.strengths(term!, rank, 1)).toBeUndefined();
+    for (const query of ['"ab ba"', 'ab*', 'a_b', 'ab-ba']) {
+      const [leaf] = positiveLeaves(parseQuery(query));
+      expect(postings.strengths(leaf!, rank, 0)).toBeUndefined();
+    }
+  });
+});
