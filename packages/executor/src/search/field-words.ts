@@ -10,6 +10,7 @@
  */
 import type { IndexEntry } from './entry.js';
 import { fieldDoc } from './entry.js';
+import type { Glob } from './match.js';
 import { identityWords } from './rank.js';
 
 /** Field codes packed into the low bits of a posting (slot << CODE_BITS | code). */
@@ -27,7 +28,8 @@ export const MAX_FIELDS = WHOLE_NAME;
 const GRAM = 3;
 const ALNUM = /^[\p{L}\p{M}\p{N}]+$/u;
 
-/** Whether a term's strengths can be read from the postings (see the module comment). */
+/** Whether a term's strengths can be read from the postings (see the module comment; wildcards
+ * match whole words, of which the postings hold every one, so they always can). */
 export function ranksByWords(term: string): boolean {
   return ALNUM.test(term);
 }
@@ -75,26 +77,46 @@ export class FieldWords {
    * (weight / top weight, in code order) and preview strength.
    */
   hits(term: string, size: number, weights: readonly number[], previewStrength: number): TermHits {
+    return this.collect(this.holding(term), size, weights, previewStrength, (word, code) => {
+      // rank.ts: the whole id or name 1, a whole id segment 0.9, an identity word 0.8, the start
+      // of one 0.7, inside one 0.6 (the term has no `/`, so a segment equal to it is a word).
+      if (word !== term) return { field: 0.8, identity: word.startsWith(term) ? 0.7 : 0.6 };
+      return { field: 1, identity: code === WHOLE_NAME ? 1 : code === ID_SEGMENT ? 0.9 : 0.8 };
+    });
+  }
+
+  /**
+   * Where a wildcard matches a whole word in each slot, as `hits` does for a term. An identity
+   * word scores 0.75; whether the whole name matches (0.9) is for the caller to test.
+   */
+  globHits(glob: Glob, size: number, weights: readonly number[], previewStrength: number): TermHits {
+    const words = glob.possible ? this.matching(glob) : [];
+    return this.collect(words, size, weights, previewStrength, () => ({ field: 1, identity: 0.75 }));
+  }
+
+  private collect(
+    words: readonly string[],
+    size: number,
+    weights: readonly number[],
+    previewStrength: number,
+    strengthOf: (word: string, code: number) => { field: number; identity: number },
+  ): TermHits {
     const hits: TermHits = {
       field: new Float64Array(size),
       preview: new Float64Array(size),
       identity: new Float64Array(size),
     };
-    for (const word of this.holding(term)) {
-      const hit = word === term ? 1 : 0.8;
-      // rank.ts: the whole id or name 1, a whole id segment 0.9, an identity word 0.8, the start
-      // of one 0.7, inside one 0.6 (the term has no `/`, so a segment equal to it is a word).
-      const inIdentity = word === term ? 0.8 : word.startsWith(term) ? 0.7 : 0.6;
+    for (const word of words) {
+      const plain = strengthOf(word, IDENTITY);
       for (const posting of this.words.get(word)!) {
         const slot = posting >>> CODE_BITS;
         const code = posting & CODE_MASK;
         if (code >= WHOLE_NAME && code <= IDENTITY) {
-          const strength =
-            word !== term ? inIdentity : code === WHOLE_NAME ? 1 : code === ID_SEGMENT ? 0.9 : 0.8;
-          hits.identity[slot] = Math.max(hits.identity[slot]!, strength);
+          const { identity } = code === IDENTITY ? plain : strengthOf(word, code);
+          hits.identity[slot] = Math.max(hits.identity[slot]!, identity);
         } else if (code === CONTENT)
-          hits.preview[slot] = Math.max(hits.preview[slot]!, previewStrength * hit);
-        else hits.field[slot] = Math.max(hits.field[slot]!, 0.5 * weights[code]! * hit);
+          hits.preview[slot] = Math.max(hits.preview[slot]!, previewStrength * plain.field);
+        else hits.field[slot] = Math.max(hits.field[slot]!, 0.5 * weights[code]! * plain.field);
       }
     }
     return hits;
@@ -117,6 +139,13 @@ export class FieldWords {
         else if (holders[holders.length - 1] !== word) holders.push(word);
       }
     }
+  }
+
+  /** The indexed words a wildcard matches: each holds its longest literal. */
+  private matching(glob: Glob): string[] {
+    let longest = '';
+    for (const literal of glob.literals) if (literal.length > longest.length) longest = literal;
+    return this.holding(longest).filter((word) => glob.matches(word));
   }
 
   /** The indexed words containing `term`. */

@@ -21,7 +21,7 @@ import { FieldWords, MAX_FIELDS, ranksByWords } from './field-words.js';
 import { levenshtein, wordsOf } from './match.js';
 import type { QueryNode } from './query.js';
 import type { Leaf, LeafLookup, RankFields } from './rank.js';
-import { strengthFromHits } from './rank.js';
+import { strengthFromHits, wildcardStrength } from './rank.js';
 
 const GRAM = 3;
 /** Fewer dead slots than this are never worth a rebuild. */
@@ -100,15 +100,20 @@ export class Postings {
    * when the leaf must be ranked entry by entry (phrases, wildcards, fuzzy terms, other terms).
    */
   strengths(leaf: Leaf, rank: RankFields, fuzzy: number): LeafLookup {
-    if (leaf.type !== 'term' || fuzzy > 0 || !ranksByWords(leaf.term)) return undefined;
     if (rank.fields.length > MAX_FIELDS) return undefined;
-    const index = this.fieldIndex(rank);
-    const hits = index.hits(
-      leaf.term,
-      this.slots.length,
-      rank.fields.map(([, weight]) => weight),
-      rank.previewStrength,
-    );
+    const weights = rank.fields.map(([, weight]) => weight);
+    if (leaf.type === 'wildcard') {
+      // Fuzzy matching never applies to a wildcard.
+      const hits = this.fieldIndex(rank).globHits(
+        leaf.glob,
+        this.slots.length,
+        weights,
+        rank.previewStrength,
+      );
+      return (entry, slot) => wildcardStrength(leaf.glob, entry, hits, slot);
+    }
+    if (leaf.type !== 'term' || fuzzy > 0 || !ranksByWords(leaf.term)) return undefined;
+    const hits = this.fieldIndex(rank).hits(leaf.term, this.slots.length, weights, rank.previewStrength);
     return (_entry, slot) => strengthFromHits(hits, slot);
   }
 

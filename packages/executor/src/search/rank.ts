@@ -211,6 +211,12 @@ export function strengthFromHits(hits: TermHits, slot: number): number {
   return field > 0 ? field : hits.preview[slot]!;
 }
 
+/** A wildcard's strength from its postings hits: a match of the whole name is tested here. */
+export function wildcardStrength(glob: Glob, entry: IndexEntry, hits: TermHits, slot: number): number {
+  if (glob.possible && glob.matches(identityOf(entry).name)) return 0.9;
+  return strengthFromHits(hits, slot);
+}
+
 /** A leaf's strength read from the postings, when they can give it (`slot`: the entry's there). */
 export type LeafLookup = ((entry: IndexEntry, slot: number) => number) | undefined;
 
