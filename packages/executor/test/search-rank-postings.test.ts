@@ -3,12 +3,19 @@
  * read there must be the number the per-entry ranking (rank.ts) computes, for every entry, field
  * weighting and term, through additions and removals.
  */
-import { describe, expect, it } from 'vitest';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Executor } from '../src/executor.js';
 import type { IndexEntry } from '../src/search/entry.js';
+import type { SearchRequest } from '../src/search/index.js';
+import { searchItems } from '../src/search/index.js';
 import { makeDoc } from '../src/search/match.js';
 import { Postings } from '../src/search/postings.js';
 import { parseQuery } from '../src/search/query.js';
 import { positiveLeaves, rankFields, rankScore, rankScoreWith } from '../src/search/rank.js';
+import type { Workspace } from './helpers/workspace.js';
+import { createWorkspace, signText } from './helpers/workspace.js';
 
 function random(seed: number): () => number {
   let s = seed >>> 0;
@@ -130,5 +137,52 @@ describe('ranking from the postings', () => {
       const [leaf] = positiveLeaves(parseQuery(query));
       expect(postings.strengths(leaf!, rank, 0)).toBeUndefined();
     }
+  });
+});
+
+describe('a warm search of a broad query, against a fresh index', () => {
+  let ws: Workspace;
+  let executor: Executor;
+  const WORDS = ['read', 'thread', 'file', 'profile', 'write', 'rewrite', 'list', 'web'];
+
+  beforeAll(async () => {
+    // A slow run must not reach the 2 s re-stat of watched folders between two checks.
+    vi.useFakeTimers({ toFake: ['hrtime'] });
+    ws = await createWorkspace();
+    const tools = join(ws.project, '.ai', 'tools');
+    const next = random(5);
+    const pick = () => WORDS[Math.floor(next() * WORDS.length)]!;
+    // 400 tools, so broad queries pass the count from which ranking reads the postings.
+    for (let i = 0; i < 400; i++) {
+      const category = `${pick()}/${pick()}`;
+      const rel = `${category}/${pick()}_${pick()}_${i}.py`;
+      const path = join(tools, rel);
+      mkdirSync(join(path, '..'), { recursive: true });
+      const text = `__version__ = "1.0.0"\n__executor_id__ = "rye/core/runtimes/python/script"\n__category__ = "${category}"\n__tool_description__ = "${pick()} ${pick()} ${pick()}"\n`;
+      writeFileSync(path, signText(text, path, ws.userKey));
+    }
+    executor = await ws.executor();
+    for (let i = 0; i < 3; i++) await searchItems(executor, { scope: 'tool', query: 'read', limit: 1 });
+  });
+  afterAll(() => {
+    vi.useRealTimers();
+    rmSync(ws.root, { recursive: true, force: true });
+  });
+
+  it('gives the same items, order, scores, totals and pages', async () => {
+    const strengths = vi.spyOn(Postings.prototype, 'strengths');
+    const requests: SearchRequest[] = [];
+    for (const query of ['read', 'file', 'rea', 'ile', 'read file', 'read OR web', 'thr*', '*ite', 'r*d']) {
+      requests.push({ scope: 'tool', query, limit: 7 }, { scope: 'tool', query, limit: 5, offset: 40 });
+    }
+    requests.push({ scope: 'tool', query: 'read', limit: 0, include_internal: true });
+    const fresh = await ws.executor();
+    for (const request of requests) {
+      const warm = await searchItems(executor, request);
+      expect(warm, JSON.stringify(request)).toEqual(await searchItems(fresh, request));
+    }
+    // The warm searches did read their strengths from the postings.
+    expect(strengths.mock.results.some((result) => result.value !== undefined)).toBe(true);
+    strengths.mockRestore();
   });
 });
