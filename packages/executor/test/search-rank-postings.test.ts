@@ -14,6 +14,7 @@ import { makeDoc } from '../src/search/match.js';
 import { Postings } from '../src/search/postings.js';
 import { parseQuery } from '../src/search/query.js';
 import { positiveLeaves, rankFields, rankScore, rankScoreWith } from '../src/search/rank.js';
+import { inNamespace } from '../src/search/scope.js';
 import type { Workspace } from './helpers/workspace.js';
 import { createWorkspace, signText } from './helpers/workspace.js';
 
@@ -184,5 +185,33 @@ describe('a warm search of a broad query, against a fresh index', () => {
     // The warm searches did read their strengths from the postings.
     expect(strengths.mock.results.some((result) => result.value !== undefined)).toBe(true);
     strengths.mockRestore();
+  });
+});
+
+describe('namespace postings', () => {
+  it('give exactly the live entries inside a namespace, through additions and removals', () => {
+    const next = random(9);
+    const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)]!;
+    const SEGMENTS = ['a', 'b', 'ab', 'a.b', ''];
+    const entryWith = (id: string) => ({ id, doc: makeDoc(`${id} word`) }) as unknown as IndexEntry;
+    const idOf = () => Array.from({ length: 1 + Math.floor(next() * 3) }, () => pick(SEGMENTS)).join('/');
+    const postings = new Postings();
+    let live = Array.from({ length: 300 }, () => entryWith(idOf()));
+    for (let round = 0; round < 4; round++) {
+      postings.sync(live);
+      for (const query of ['', 'word', 'NOT word']) {
+        for (let i = 0; i < 30; i++) {
+          const namespace = idOf() || 'a';
+          const slots = postings.candidateSlots(parseQuery(query), 0, namespace);
+          const got = (slots ?? []).map((slot) => postings.entryAt(slot));
+          // Every entry holds `word`: each query's answer is the whole namespace.
+          expect(new Set(got)).toEqual(new Set(live.filter((e) => inNamespace(e.id, namespace))));
+        }
+      }
+      live = [
+        ...live.filter(() => next() > 0.3),
+        ...Array.from({ length: round === 1 ? 1200 : 30 }, () => entryWith(idOf())),
+      ];
+    }
   });
 });

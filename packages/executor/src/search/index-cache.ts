@@ -330,15 +330,8 @@ export class SearchIndex {
     return {
       space: root.space,
       candidates: (node, fuzzy) => {
-        const found = postings.candidateSlots(node, fuzzy) ?? postings.liveSlots();
-        const slots: number[] = [];
-        const entries: IndexEntry[] = [];
-        for (const slot of found) {
-          const entry = postings.entryAt(slot);
-          if (namespace && !inNamespace(entry.id, namespace)) continue;
-          slots.push(slot);
-          entries.push(entry);
-        }
+        const slots = postings.candidateSlots(node, fuzzy, namespace) ?? postings.liveSlots();
+        const entries = slots.map((slot) => postings.entryAt(slot));
         this.lastScan.candidates += entries.length;
         return { entries, exact: Postings.exact(node), slots };
       },

@@ -39,6 +39,8 @@ export class Postings {
   private words = new Map<string, number[]>();
   /** Three-character run → the words holding it. */
   private grams = new Map<string, string[]>();
+  /** Each id and each of its folders (`a`, `a/b` of `a/b/c`) → slots: a scope's namespace. */
+  private namespaces = new Map<string, number[]>();
   private dead = 0;
   /** Per slot, the last `mark` that touched it (set operations without allocating sets). */
   private marks = new Uint32Array(0);
@@ -79,9 +81,13 @@ export class Postings {
     return this.candidateSlots(node, fuzzy)?.map((slot) => this.slots[slot]!);
   }
 
-  /** The live slots that can match `node`, or undefined for all of them. */
-  candidateSlots(node: QueryNode, fuzzy: number): number[] | undefined {
-    const slots = this.find(node, fuzzy);
+  /**
+   * The live slots that can match `node` (inside `namespace` when given: ids equal to it or under
+   * it), or undefined for all of them.
+   */
+  candidateSlots(node: QueryNode, fuzzy: number, namespace?: string): number[] | undefined {
+    const found = this.find(node, fuzzy);
+    const slots = namespace ? this.intersect([found, this.namespaces.get(namespace) ?? []]) : found;
     return slots?.filter((slot) => this.slots[slot] !== undefined);
   }
 
@@ -151,6 +157,14 @@ export class Postings {
     this.slots.push(entry);
     this.slotOf.set(entry, slot);
     this.fieldWords?.index.add(slot, entry);
+    const { id } = entry;
+    for (let end = id.indexOf('/'); ; end = id.indexOf('/', end + 1)) {
+      const namespace = end === -1 ? id : id.slice(0, end);
+      const list = this.namespaces.get(namespace);
+      if (list) list.push(slot);
+      else this.namespaces.set(namespace, [slot]);
+      if (end === -1) break;
+    }
     for (const word of new Set(wordsOf(entry.doc.lower))) {
       const list = this.words.get(word);
       if (list) {
@@ -173,6 +187,7 @@ export class Postings {
     this.slotOf.clear();
     this.words = new Map();
     this.grams = new Map();
+    this.namespaces = new Map();
     this.fieldWords = undefined;
     this.dead = 0;
     for (const entry of live) this.add(entry);
