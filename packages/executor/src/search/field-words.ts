@@ -34,15 +34,13 @@ export function ranksByWords(term: string): boolean {
   return ALNUM.test(term);
 }
 
-/** Per slot, what a term found there: the best weighted field, the preview, an identity word. */
-export interface TermHits {
-  /** Best `0.5 × weight × hit` over the weighted fields (0: none). */
-  field: Float64Array;
-  /** `previewStrength × hit` of the preview (0: none, or the preview does not count). */
-  preview: Float64Array;
-  /** The strength of the term in the id or name (rank.ts `identityStrength`; 0: not there). */
-  identity: Float64Array;
-}
+/**
+ * Per slot, where a term scores best, in rank.ts's order of precedence: an identity strength
+ * (0.6–1) or a weighted field's (at most 0.5) as a positive number, which `max` orders rightly
+ * since every identity strength is above every field's; else the preview's, stored negated so a
+ * field found later still takes precedence over it; 0 when nowhere.
+ */
+export type TermHits = Float64Array;
 
 export class FieldWords {
   /** Word → packed postings of the slots and fields holding it. */
@@ -101,11 +99,7 @@ export class FieldWords {
     previewStrength: number,
     strengthOf: (word: string, code: number) => { field: number; identity: number },
   ): TermHits {
-    const hits: TermHits = {
-      field: new Float64Array(size),
-      preview: new Float64Array(size),
-      identity: new Float64Array(size),
-    };
+    const hits: TermHits = new Float64Array(size);
     for (const word of words) {
       const plain = strengthOf(word, IDENTITY);
       for (const posting of this.words.get(word)!) {
@@ -113,10 +107,10 @@ export class FieldWords {
         const code = posting & CODE_MASK;
         if (code >= WHOLE_NAME && code <= IDENTITY) {
           const { identity } = code === IDENTITY ? plain : strengthOf(word, code);
-          hits.identity[slot] = Math.max(hits.identity[slot]!, identity);
-        } else if (code === CONTENT)
-          hits.preview[slot] = Math.max(hits.preview[slot]!, previewStrength * plain.field);
-        else hits.field[slot] = Math.max(hits.field[slot]!, 0.5 * weights[code]! * plain.field);
+          hits[slot] = Math.max(hits[slot]!, identity);
+        } else if (code === CONTENT) {
+          if (hits[slot]! <= 0) hits[slot] = Math.min(hits[slot]!, -previewStrength * plain.field);
+        } else hits[slot] = Math.max(hits[slot]!, 0.5 * weights[code]! * plain.field);
       }
     }
     return hits;

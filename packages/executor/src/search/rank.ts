@@ -205,10 +205,8 @@ function leafStrength(leaf: Leaf, entry: IndexEntry, rank: RankFields, fuzzy: nu
  * `leafStrength` gives without fuzzy matching.
  */
 export function strengthFromHits(hits: TermHits, slot: number): number {
-  const identity = hits.identity[slot]!;
-  if (identity > 0) return identity;
-  const field = hits.field[slot]!;
-  return field > 0 ? field : hits.preview[slot]!;
+  const best = hits[slot]!;
+  return best >= 0 ? best : -best;
 }
 
 /** A wildcard's strength from its postings hits: a match of the whole name is tested here. */
