@@ -45,7 +45,7 @@ describe('postings', () => {
   const next = random(11);
   const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)]!;
   const text = (length: number) => Array.from({ length }, () => pick(PIECES)).join('');
-  const entry = (body: string) => ({ doc: makeDoc(body) }) as unknown as IndexEntry;
+  const entry = (body: string) => ({ id: 'ns/item', doc: makeDoc(body) }) as unknown as IndexEntry;
 
   /** Query text: slices of document text as terms, phrases and wildcards, combined. */
   function query(bodies: string[]): string {

@@ -38,6 +38,7 @@ import type { IndexEntry, SearchReader } from './entry.js';
 import { buildEntry } from './entry.js';
 import { Postings } from './postings.js';
 import type { QueryNode } from './query.js';
+import type { Leaf, LeafLookup, RankFields } from './rank.js';
 import { dirInNamespace, inNamespace } from './scope.js';
 import type { FileStats, StatTarget } from './stat-pool.js';
 import { statFiles } from './stat-pool.js';
@@ -154,7 +155,9 @@ export interface RootSnapshot {
    * distance, in no particular order: every match and, unless `exact`, maybe more (the caller
    * evaluates each then).
    */
-  candidates(node: QueryNode, fuzzy: number): { entries: IndexEntry[]; exact: boolean };
+  candidates(node: QueryNode, fuzzy: number): { entries: IndexEntry[]; exact: boolean; slots?: number[] };
+  /** A leaf's strength in this space's candidates, read from the postings when they can give it. */
+  strengths(leaf: Leaf, rank: RankFields, fuzzy: number): LeafLookup;
   /** The entries of this space with exactly this id (extension order), for shadow annotations. */
   lookup(id: string): IndexEntry[];
 }
@@ -310,6 +313,7 @@ export class SearchIndex {
           this.lastScan.candidates += entries.length;
           return { entries, exact: false };
         },
+        strengths: () => undefined,
         lookup,
       };
     }
@@ -326,11 +330,12 @@ export class SearchIndex {
     return {
       space: root.space,
       candidates: (node, fuzzy) => {
-        const found = postings.candidates(node, fuzzy) ?? postings.all();
-        const inside = namespace ? found.filter((entry) => inNamespace(entry.id, namespace)) : found;
-        this.lastScan.candidates += inside.length;
-        return { entries: inside, exact: Postings.exact(node) };
+        const slots = postings.candidateSlots(node, fuzzy, namespace) ?? postings.liveSlots();
+        const entries = slots.map((slot) => postings.entryAt(slot));
+        this.lastScan.candidates += entries.length;
+        return { entries, exact: Postings.exact(node), slots };
       },
+      strengths: (leaf, rank, fuzzy) => postings.strengths(leaf, rank, fuzzy),
       lookup: (id) => lookupIn(root, id, epoch),
     };
   }

@@ -17,8 +17,11 @@
  * leaves a hole until holes outnumber the live entries, then the postings are built afresh.
  */
 import type { IndexEntry } from './entry.js';
+import { FieldWords, MAX_FIELDS, ranksByWords } from './field-words.js';
 import { levenshtein, wordsOf } from './match.js';
 import type { QueryNode } from './query.js';
+import type { Leaf, LeafLookup, RankFields } from './rank.js';
+import { strengthFromHits, wildcardStrength } from './rank.js';
 
 const GRAM = 3;
 /** Fewer dead slots than this are never worth a rebuild. */
@@ -36,10 +39,14 @@ export class Postings {
   private words = new Map<string, number[]>();
   /** Three-character run → the words holding it. */
   private grams = new Map<string, string[]>();
+  /** Each id and each of its folders (`a`, `a/b` of `a/b/c`) → slots: a scope's namespace. */
+  private namespaces = new Map<string, number[]>();
   private dead = 0;
   /** Per slot, the last `mark` that touched it (set operations without allocating sets). */
   private marks = new Uint32Array(0);
   private mark = 0;
+  /** Built on the first ranking by word, for one kind's ranked fields (`key`). */
+  private fieldWords?: { key: string; index: FieldWords };
 
   /** The live entries (any order). */
   get size(): number {
@@ -71,14 +78,59 @@ export class Postings {
 
   /** The entries that can match `node` (a superset of its matches), or undefined for all of them. */
   candidates(node: QueryNode, fuzzy: number): IndexEntry[] | undefined {
-    const slots = this.find(node, fuzzy);
-    if (slots === undefined) return undefined;
-    const found: IndexEntry[] = [];
-    for (const slot of slots) {
-      const entry = this.slots[slot];
-      if (entry) found.push(entry);
+    return this.candidateSlots(node, fuzzy)?.map((slot) => this.slots[slot]!);
+  }
+
+  /**
+   * The live slots that can match `node` (inside `namespace` when given: ids equal to it or under
+   * it), or undefined for all of them.
+   */
+  candidateSlots(node: QueryNode, fuzzy: number, namespace?: string): number[] | undefined {
+    const found = this.find(node, fuzzy);
+    const slots = namespace ? this.intersect([found, this.namespaces.get(namespace) ?? []]) : found;
+    return slots?.filter((slot) => this.slots[slot] !== undefined);
+  }
+
+  /** Every live slot. */
+  liveSlots(): number[] {
+    return [...this.slotOf.values()];
+  }
+
+  /** The live entry in a slot. */
+  entryAt(slot: number): IndexEntry {
+    return this.slots[slot]!;
+  }
+
+  /**
+   * A leaf's strength in any live entry read from the postings (see field-words.ts), or undefined
+   * when the leaf must be ranked entry by entry (phrases, wildcards, fuzzy terms, other terms).
+   */
+  strengths(leaf: Leaf, rank: RankFields, fuzzy: number): LeafLookup {
+    if (rank.fields.length > MAX_FIELDS) return undefined;
+    const weights = rank.fields.map(([, weight]) => weight);
+    if (leaf.type === 'wildcard') {
+      // Fuzzy matching never applies to a wildcard.
+      const hits = this.fieldIndex(rank).globHits(
+        leaf.glob,
+        this.slots.length,
+        weights,
+        rank.previewStrength,
+      );
+      return (entry, slot) => wildcardStrength(leaf.glob, entry, hits, slot);
     }
-    return found;
+    if (leaf.type !== 'term' || fuzzy > 0 || !ranksByWords(leaf.term)) return undefined;
+    const hits = this.fieldIndex(rank).hits(leaf.term, this.slots.length, weights, rank.previewStrength);
+    return (_entry, slot) => strengthFromHits(hits, slot);
+  }
+
+  private fieldIndex(rank: RankFields): FieldWords {
+    const names = rank.fields.map(([field]) => field);
+    const key = `${rank.previewStrength > 0}:${names.join('\0')}`;
+    if (this.fieldWords?.key === key) return this.fieldWords.index;
+    const index = new FieldWords(names, rank.previewStrength > 0);
+    for (const [entry, slot] of this.slotOf) index.add(slot, entry);
+    this.fieldWords = { key, index };
+    return index;
   }
 
   /**
@@ -104,6 +156,15 @@ export class Postings {
     const slot = this.slots.length;
     this.slots.push(entry);
     this.slotOf.set(entry, slot);
+    this.fieldWords?.index.add(slot, entry);
+    const { id } = entry;
+    for (let end = id.indexOf('/'); ; end = id.indexOf('/', end + 1)) {
+      const namespace = end === -1 ? id : id.slice(0, end);
+      const list = this.namespaces.get(namespace);
+      if (list) list.push(slot);
+      else this.namespaces.set(namespace, [slot]);
+      if (end === -1) break;
+    }
     for (const word of new Set(wordsOf(entry.doc.lower))) {
       const list = this.words.get(word);
       if (list) {
@@ -126,6 +187,8 @@ export class Postings {
     this.slotOf.clear();
     this.words = new Map();
     this.grams = new Map();
+    this.namespaces = new Map();
+    this.fieldWords = undefined;
     this.dead = 0;
     for (const entry of live) this.add(entry);
   }

@@ -24,6 +24,7 @@
  */
 import type { IndexEntry } from './entry.js';
 import { fieldDoc } from './entry.js';
+import type { TermHits } from './field-words.js';
 import type { Glob, TextDoc } from './match.js';
 import { levenshtein } from './match.js';
 import type { QueryNode } from './query.js';
@@ -53,6 +54,14 @@ function identityOf(entry: IndexEntry): Identity {
   const identity: Identity = { id, name, ref: entry.ref.toLowerCase(), padded: `/${id}/`, words: [...words] };
   entry.identity = identity;
   return identity;
+}
+
+/**
+ * An entry's lower-cased id and name, and the distinct words of both (split at anything but
+ * letters and digits).
+ */
+export function identityWords(entry: IndexEntry): { id: string; name: string; words: readonly string[] } {
+  return identityOf(entry);
 }
 
 /** The leaves that count for ranking: everything not under a NOT. */
@@ -191,6 +200,24 @@ function leafStrength(leaf: Leaf, entry: IndexEntry, rank: RankFields, fuzzy: nu
   return best;
 }
 
+/**
+ * A term's strength in one entry from where the postings found it (field-words.ts): the number
+ * `leafStrength` gives without fuzzy matching.
+ */
+export function strengthFromHits(hits: TermHits, slot: number): number {
+  const best = hits[slot]!;
+  return best >= 0 ? best : -best;
+}
+
+/** A wildcard's strength from its postings hits: a match of the whole name is tested here. */
+export function wildcardStrength(glob: Glob, entry: IndexEntry, hits: TermHits, slot: number): number {
+  if (glob.possible && glob.matches(identityOf(entry).name)) return 0.9;
+  return strengthFromHits(hits, slot);
+}
+
+/** A leaf's strength read from the postings, when they can give it (`slot`: the entry's there). */
+export type LeafLookup = ((entry: IndexEntry, slot: number) => number) | undefined;
+
 function round4(value: number): number {
   return Math.round(value * 10_000) / 10_000;
 }
@@ -200,5 +227,23 @@ export function rankScore(entry: IndexEntry, leaves: Leaf[], rank: RankFields, f
   if (leaves.length === 0) return 1;
   let sum = 0;
   for (const leaf of leaves) sum += leafStrength(leaf, entry, rank, fuzzy);
+  return round4(Math.min(1, sum / leaves.length));
+}
+
+/** `rankScore`, taking each leaf's strength from its lookup when it has one (same sum, same order). */
+export function rankScoreWith(
+  entry: IndexEntry,
+  slot: number,
+  leaves: Leaf[],
+  lookups: readonly LeafLookup[],
+  rank: RankFields,
+  fuzzy: number,
+): number {
+  if (leaves.length === 0) return 1;
+  let sum = 0;
+  for (let i = 0; i < leaves.length; i++) {
+    const lookup = lookups[i];
+    sum += lookup ? lookup(entry, slot) : leafStrength(leaves[i]!, entry, rank, fuzzy);
+  }
   return round4(Math.min(1, sum / leaves.length));
 }

@@ -30,7 +30,7 @@ import { proximityMatches } from './match.js';
 import type { QueryNode } from './query.js';
 import { evaluate, parseQuery, queryTerms } from './query.js';
 import type { Leaf, RankFields } from './rank.js';
-import { positiveLeaves, rankFields, rankScore } from './rank.js';
+import { positiveLeaves, rankFields, rankScoreWith } from './rank.js';
 import { parseScope } from './scope.js';
 
 export type SearchSpace = 'project' | 'user' | 'system' | 'local' | 'registry' | 'all';
@@ -113,6 +113,8 @@ const SORTS: readonly SearchSort[] = ['score', 'name', 'date'];
 const DEFAULT_LIMIT = 10;
 const DEFAULT_FUZZY_DISTANCE = 2;
 const DEFAULT_PROXIMITY_DISTANCE = 5;
+/** Candidates from which ranking reads term strengths from the postings. */
+const POSTINGS_RANKING_FROM = 256;
 const SOURCE_ORDER: Record<SpaceName, number> = { project: 0, user: 1, system: 2 };
 
 function invalid(message: string, hint: string): RyeError {
@@ -427,10 +429,24 @@ export async function searchItems(context: ItemContext, request: SearchRequest):
   const hits: Hit[] = [];
   let hidden = 0;
   for (const root of roots) {
-    const { entries, exact } = root.candidates(prepared.ast, prepared.fuzzy);
-    for (const entry of entries) {
+    const { entries, exact, slots } = root.candidates(prepared.ast, prepared.fuzzy);
+    // A broad query ranks thousands of entries: read its terms' strengths from the postings (for a
+    // few entries, looking into each is cheaper than walking a term's postings).
+    const lookups =
+      slots && entries.length >= POSTINGS_RANKING_FROM
+        ? prepared.leaves.map((leaf) => root.strengths(leaf, prepared.rank, prepared.fuzzy))
+        : [];
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i]!;
       if (!matches(entry, prepared, exact)) continue;
-      const score = rankScore(entry, prepared.leaves, prepared.rank, prepared.fuzzy);
+      const score = rankScoreWith(
+        entry,
+        slots ? slots[i]! : -1,
+        prepared.leaves,
+        lookups,
+        prepared.rank,
+        prepared.fuzzy,
+      );
       if (score <= 0) continue;
       if (entry.internal !== undefined && !prepared.showInternal) {
         hidden++;
