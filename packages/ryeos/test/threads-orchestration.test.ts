@@ -877,7 +877,11 @@ describe('a thread acts only on what it started (attack round on issue 15)', () 
         {
           tool_calls: spellings.map((item_id) => ({
             name: 'rye_execute',
-            input: { item_id, item_type: 'tool', parameters: { operation: 'read_transcript', thread_id: id } },
+            input: {
+              item_id,
+              item_type: 'tool',
+              parameters: { operation: 'read_transcript', thread_id: id },
+            },
           })),
         },
         { tool_calls: [returnCall('nothing')] },
