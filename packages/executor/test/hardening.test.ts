@@ -94,6 +94,8 @@ describe('hardening', () => {
       await ws.write('project', 'tools/demo/ported.yaml', tool('http://127.0.0.1:{region}/v1'));
       // Through one of the config's own keys: still the caller's value in the host.
       await ws.write('project', 'tools/demo/based.yaml', tool('{base}/v1', '  base: "http://{region}"\n'));
+      // One slash after the scheme: the URL parser still takes what follows as the host.
+      await ws.write('project', 'tools/demo/slashed.yaml', tool(`http:/{region}:${port}/v1`));
       await ws.write(
         'project',
         'tools/demo/pathed.yaml',
@@ -104,6 +106,7 @@ describe('hardening', () => {
         ['demo/hosted', '127.0.0.2'],
         ['demo/ported', String(port)],
         ['demo/based', `127.0.0.2:${port}`],
+        ['demo/slashed', '127.0.0.2'],
       ] as const) {
         const result = await executor.executeTool(id, { region });
         expect(result, id).toMatchObject({ status: 'error', error_type: 'validation' });
