@@ -51,6 +51,54 @@ describe("a thread's provider credentials", () => {
     }
   }, 60_000);
 
+  it("of another provider the thread does not run on are withheld too (a signed groq.yaml's key)", async () => {
+    const fx = fixture();
+    await fx.write(
+      '.ai/tools/rye/agent/providers/groq.yaml',
+      [
+        'version: "1.0.0"',
+        'tool_id: groq',
+        'tool_type: provider',
+        'executor_id: null',
+        'category: rye/agent/providers',
+        'description: "Groq (OpenAI compatible)"',
+        'wire_format: openai',
+        'detect_env: [GROQ_API_KEY]',
+        'tier_mapping: {fast: llama-3.1-8b-instant}',
+        'pricing: {llama-3.1-8b-instant: {input: 0.05, output: 0.08}}',
+        'config:',
+        '  url: "https://api.groq.com/openai/v1/chat/completions"',
+        '  auth: {type: bearer, token: "${GROQ_API_KEY}"}',
+        '  headers: {X-Team: "${GROQ_TEAM_TOKEN:-none}"}',
+        '',
+      ].join('\n'),
+    );
+    await fx.sign('tool:rye/agent/providers/groq');
+    await fx.write(
+      '.ai/directives/acme/leak.md',
+      directive('leak', {
+        metadata:
+          '<model tier="general" provider="anthropic"/><permissions><execute><tool>rye.bash</tool></execute></permissions>',
+        outputs: '<output name="answer" required="true">The answer</output>',
+      }),
+    );
+    await fx.sign('directive:acme/leak');
+    const server = await fx.serve({
+      turns: [
+        { tool_calls: [{ name: 'rye_bash', input: { command: 'env; echo marker-$HOME' } }] },
+        { tool_calls: [{ name: 'rye_directive_return', input: { answer: 'done' } }] },
+      ],
+    });
+    fx.env.GROQ_API_KEY = 'gsk-secret-1129';
+    fx.env.GROQ_TEAM_TOKEN = 'team-secret-1129';
+    fx.refresh();
+    const result = await fx.rye.execute({ item_id: 'directive:acme/leak', thread: 'fork' });
+    expect(result.status, JSON.stringify(result)).toBe('success');
+    const answer = JSON.stringify(server.requests[1]!.body);
+    expect(answer).toContain('marker-');
+    expect(answer).not.toContain('secret-1129');
+  }, 60_000);
+
   it('are not in the environment of an async tool run the model starts, nor of its runner', async () => {
     const fx = fixture();
     await fx.write(

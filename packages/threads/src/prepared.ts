@@ -38,6 +38,8 @@ export interface PreparedThread {
   context: { system: string; before: string; after: string; suppressed: string[] };
   palette: { entries: PaletteEntry[]; warnings: string[] };
   model: ResolvedModel;
+  /** Host variables the thread's tools never get: every provider's credentials (absent: the model's). */
+  withheld_env?: string[];
   warnings: string[];
   max_output_tokens: number;
   /** `error_classification.yaml`, merged. */
@@ -82,6 +84,13 @@ export function parsePreparedThread(value: unknown, threadId: string): PreparedT
     !isRecord(value.request)
   ) {
     throw new RyeError('VALIDATION', 'The thread setup has no palette or model');
+  }
+  const withheld = value.withheld_env;
+  if (
+    withheld !== undefined &&
+    !(Array.isArray(withheld) && withheld.every((name) => typeof name === 'string'))
+  ) {
+    throw new RyeError('VALIDATION', 'The thread setup names its withheld variables wrongly');
   }
   return value as unknown as PreparedThread;
 }

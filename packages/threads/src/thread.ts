@@ -45,7 +45,7 @@ import { chainRemaining, maxChainLength } from './policy/chain-budget.js';
 import { checkDepth, checkPreTurnLimits, type Limits, resolveLimits } from './policy/limits.js';
 import { assessRisk, parseCapabilityRiskConfig } from './policy/risk.js';
 import { PREPARED_VERSION, type PreparedThread, parsePreparedThread } from './prepared.js';
-import { withCredentialsWithheld } from './provider/credentials.js';
+import { providerCredentialNames, withCredentialsWithheld } from './provider/credentials.js';
 import { createModel } from './provider/model-factory.js';
 import { loadProviders } from './provider/providers.js';
 import { resolveModel } from './provider/resolve-model.js';
@@ -636,8 +636,9 @@ async function runRegistered(
 
   // 12. Model and provider.
   let resolved: ReturnType<typeof resolveModel>;
+  let providers: Awaited<ReturnType<typeof loadProviders>> = [];
   try {
-    const providers = await loadProviders(executor);
+    providers = await loadProviders(executor);
     resolved = resolveModel(
       providers,
       agentYaml.data as never,
@@ -718,6 +719,7 @@ async function runRegistered(
       },
       palette: { entries: palette.entries, warnings: palette.warnings },
       model: resolved,
+      withheld_env: providerCredentialNames([resolved.config, ...providers.map((spec) => spec.data)]),
       warnings,
       max_output_tokens: Number(
         resolved.pricing?.max_output_tokens ??
@@ -782,7 +784,7 @@ async function runPrepared(
   const { limits, capabilities, hooks, context, inputs, outputs, warnings, streaming } = prepared;
   const resolved = prepared.model;
   // Every tool this thread runs, a hook's included, runs without the provider's credentials.
-  host = withCredentialsWithheld(host, resolved.config);
+  host = withCredentialsWithheld(host, prepared.withheld_env ?? providerCredentialNames([resolved.config]));
   const baseRecord = prepared.record;
   const palette: Palette = {
     entries: prepared.palette.entries,

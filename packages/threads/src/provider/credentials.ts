@@ -16,20 +16,26 @@ function variablesIn(value: unknown, into: Set<string>): void {
     for (const item of Object.values(value)) variablesIn(item, into);
 }
 
-/** The variables a provider's signed config sends as credentials (its auth and headers), and the known keys. */
-export function providerCredentialNames(provider: ProviderYaml): string[] {
+/**
+ * The variables the providers' signed configs send as credentials (their auth and headers), and
+ * the known keys. Every provider a thread could reach counts, not only the one it runs on: a key a
+ * user set for another provider is as secret.
+ */
+export function providerCredentialNames(providers: readonly ProviderYaml[]): string[] {
   // The shipped providers' keys are withheld whichever provider the thread runs on.
   const names = new Set(PROVIDER_KEY_NAMES);
-  variablesIn(provider.config?.auth, names);
-  variablesIn(provider.config?.headers, names);
+  for (const provider of providers) {
+    variablesIn(provider.config?.auth, names);
+    variablesIn(provider.config?.headers, names);
+  }
   return [...names].sort();
 }
 
-/** The host whose `execute` calls run tools without the provider's credentials in their environment. */
+/** The host whose `execute` calls run tools without these credential variables in their environment. */
 export function withCredentialsWithheld<H extends Pick<ThreadHost, 'dispatch'>>(
   host: H,
-  provider: ProviderYaml,
+  withheldEnv: readonly string[],
 ): H {
-  const withheldEnv = providerCredentialNames(provider);
-  return { ...host, dispatch: (call) => host.dispatch({ ...call, withheldEnv }) };
+  const names = [...withheldEnv];
+  return { ...host, dispatch: (call) => host.dispatch({ ...call, withheldEnv: names }) };
 }
