@@ -264,9 +264,11 @@ describe('a watched search index, against a fresh one after harder changes', () 
       const info = statSync(join(s.tools, dir, 'b.py'));
       return `${info.size} ${info.mtimeMs} ${info.ctimeMs}`;
     };
-    // Two writes land in one tick of the file system's clock almost always; under load a
-    // preemption between them can miss it, so try until they do (each try is two small writes).
+    // Two new files get the same coarse timestamp when written in one tick of the file system's
+    // clock. Each try makes new files: a kernel with multigrain timestamps gives a file whose
+    // times were read (by stat, below) a fine-grained time on its next change, never equal.
     for (let tries = 0; tries < 5000; tries++) {
+      for (const dir of ['x', 'y']) rmSync(join(s.tools, dir, 'b.py'), { force: true });
       writeFileSync(join(s.tools, 'x/b.py'), texts[0]!);
       writeFileSync(join(s.tools, 'y/b.py'), texts[1]!);
       if (stamp('x') === stamp('y')) break;
