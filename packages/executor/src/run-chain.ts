@@ -178,23 +178,34 @@ async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, cont
     return { env, contributions };
   };
   const full = await build(true);
-  const trusted = projectTool ? (await build(false)).env : full.env;
+  const hostCredential = projectTool && carriesHostCredential(chain, context.hostEnv);
+  const needsTrusted = hostCredential || (projectTool && chain.some((el) => el.space.name !== 'project'));
+  const trusted = needsTrusted ? (await build(false)).env : full.env;
+  const signedNames = signedEnvNames(chain);
   // What the chain's signed env_config sets expands as its config does: without the project's
   // `.env` when it carries a value of the host's (`TOKEN: ${ACME_TOKEN}` beside `BASE: ${ACME_BASE}`).
-  if (projectTool && carriesHostCredential(chain, context.hostEnv)) {
-    for (const element of chain) {
-      const own = (element.metadata.envConfig as EnvConfig | undefined)?.env;
-      for (const name of Object.keys(own ?? {}))
-        if (trusted[name] !== undefined) full.env[name] = trusted[name];
-    }
+  if (hostCredential) {
+    for (const name of signedNames) if (trusted[name] !== undefined) full.env[name] = trusted[name];
   }
   return {
     ...full,
-    env: withoutWithheld(full.env, chain, context.withheldEnv),
+    env: withoutWithheld(full.env, signedNames, context.withheldEnv),
     expand: full.env,
     trusted,
+    hostCredential,
+    signedNames,
     warnings,
   };
+}
+
+/** The variables the chain's signed `env_config`s set by name. */
+function signedEnvNames(chain: readonly ChainElement[]): Set<string> {
+  const names = new Set<string>();
+  for (const element of chain) {
+    const own = (element.metadata.envConfig as EnvConfig | undefined)?.env;
+    if (own) for (const name of Object.keys(own)) names.add(name);
+  }
+  return names;
 }
 
 /**
@@ -204,17 +215,12 @@ async function chainEnvironment(chain: ChainElement[], anchor: AnchorState, cont
  */
 function withoutWithheld(
   env: Record<string, string>,
-  chain: readonly ChainElement[],
+  signedNames: ReadonlySet<string>,
   withheld: readonly string[] | undefined,
 ): Record<string, string> {
   if (!withheld?.length) return env;
-  const asked = new Set<string>();
-  for (const element of chain) {
-    const own = (element.metadata.envConfig as EnvConfig | undefined)?.env;
-    if (own) for (const name of Object.keys(own)) asked.add(name);
-  }
   const kept = { ...env };
-  for (const name of withheld) if (!asked.has(name)) delete kept[name];
+  for (const name of withheld) if (!signedNames.has(name)) delete kept[name];
   return kept;
 }
 
@@ -309,9 +315,9 @@ export async function prepareRun(
   anchor: AnchorState,
   context: RunContext,
 ): Promise<PreparedRun> {
-  const { env, expand, trusted, contributions, warnings } = await chainEnvironment(chain, anchor, context);
+  const { env, expand, trusted, hostCredential, signedNames, contributions, warnings } =
+    await chainEnvironment(chain, anchor, context);
   let config: Record<string, unknown> = {};
-  const hostCredential = carriesHostCredential(chain, context.hostEnv);
   // `${VAR}` per element: a project element may use the project's .env, others never.
   for (const element of [...chain].reverse()) {
     const own = element.metadata.config ?? {};
@@ -362,7 +368,7 @@ export async function prepareRun(
   const ownTimeout = seconds(config.timeout, 300);
   const shortened = typeof tuning.timeout === 'number' && tuning.timeout < ownTimeout;
   // A warm worker outlives this call: it never holds a provider key its tool did not ask for.
-  const runEnv = warm ? withoutWithheld(env, chain, PROVIDER_KEY_NAMES) : env;
+  const runEnv = warm ? withoutWithheld(env, signedNames, PROVIDER_KEY_NAMES) : env;
   config = { ...config, ...tuning, cwd, env: runEnv };
   if (config.body && typeof config.body === 'object' && !Array.isArray(config.body)) {
     config.body = Object.fromEntries(
