@@ -120,7 +120,8 @@ export async function buildChain(
     if (!item) {
       throw chain.length === 0
         ? new RyeError('NOT_FOUND', `Tool not found: ${rootId}`, {
-            hint: 'Check the id, or search with `rye search tool <query>`.',
+            hint: 'Check the id, or search the tools for it.',
+            fix: { action: 'search', item_type: 'tool' },
           })
         : new RyeError('CHAIN', `Executor not found: ${currentId}`, {
             hint: `'${chain.at(-1)?.id}' names executor '${currentId}', which no ${from === 'system' ? 'system' : `${from} or lower`} space holds.`,

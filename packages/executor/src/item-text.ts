@@ -20,7 +20,7 @@ export function decodeItemBytes(bytes: Buffer, path: string): string {
     throw new IntegrityError(
       'modified',
       `Not UTF-8 text: ${path}\nItems are UTF-8 text; bytes that are not valid UTF-8 cannot be verified (a lossy decoding would hide them from the signature)`,
-      { hint: 'Save the file as UTF-8, review it, and sign it again with rye sign.', details: { path } },
+      { hint: 'Save the file as UTF-8, review it, and sign it again.', details: { path } },
     );
   }
   return bytes.toString('utf8');

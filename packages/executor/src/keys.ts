@@ -5,7 +5,7 @@
 import { constants, existsSync } from 'node:fs';
 import { chmod, copyFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { KeyPairPem } from '@ryeos/lillux';
+import type { Fix, KeyPairPem } from '@ryeos/lillux';
 import {
   fingerprint,
   generateKeyPair,
@@ -17,7 +17,10 @@ import {
 import type { Space } from './spaces.js';
 import { trustedDir, trustFileText } from './trust.js';
 
-export const NO_KEY_HINT = 'Generate one first: rye keys generate (or run rye init)';
+export const NO_KEY_HINT = 'Generate a signing key pair first; keys are never created implicitly.';
+
+/** The fix of a missing signing key, rendered by each caller's layer. */
+const NO_KEY_FIX: Fix = { action: 'generate_key', force: false };
 
 export async function loadSigningKey(dir: string): Promise<KeyPairPem> {
   let privateKeyPem: string;
@@ -26,6 +29,7 @@ export async function loadSigningKey(dir: string): Promise<KeyPairPem> {
   } catch {
     throw new RyeError('CONFIG', `No signing keypair found in ${dir}`, {
       hint: NO_KEY_HINT,
+      fix: NO_KEY_FIX,
       details: { dir },
     });
   }
@@ -79,7 +83,8 @@ export async function generateSigningKey(
     } catch (cause) {
       throw new RyeError('CONFIG', `The signing key in ${dir} exists but cannot be read`, {
         cause,
-        hint: 'Restore private_key.pem from a backup, or replace it on purpose with rye keys generate --force.',
+        hint: 'Restore private_key.pem from a backup, or replace the key pair on purpose with a new one.',
+        fix: { action: 'generate_key', force: true },
         details: { dir },
       });
     }
@@ -115,7 +120,7 @@ export async function trustKey(
 ): Promise<string> {
   if (space.name === 'system') {
     throw new RyeError('PERMISSION', 'The system space is immutable: trust keys in user or project space', {
-      hint: 'Use --space user (default) or --space project.',
+      hint: 'Trust keys in user space (the default) or in project space.',
     });
   }
   const fp = fingerprint(publicKeyPem.trim() + '\n');
@@ -123,6 +128,7 @@ export async function trustKey(
   if (space.name === 'project' && !signer) {
     throw new RyeError('CONFIG', 'Trusting a key in project space needs your signing key to sign the entry', {
       hint: NO_KEY_HINT,
+      fix: NO_KEY_FIX,
     });
   }
   const text = trustFileText(publicKeyPem, owner);

@@ -4,6 +4,7 @@
  */
 import { existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { dirname, extname, join, relative, sep } from 'node:path';
+import type { Fix } from '@ryeos/lillux';
 import { RyeError, writeFileAtomic } from '@ryeos/lillux';
 import type { ItemContext } from './context.js';
 import type { ToolMetadata } from './metadata.js';
@@ -41,6 +42,8 @@ export interface LoadResponse {
   parameters?: Record<string, string>;
   warnings?: string[];
   hint?: string;
+  /** After copying a system item: signing the copies is what makes them run (as data). */
+  fix?: Fix;
 }
 
 const VERSION = /(?:__version__\s*=\s*|version\s*[:=]\s*)["']([^"']+)["']/;
@@ -125,9 +128,10 @@ export async function loadItem(context: ItemContext, request: LoadRequest): Prom
     response.destination_path = destination;
     if (library.length) response.copied_files = library.map((file) => file.destination);
     if (located.space.name === 'system') {
-      const refs = [ref, ...library.map((file) => file.ref)].join(' ');
+      const refs = [ref, ...library.map((file) => file.ref)];
       const copies = library.length ? 'the copies before they run' : 'the copy before it runs';
-      response.hint = `The bundle key vouches only for system items: sign ${copies} — rye sign ${refs}${request.destination === 'user' ? ' --space user' : ''}`;
+      response.fix = { action: 'sign', refs, space: request.destination };
+      response.hint = `The bundle key vouches only for system items: sign ${copies} in ${request.destination} space.`;
     }
   }
   return response;

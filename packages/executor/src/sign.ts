@@ -6,7 +6,7 @@
 import { readdirSync, realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import type { ErrorType, KeyPairPem } from '@ryeos/lillux';
+import type { ErrorType, Fix, KeyPairPem } from '@ryeos/lillux';
 import { findSignature, isRyeError, RyeError, signContent, writeFileAtomic } from '@ryeos/lillux';
 import type { CollectExcludes } from './collect.js';
 import { collectExcludes, isCollected } from './collect.js';
@@ -65,6 +65,8 @@ export interface SignFailure {
   /** Validation problems, one entry each. */
   issues?: string[];
   hint?: string;
+  /** What fixes it, as data (each caller's layer renders it). */
+  fix?: Fix;
   /** Where a ref that matched nothing was looked for (type directories of the signing space). */
   searched_in?: string[];
 }
@@ -84,7 +86,7 @@ export function signingSpace(space: string | undefined): Exclude<SpaceName, 'sys
   throw new RyeError('PERMISSION', `Cannot sign in '${space}' space`, {
     hint:
       space === 'system'
-        ? 'System items are immutable: copy the item to project space (load with destination "project", or rye load <ref> --to project) and sign the copy.'
+        ? 'System items are immutable: copy the item to project space (load it with destination project) and sign the copy.'
         : 'Sign in the project space (default) or the user space.',
   });
 }
@@ -106,6 +108,7 @@ function failure(item_id: string, error: unknown, path?: string): SignFailure {
     error_type: known ? (error.code.toLowerCase() as ErrorType) : 'internal',
     ...(issues ? { issues } : {}),
     ...(known && error.hint ? { hint: error.hint } : {}),
+    ...(known && error.fix ? { fix: error.fix } : {}),
     ...(searched ? { searched_in: searched as string[] } : {}),
   };
 }
@@ -414,6 +417,7 @@ async function notFound(
     ? `No ${kinds.length === 1 ? `${kinds[0]} ` : ''}items match '${rawId}' in ${space.name} space`
     : `${what} not found: ${rawId}`;
   let elsewhere: string | undefined;
+  let fix: Fix | undefined;
   if (!glob) {
     for (const kind of kinds) {
       try {
@@ -422,8 +426,12 @@ async function notFound(
         if (other && other.space.name !== space.name) {
           elsewhere =
             other.space.name === 'system'
-              ? `It exists in system space, which is immutable: copy it first (rye load ${kind}:${rawId} --to project), then sign the copy.`
-              : `It exists in ${other.space.name} space (${other.path}): sign it there with --space ${other.space.name} (MCP: source "${other.space.name}").`;
+              ? `It exists in system space, which is immutable: copy it to project space first, then sign the copy.`
+              : `It exists in ${other.space.name} space (${other.path}): sign it there.`;
+          fix =
+            other.space.name === 'system'
+              ? { action: 'copy_to_space', ref: `${kind}:${rawId}`, to: 'project' }
+              : { action: 'sign', refs: [`${kind}:${rawId}`], space: other.space.name };
           break;
         }
       } catch {
@@ -440,10 +448,14 @@ async function notFound(
     : `the file exists as ${expected}`;
   const hint =
     elsewhere ??
-    `Ensure project_path is the parent of the .ai/ directory (CLI: --project DIR) and ${where}${
-      space.name === 'project' ? '; user-space items sign with --space user' : ''
+    `Ensure the project path is the parent of the .ai/ directory and ${where}${
+      space.name === 'project' ? '; user-space items are signed in user space' : ''
     }.`;
-  return new RyeError('NOT_FOUND', message, { hint, details: { searched_in: searched } });
+  return new RyeError('NOT_FOUND', message, {
+    hint,
+    ...(fix ? { fix } : {}),
+    details: { searched_in: searched },
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -551,7 +563,7 @@ export async function signItems(
   const space = context.spaces.byName(spaceName);
   if (!space) {
     throw new RyeError('VALIDATION', `No ${spaceName} space: pass a project path`, {
-      hint: 'Use --project DIR.',
+      hint: 'Open the executor with a project path.',
     });
   }
   const trimmed = ref.trim();

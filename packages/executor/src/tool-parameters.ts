@@ -246,7 +246,8 @@ export async function checkToolParameters(
   throw new RyeError('VALIDATION', `Invalid parameters for tool:${toolId}: ${problems.join('; ')}`, {
     hint: expected.length
       ? `Expected parameters: ${expected.join('; ')}`
-      : "Check the tool's parameter schema (rye load).",
+      : `Check the tool's parameter schema: load tool:${toolId}.`,
+    ...(expected.length ? {} : { fix: { action: 'load', ref: `tool:${toolId}` } as const }),
     details: { problems, parameters: parameterSummary(schema) },
   });
 }

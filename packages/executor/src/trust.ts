@@ -232,9 +232,9 @@ export class TrustStore {
     // user's and the package's own, and may hold unsigned files (upstream behaviour).
     const project = space.name === 'project';
     if (project && !isCanonicalProjectEntry(space, path, text, data))
-      return 'a project trust entry counts only as the file `rye keys trust --space project` writes, in place (not a symlink, not edited)';
+      return 'a project trust entry counts only as the file that trusting a key in project space writes, in place (not a symlink, not edited)';
     const userSigned =
-      'a project trust entry counts only when signed by a key you trust in user space (rye keys trust <pem> --space project signs it)';
+      'a project trust entry counts only when signed by a key you trust in user space (trusting a key in project space signs it)';
     if (!SIGNED_LINE.test(text)) return project ? userSigned : entry;
     const key = `${space.label}:${fp}`;
     if (visiting.has(key)) return project ? userSigned : entry; // a signing cycle is accepted, as upstream does

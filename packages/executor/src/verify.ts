@@ -3,8 +3,8 @@
  * §6.5): trust scoped by space, moved items, legacy partial signatures and dev mode.
  */
 import { dirname, extname, join } from 'node:path';
-import type { LegacyRecipe, RyeErrorOptions, SignatureFormat } from '@ryeos/lillux';
-import { isRyeError, RyeError, verifyContent } from '@ryeos/lillux';
+import type { Fix, LegacyRecipe, RyeErrorOptions, SignatureFormat } from '@ryeos/lillux';
+import { describeFix, isRyeError, RyeError, verifyContent } from '@ryeos/lillux';
 import type { SignableKind } from './refs.js';
 import { TYPE_DIRS } from './refs.js';
 import type { Space } from './spaces.js';
@@ -80,12 +80,26 @@ export const STRICT_INTEGRITY: IntegrityPolicy = Object.freeze({
   acceptLegacySignatures: false,
 });
 
-/** The exact command that fixes an integrity problem for this item. */
-export function signFix(kind: SignableKind, id: string, space: Space): string {
-  if (space.name === 'system') {
-    return `System items cannot be signed in place: reinstall the ryeos package, or copy the item to project space (rye load ${kind}:${id} --to project) and sign it there: rye sign ${kind}:${id}`;
-  }
-  return `rye sign ${kind}:${id}${space.name === 'user' ? ' --space user' : ''}`;
+/**
+ * What fixes an integrity problem of this item: signing it where it is, or, for a system item
+ * (which nobody signs in place), copying it to project space and signing the copy there.
+ */
+export function signFix(kind: SignableKind, id: string, space: Space): Fix {
+  const ref = `${kind}:${id}`;
+  if (space.name === 'system') return { action: 'copy_to_space', ref, to: 'project' };
+  return { action: 'sign', refs: [ref], space: space.name };
+}
+
+/** The fix in words, for a message: system items say why they are not signed in place. */
+function fixWords(fix: Fix): string {
+  const words = describeFix(fix);
+  return fix.action === 'copy_to_space' ? `system items cannot be signed in place: ${words}` : words;
+}
+
+/** The hint of an integrity error: the fix as one sentence every caller can act on. */
+function fixSentence(fix: Fix): string {
+  const words = fixWords(fix);
+  return `${words[0]!.toUpperCase()}${words.slice(1)}.`;
 }
 
 export function pathIdentity(id: string): { name: string; category: string } {
@@ -99,7 +113,7 @@ export function pathIdentity(id: string): { name: string; category: string } {
  * and the fix that resolves it — move the file back where it says it belongs, or change what it
  * declares to match where it is and sign it there (signing alone changes neither).
  */
-function movedProblem(input: VerifyItemInput, fix: string): { message: string; fix: string } | undefined {
+function movedProblem(input: VerifyItemInput, fix: string): { message: string; hint: string } | undefined {
   if (input.kind === 'config') return undefined;
   const implied = pathIdentity(input.id);
   const declared = input.declared ?? {};
@@ -122,7 +136,7 @@ function movedProblem(input: VerifyItemInput, fix: string): { message: string; f
       `Declared: name '${name}', category '${category}'`,
       `Path implies: name '${implied.name}', category '${implied.category}'`,
     ].join('\n'),
-    fix: `Move it back to ${home}, or declare ${change} in the file and sign it where it is: ${fix}`,
+    hint: `Move it back to ${home}, or declare ${change} in the file and sign it where it is (${fix}).`,
   };
 }
 
@@ -140,7 +154,8 @@ export function verifyItem(
     legacyRecipe: input.legacyRecipe,
     resolveKey: (fp) => trust.lookup(fp, input.space.name),
   });
-  const fix = signFix(input.kind, input.id, input.space);
+  const fixData = signFix(input.kind, input.id, input.space);
+  const fix = fixWords(fixData);
   const base = {
     hash: result.actualHash,
     fingerprint: result.fingerprint,
@@ -148,7 +163,7 @@ export function verifyItem(
     warnings: [] as string[],
   };
   let outcome: IntegrityOutcome = result.status;
-  let hint = fix;
+  let hint = fixSentence(fixData);
   let message: string | undefined;
   const short = (hash: string | undefined) => `${(hash ?? '').slice(0, 16)}…`;
 
@@ -166,7 +181,7 @@ export function verifyItem(
       // A key file for this key that is present but counts for nothing is named, with why.
       const ignored = result.fingerprint ? trust.ignoredEntries(result.fingerprint, input.space.name) : [];
       const notes = ignored.map((entry) => `\nIgnored ${entry.path}: ${entry.reason}`).join('');
-      message = `Untrusted key ${result.fingerprint} for ${input.path}\nItem signed by: ${result.fingerprint}\nTrusted keys: ${trusted.join(', ') || 'none'}${notes}\nFix: if you trust whoever holds that key, a person adds it: rye keys trust <their public key file>; or review the file, then sign it with your own key: ${fix}`;
+      message = `Untrusted key ${result.fingerprint} for ${input.path}\nItem signed by: ${result.fingerprint}\nTrusted keys: ${trusted.join(', ') || 'none'}${notes}\nFix: if you trust whoever holds that key, a person trusts their public key file; or review the file, then sign it with your own key: ${fix}`;
       break;
     }
     case 'bad_signature':
@@ -186,8 +201,8 @@ export function verifyItem(
       const moved = movedProblem(input, fix);
       if (moved) {
         outcome = 'moved';
-        message = `${moved.message}\nFix: ${moved.fix}`;
-        hint = moved.fix;
+        message = `${moved.message}\nFix: ${moved.hint}`;
+        hint = moved.hint;
       }
       break;
     }
@@ -200,6 +215,7 @@ export function verifyItem(
   }
   throw new IntegrityError(outcome as Exclude<IntegrityOutcome, 'ok'>, message, {
     hint,
+    fix: fixData,
     details: { path: input.path, item_id: `${input.kind}:${input.id}`, space: input.space.label },
   });
 }

@@ -329,7 +329,12 @@ describe('integrity', () => {
     expect((await run('demo/t1')).status).toBe('success');
     await appendFile(path, '#');
     const result = await run('demo/t1');
-    expect(result).toMatchObject({ status: 'error', error_type: 'integrity', hint: 'rye sign tool:demo/t1' });
+    expect(result).toMatchObject({
+      status: 'error',
+      error_type: 'integrity',
+      hint: 'Sign tool:demo/t1 in project space.',
+      fix: { action: 'sign', refs: ['tool:demo/t1'], space: 'project' },
+    });
     expect(result.error).toMatch(/^Content modified since signing: /);
   });
 
@@ -337,7 +342,7 @@ describe('integrity', () => {
     await ws.write('project', 'tools/demo/t2.py', body, null);
     const result = await run('demo/t2');
     expect(result.error).toMatch(
-      /^Unsigned item: .*\nItem type: tool\nExpected: rye:signed: header\nFix: rye sign tool:demo\/t2/,
+      /^Unsigned item: .*\nItem type: tool\nExpected: rye:signed: header\nFix: sign tool:demo\/t2 in project space$/,
     );
   });
 
@@ -350,6 +355,11 @@ describe('integrity', () => {
     expect(result).toMatchObject({ status: 'error', error_type: 'integrity', chain: ['demo/t3'] });
     expect(result.error).toMatch(/Content modified since signing: .*script\.yaml/);
     expect(result.hint).toMatch(/System items cannot be signed in place/);
+    expect(result.fix).toEqual({
+      action: 'copy_to_space',
+      ref: 'tool:rye/core/runtimes/python/script',
+      to: 'project',
+    });
   });
 
   it('a tampered trusted key file stops vouching', async () => {
@@ -388,7 +398,7 @@ describe('integrity', () => {
     // The hint names what resolves it: signing alone would not (issue 11, item 5).
     const home = join(ws.project, '.ai', 'tools', 'demo', 't5.py');
     expect(result.hint).toBe(
-      `Move it back to ${home}, or declare category 'elsewhere' in the file and sign it where it is: rye sign tool:elsewhere/t5`,
+      `Move it back to ${home}, or declare category 'elsewhere' in the file and sign it where it is (sign tool:elsewhere/t5 in project space).`,
     );
     await rename(join(ws.project, '.ai', 'tools', 'elsewhere', 't5.py'), home);
     expect(await run('demo/t5')).toMatchObject({ status: 'success' });

@@ -270,7 +270,7 @@ describe('parsePythonMetadata', () => {
       'Malformed metadata in /x/tool.py:4: __version__: expected a literal value (string, number, list, dict, True/False/None), got a function call',
     );
     expect(e.code).toBe('VALIDATION');
-    expect(e.hint).toBe('Make the field a plain literal, then re-sign with `rye sign tool:<id>`.');
+    expect(e.hint).toBe('Make the field a plain literal, then sign the tool again.');
     expect([e.path, e.line, e.field]).toEqual(['/x/tool.py', 4, '__version__']);
     expect(e.details).toMatchObject({ path: '/x/tool.py', line: 4, field: '__version__' });
 

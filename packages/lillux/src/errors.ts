@@ -4,6 +4,8 @@
  * Recognise it by `name`/`code` (`isRyeError`), not only `instanceof`, because several copies of
  * this package can be loaded at once.
  */
+import type { Fix } from './fix.js';
+
 export const ERROR_CODES = [
   'NOT_FOUND',
   'INTEGRITY',
@@ -35,8 +37,10 @@ export function isErrorType(value: unknown): value is ErrorType {
 }
 
 export interface RyeErrorOptions {
-  /** What to do about it, in one line a person can act on. */
+  /** What to do about it, in one line a person can act on, in words that fit every caller. */
   hint?: string;
+  /** The action that fixes it, as data; each caller's layer renders it (a CLI command, an MCP call). */
+  fix?: Fix;
   /** Structured data a caller may need (paths, ids, lists). */
   details?: Record<string, unknown>;
   cause?: unknown;
@@ -46,12 +50,14 @@ export class RyeError extends Error {
   override readonly name = 'RyeError';
   readonly code: RyeErrorCode;
   readonly hint: string | undefined;
+  readonly fix: Fix | undefined;
   readonly details: Record<string, unknown>;
 
   constructor(code: RyeErrorCode, message: string, options: RyeErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.hint = options.hint;
+    this.fix = options.fix;
     this.details = options.details ?? {};
   }
 }
@@ -77,6 +83,8 @@ export interface ErrorEnvelope {
   error: string;
   error_type: ErrorType;
   hint?: string;
+  /** What fixes it, as data (the CLI and MCP render it for their callers). */
+  fix?: Fix;
   [key: string]: unknown;
 }
 
@@ -94,5 +102,6 @@ export function toErrorEnvelope(value: unknown, extra: Record<string, unknown> =
   envelope.error = error.message;
   envelope.error_type = error.code.toLowerCase() as ErrorType;
   if (error.hint) envelope.hint = error.hint;
+  if (error.fix) envelope.fix = error.fix;
   return envelope;
 }

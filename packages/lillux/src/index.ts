@@ -20,6 +20,8 @@ export {
 } from './errors.js';
 export type { AtomicWriteOptions } from './files.js';
 export { writeFileAtomic } from './files.js';
+export type { Fix, FixAction, WritableSpace } from './fix.js';
+export { describeFix, isFix } from './fix.js';
 export type {
   EventSink,
   HttpMethod,

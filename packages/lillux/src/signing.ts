@@ -92,7 +92,8 @@ function privateKeyCache(pem: string): KeyObject {
     } catch (cause) {
       throw new RyeError('VALIDATION', 'Invalid Ed25519 private key PEM', {
         cause,
-        hint: 'Regenerate the key pair with `rye keys generate`.',
+        hint: 'The private key file is damaged: restore it from a backup, or replace the key pair with a new one.',
+        fix: { action: 'generate_key', force: true },
       });
     }
     privateKeys.set(pem, key);

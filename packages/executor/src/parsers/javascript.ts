@@ -254,7 +254,7 @@ function commonJsInModule(path: string, binding: Binding): MalformedMetadataErro
     binding.line,
     binding.name,
     `set with CommonJS \`exports.${binding.name} = …\`, but this file runs as an ES module, where \`exports\` is not defined`,
-    `Write \`export const ${binding.name} = …\` instead, or rename the file to .cjs; then re-sign it with \`rye sign tool:<id>\`.`,
+    `Write \`export const ${binding.name} = …\` instead, or rename the file to .cjs; then sign the tool again.`,
   );
 }
 

@@ -31,7 +31,7 @@ export class MalformedMetadataError extends RyeError {
     line: number,
     field: string,
     expected: string,
-    hint = 'Make the field a plain literal, then re-sign with `rye sign tool:<id>`.',
+    hint = 'Make the field a plain literal, then sign the tool again.',
   ) {
     super('VALIDATION', `Malformed metadata in ${path}:${line}: ${field}: ${expected}`, {
       hint,

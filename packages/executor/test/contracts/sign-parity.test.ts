@@ -287,7 +287,7 @@ describe('what a ref names', () => {
         error: 'Tool not found: acme/missing',
         error_type: 'not_found',
         searched_in: [join(ws.project, '.ai', 'tools')],
-        hint: expect.stringMatching(/^Ensure project_path is the parent of the \.ai\/ directory/),
+        hint: expect.stringMatching(/^Ensure the project path is the parent of the \.ai\/ directory/),
       }),
     ]);
     const glob = await signItems(executor, 'knowledge:nope/*', { keyPair: ws.userKey, env: process.env });
@@ -297,7 +297,8 @@ describe('what a ref names', () => {
     });
     await ws.write('user', 'tools/acme/mine.py', `${DESCRIBED}x = 1\n`, null);
     const elsewhere = await signItems(executor, 'tool:acme/mine', { keyPair: ws.userKey, env: process.env });
-    expect(elsewhere.failed[0]!.hint).toMatch(/^It exists in user space .*: sign it there with --space user/);
+    expect(elsewhere.failed[0]!.hint).toMatch(/^It exists in user space .*: sign it there\.$/);
+    expect(elsewhere.failed[0]!.fix).toEqual({ action: 'sign', refs: ['tool:acme/mine'], space: 'user' });
   });
 });
 
