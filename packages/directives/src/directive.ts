@@ -87,7 +87,7 @@ const CUT_TAGS = /<(template|example|raw)(\s[^>]*)?>([\s\S]*?)<\/\1\s*>/g;
 export class DirectiveParseError extends RyeError {
   constructor(path: string, line: number, element: string, expected: string) {
     super('VALIDATION', `Invalid directive ${path}:${line}: <${element}>: ${expected}`, {
-      hint: 'Fix the directive, then re-sign it with rye sign directive:<id>.',
+      hint: 'Fix the directive, then sign it again.',
       details: { path, line, element },
     });
   }

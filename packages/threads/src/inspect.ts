@@ -288,7 +288,8 @@ export async function showThread(
   }
   if (!row && !existsSync(dir)) {
     throw new RyeError('NOT_FOUND', `No thread '${threadId}' in ${projectPath}`, {
-      hint: 'List the threads with rye threads list (and pass --project for another project).',
+      hint: 'List the threads to find its id (a thread of another project is found from that project).',
+      fix: { action: 'list_threads' },
     });
   }
   if (row && isToolRunRow(row)) return toolRunReport(row);

@@ -8,6 +8,7 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Loaded, ParsedDirective } from '@ryeos/directives';
 import { composeContext, loadDirective, prepareDirective, resolveExtendsChain } from '@ryeos/directives';
+import type { Fix } from '@ryeos/lillux';
 import { clipText, isRyeError, RyeError, toRyeError } from '@ryeos/lillux';
 import { loadAgentConfig } from './config/agent-config.js';
 import { HookRunner } from './hook-runner.js';
@@ -100,6 +101,8 @@ export interface ThreadResult {
   cost: ThreadCost;
   error?: string;
   hint?: string;
+  /** What fixes the error, as data (each caller's layer renders it). */
+  fix?: Fix;
   error_type?: string;
   result_truncated?: boolean;
   [key: string]: unknown;
@@ -286,6 +289,7 @@ function failedThread(
     error: failure.failure.message,
     error_type: failure.failure.code.toLowerCase(),
     ...(failure.failure.hint ? { hint: failure.failure.hint } : {}),
+    ...(failure.failure.fix ? { fix: failure.failure.fix } : {}),
     ...failure.extra,
   };
 }

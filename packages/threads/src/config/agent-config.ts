@@ -1,7 +1,7 @@
 /**
  * `.ai/config/agent/<name>.yaml` across the three spaces (spec threads §5.2): system bundles,
  * then user, then project, merged by `mergeAgentConfig` (later wins). Every file must verify:
- * unsigned, tampered or untrusted aborts the thread with the `rye sign` command that fixes it
+ * unsigned, tampered or untrusted aborts the thread with the fix (sign it) as data
  * (the spec's "unsigned => warn" would let a cloned repository's hooks run tools).
  */
 import type { Executor, Space } from '@ryeos/executor';

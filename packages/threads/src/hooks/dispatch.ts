@@ -7,7 +7,7 @@
  * returning their value as is (`null` for continue/skip, `{success:true}` for an emit). A
  * subprocess would turn that `null` into `{stdout:"{}"}` and end the thread [BUG upstream].
  */
-import { isRyeError, RyeError } from '@ryeos/lillux';
+import { isFix, isRyeError, RyeError } from '@ryeos/lillux';
 import { isRecord } from '../records.js';
 import { matches } from './conditions.js';
 import { interpolateAction, interpolateString, interpolateText } from './interpolate.js';
@@ -195,11 +195,13 @@ export function resultContent(result: unknown): string {
   return firstText(d.content, d.body, d.raw, result.content, result.body);
 }
 
-function failureOf(result: unknown): { message: string; errorType?: unknown; hint?: unknown } | null {
+function failureOf(
+  result: unknown,
+): { message: string; errorType?: unknown; hint?: unknown; fix?: unknown } | null {
   if (!isRecord(result)) return null;
   if (result.status !== 'error' && result.success !== false) return null;
   const message = typeof result.error === 'string' ? result.error : JSON.stringify(result.error ?? 'failed');
-  return { message, errorType: result.error_type, hint: result.hint };
+  return { message, errorType: result.error_type, hint: result.hint, fix: result.fix };
 }
 
 const TAG = /^[A-Za-z_][\w.-]*$/;
@@ -213,10 +215,10 @@ function wrapContent(content: string, itemId: string, itemType: string | undefin
   return `<${name} id="${itemId}" type="${itemType ?? 'knowledge'}">\n${content}\n</${name}>`;
 }
 
-function integrityError(hook: Hook, itemId: string, message: string, hint: unknown): RyeError {
+function integrityError(hook: Hook, itemId: string, message: string, hint: unknown, fix: unknown): RyeError {
   return new RyeError('INTEGRITY', `Context hook '${hook.id}' could not use '${itemId}': ${message}`, {
-    hint:
-      typeof hint === 'string' ? hint : `Re-sign the item (rye sign knowledge:${itemId}) or remove the hook.`,
+    hint: typeof hint === 'string' ? hint : `Sign knowledge:${itemId} again, or remove the hook.`,
+    fix: isFix(fix) ? fix : { action: 'sign', refs: [`knowledge:${itemId}`], space: 'project' },
     details: { hook_id: hook.id, item_id: itemId },
   });
 }
@@ -248,7 +250,7 @@ export async function runContextHooks(
         result = await options.dispatch(action, hook);
       } catch (error) {
         if (isRyeError(error) && error.code === 'INTEGRITY') {
-          throw integrityError(hook, itemId, error.message, error.hint);
+          throw integrityError(hook, itemId, error.message, error.hint, error.fix);
         }
         options.onWarning?.(`Context hook '${hook.id}' skipped '${itemId}': ${(error as Error).message}`);
         continue;
@@ -256,7 +258,7 @@ export async function runContextHooks(
       const failure = failureOf(result);
       if (failure) {
         if (failure.errorType === 'integrity')
-          throw integrityError(hook, itemId, failure.message, failure.hint);
+          throw integrityError(hook, itemId, failure.message, failure.hint, failure.fix);
         options.onWarning?.(`Context hook '${hook.id}' skipped '${itemId}': ${failure.message}`);
         continue;
       }

@@ -56,7 +56,7 @@ export function verifyMarkdown(text: string, trust: Trust, what = 'file'): Markd
     case 'untrusted':
       return {
         valid: false,
-        error: `${what} is signed by untrusted key ${result.fingerprint} (trust it with rye keys trust <public key file> if you know whose it is)`,
+        error: `${what} is signed by untrusted key ${result.fingerprint} (a person trusts its public key file if they know whose it is)`,
       };
     case 'bad_signature':
       return {

@@ -40,7 +40,7 @@ export function signerFromKeyPair(keyPair: KeyPairPem): Signer {
 
 /**
  * The user's signer from their key directory (`RyeSettings.signingKeyDir`). A missing key fails
- * with the executor's "No signing keypair found … rye keys generate" error (DECISIONS 20): keys
+ * with the executor's "No signing keypair found" error and its generate_key fix (DECISIONS 20): keys
  * are never created here.
  */
 export async function loadSigner(keyDir: string): Promise<Signer> {
@@ -63,7 +63,7 @@ export function checkSignature(hashHex: string, sig: string, fp: string, trust: 
   if (!key) {
     return {
       ok: false,
-      reason: `signed by untrusted key ${fp} (trust it with rye keys trust <public key file> if you know whose it is)`,
+      reason: `signed by untrusted key ${fp} (a person trusts its public key file if they know whose it is)`,
     };
   }
   if (!verifyHashSignature(hashHex, sig, key.publicKeyPem))

@@ -143,7 +143,8 @@ export async function readThreadJson(
   } catch (cause) {
     throw new RyeError('NOT_FOUND', `No thread.json at ${path}`, {
       cause,
-      hint: 'Check the thread id (rye threads list), or whether the thread was created in another project.',
+      hint: "Check the thread id among the project's threads, or whether the thread was created in another project.",
+      fix: { action: 'list_threads' },
       details: { path },
     });
   }

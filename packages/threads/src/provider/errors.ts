@@ -67,7 +67,7 @@ export function modelNotFoundHint(
     code === 'model_not_found' ||
     ((status === 404 || code === 'not_found_error') && /\bmodel\b/i.test(message ?? ''));
   return named
-    ? "The provider does not serve this model. Pass one it serves with --model (the thread's model argument), or map the tier to one under tier_mapping in .ai/config/agent/agent.yaml (then rye sign config:agent/agent)."
+    ? "The provider does not serve this model. Pass one it serves as the thread's model, or map the tier to one under tier_mapping in .ai/config/agent/agent.yaml (then sign config:agent/agent again)."
     : undefined;
 }
 

@@ -191,7 +191,7 @@ export function resolveModel(
     'CONFIG',
     `Model resolution failed: requested model/tier '${requested}'${hint ? ` (provider: ${hint})` : ''}. Available tiers: ${tiers.join(', ') || 'none'}.`,
     {
-      hint: "Pass a model a provider lists (--model), set the provider's API key (e.g. OPENAI_API_KEY) so an unlisted model goes to it, or set provider.default in .ai/config/agent/agent.yaml.",
+      hint: "Pass a model a provider lists as the thread's model, set the provider's API key (e.g. OPENAI_API_KEY) so an unlisted model goes to it, or set provider.default in .ai/config/agent/agent.yaml.",
     },
   );
 }
