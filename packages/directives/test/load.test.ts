@@ -67,7 +67,8 @@ describe('inline directives', () => {
     expect(result).toMatchObject({
       status: 'error',
       error_type: 'integrity',
-      hint: 'rye sign directive:acme/safe',
+      hint: 'Sign directive:acme/safe in project space.',
+      fix: { action: 'sign', refs: ['directive:acme/safe'], space: 'project' },
     });
     expect(result.error).toMatch(/^Content modified since signing/);
   });

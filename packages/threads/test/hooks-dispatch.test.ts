@@ -353,7 +353,8 @@ describe('runContextHooks', () => {
         status: 'error',
         error_type: 'integrity',
         error: 'Content hash mismatch: knowledge x/bad was modified after signing',
-        hint: 'rye sign knowledge:x/bad',
+        hint: 'Sign knowledge:x/bad in user space.',
+        fix: { action: 'sign', refs: ['knowledge:x/bad'], space: 'user' },
       },
     });
     const run = runContextHooks('thread_started', context, hooks, [], { dispatch: r.dispatch });
@@ -362,12 +363,17 @@ describe('runContextHooks', () => {
       code: 'INTEGRITY',
       message:
         "Context hook 'tampered' could not use 'x/bad': Content hash mismatch: knowledge x/bad was modified after signing",
-      hint: 'rye sign knowledge:x/bad',
+      hint: 'Sign knowledge:x/bad in user space.',
+      fix: { action: 'sign', refs: ['knowledge:x/bad'], space: 'user' },
     });
     const thrown = recorder({ 'x/bad': new RyeError('INTEGRITY', 'unsigned item') });
     await expect(
       runContextHooks('thread_started', context, hooks, [], { dispatch: thrown.dispatch }),
-    ).rejects.toMatchObject({ code: 'INTEGRITY' });
+    ).rejects.toMatchObject({
+      code: 'INTEGRITY',
+      hint: 'Sign knowledge:x/bad again, or remove the hook.',
+      fix: { action: 'sign', refs: ['knowledge:x/bad'], space: 'project' },
+    });
   });
 
   it('other failures warn and are skipped', async () => {

@@ -182,12 +182,12 @@ describe('thread.json', () => {
     expect(keyResolver(after)(signer.fingerprint)?.publicKeyPem).toBe(key.publicKeyPem);
   });
 
-  it('a missing signing key fails with the rye keys generate hint (keys are never created here)', async () => {
+  it('a missing signing key fails with the generate_key fix (keys are never created here)', async () => {
     const keyDir = join(await dirs.make(), 'no-keys');
     const error = await loadSigner(keyDir).catch((e: unknown) => e);
     expect(isRyeError(error)).toBe(true);
     expect(error).toMatchObject({ code: 'CONFIG', message: `No signing keypair found in ${keyDir}` });
-    expect((error as { hint: string }).hint).toMatch(/rye keys generate/);
+    expect((error as { fix: unknown }).fix).toEqual({ action: 'generate_key', force: false });
     const { existsSync } = await import('node:fs');
     expect(existsSync(keyDir)).toBe(false);
   });

@@ -1,6 +1,6 @@
 /**
  * A provider that does not serve the model asked for says so in its own words; the failure then
- * carries a hint a person can act on: `--model`, or `tier_mapping` in .ai/config/agent/agent.yaml
+ * carries a hint a person can act on: the thread's model, or `tier_mapping` in .ai/config/agent/agent.yaml
  * (issue 28, point 20). The bodies are the providers' real ones for an unknown model.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -32,13 +32,13 @@ const base = { timeoutMs: 5000, stream: true };
 const noHeaders = { get: () => null };
 
 function expectModelHint(hint: string | undefined) {
-  expect(hint).toContain('--model');
+  expect(hint).toContain("the thread's model");
   expect(hint).toContain('tier_mapping');
   expect(hint).toContain('.ai/config/agent/agent.yaml');
 }
 
 describe('a model the provider does not serve', () => {
-  it("Anthropic's 404 not_found_error carries the --model / tier_mapping hint", async () => {
+  it("Anthropic's 404 not_found_error carries the model / tier_mapping hint", async () => {
     server = await startReplayServer({
       turns: [{ error: { status: 404, type: 'not_found_error', message: 'model: claude-nope-1' } }],
     });
