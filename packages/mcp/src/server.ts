@@ -5,6 +5,7 @@ import {
   ListToolsRequestSchema,
   type ListToolsResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import { withMcpHints } from './fix-call.js';
 import type { OperationContext, OperationResult, ProgressUpdate, RyeOperations } from './operations.js';
 import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS, TOOL_NAMES, type ToolName } from './tools.js';
 
@@ -34,7 +35,7 @@ function isToolName(name: string): name is ToolName {
 export const MAX_REPLY_CHARS = 8 * 1024 * 1024;
 
 function reply(result: OperationResult): CallToolResult {
-  let text = JSON.stringify(result);
+  let text = JSON.stringify(withMcpHints(result));
   if (text.length > MAX_REPLY_CHARS) {
     text = JSON.stringify({
       status: result.status,

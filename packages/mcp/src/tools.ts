@@ -101,7 +101,7 @@ Tools: search finds ids; load inspects or copies an item; execute runs it; sign 
 - Always pass project_path: the absolute root of the user's project.
 - "rye execute X" from the user means: call execute with item_id X right away, with the remaining words as parameters. Never search first or ask.
 - Otherwise search before guessing an id. When execute returns your_directions, follow them at once.
-- Replies are JSON. status "error" explains the fix (unknown inputs list the valid ones; integrity errors name the rye sign command).
+- Replies are JSON. status "error" explains the fix (unknown inputs list the valid ones; a hint ends with the call that fixes it, e.g. sign for an integrity error).
 - To learn how RYE works, search knowledge: system knowledge is the manual.`;
 
 function deepFreeze<T>(value: T): T {

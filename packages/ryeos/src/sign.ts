@@ -12,7 +12,7 @@
  */
 import type { Envelope, ErrorType, Executor, RyeSettings, SignFailure, SignResult } from '@ryeos/executor';
 import { loadSigningKey, signItems, signingSpace } from '@ryeos/executor';
-import type { ErrorEnvelope } from '@ryeos/lillux';
+import type { ErrorEnvelope, Fix } from '@ryeos/lillux';
 import { toErrorEnvelope } from '@ryeos/lillux';
 
 type SignedItem = SignResult['signed'][number];
@@ -37,6 +37,8 @@ export interface BatchFailure {
   path?: string;
   details?: string[];
   hint?: string;
+  /** What fixes it, as data (the CLI renders it as a `rye` command). */
+  fix?: Fix;
   searched_in?: string[];
 }
 
@@ -102,6 +104,7 @@ export async function signRefs(
               error: envelope.error,
               error_type: envelope.error_type,
               ...(envelope.hint ? { hint: envelope.hint } : {}),
+              ...(envelope.fix ? { fix: envelope.fix } : {}),
             },
           ],
           summary: '',
@@ -119,6 +122,7 @@ function failureFields(failure: SignFailure) {
     ...(failure.path ? { path: failure.path } : {}),
     ...(failure.issues ? { issues: failure.issues } : {}),
     ...(failure.hint ? { hint: failure.hint } : {}),
+    ...(failure.fix ? { fix: failure.fix } : {}),
     ...(failure.searched_in ? { searched_in: failure.searched_in } : {}),
   };
 }
@@ -131,6 +135,7 @@ function batchFailure(failure: SignFailure): BatchFailure {
     ...(failure.path ? { path: failure.path } : {}),
     ...(failure.issues?.length ? { details: failure.issues.slice(0, 2) } : {}),
     ...(failure.hint ? { hint: failure.hint } : {}),
+    ...(failure.fix ? { fix: failure.fix } : {}),
     ...(failure.searched_in ? { searched_in: failure.searched_in } : {}),
   };
 }
@@ -167,12 +172,13 @@ function batch(results: SignResult[]): SignEnvelope {
   // A single glob that matched nothing has no items: its not-found is the reply itself.
   const none = results.length === 1 && signed.length === 0 ? results[0]!.failed : [];
   if (none.length === 1 && none[0]!.searched_in) {
-    const { error, error_type, hint, searched_in } = none[0]!;
+    const { error, error_type, hint, fix, searched_in } = none[0]!;
     return {
       status: 'error',
       error,
       error_type,
       ...(hint ? { hint } : {}),
+      ...(fix ? { fix } : {}),
       searched_in,
       signed: [],
       failed: [],
@@ -201,6 +207,7 @@ function batch(results: SignResult[]): SignEnvelope {
     error: failed.map((f) => (f.searched_in ? f.error : `${f.item_id}: ${f.error}`)).join('\n'),
     error_type: types.size === 1 ? [...types][0]! : 'validation',
     ...(only?.hint ? { hint: only.hint } : {}),
+    ...(only?.fix ? { fix: only.fix } : {}),
     ...(only?.searched_in ? { searched_in: only.searched_in } : {}),
     ...fields,
   };

@@ -105,7 +105,8 @@ describe('rye CLI: keys, sign, execute', () => {
       expect(run.json).toMatchObject({
         status: 'error',
         error_type: 'integrity',
-        hint: 'rye sign tool:demo/script',
+        hint: 'Sign tool:demo/script in project space. Run: rye sign tool:demo/script',
+        fix: { action: 'sign', refs: ['tool:demo/script'], space: 'project' },
       });
     } finally {
       await (await import('node:fs/promises')).writeFile(path, original);
@@ -178,7 +179,8 @@ describe('rye CLI: keys, sign, execute', () => {
     expect(run.code).toBe(1);
     expect(run.json).toMatchObject({
       status: 'error',
-      hint: 'Generate one first: rye keys generate (or run rye init)',
+      hint: 'Generate a signing key pair first; keys are never created implicitly. Run: rye keys generate (or rye init)',
+      fix: { action: 'generate_key', force: false },
     });
   });
 

@@ -172,7 +172,7 @@ describe('hooks', () => {
 });
 
 describe('agent config from a cloned repository', () => {
-  it('an unsigned project hooks.yaml runs nothing: the fork is refused with the rye sign command', async () => {
+  it('an unsigned project hooks.yaml runs nothing: the fork is refused with the fix that signs it', async () => {
     const fx = fixture();
     await fx.write(
       '.ai/config/agent/hooks.yaml',
@@ -188,7 +188,10 @@ describe('agent config from a cloned repository', () => {
     const server = await fx.serve({ turns: [{ tool_calls: [returnCall('ok')] }] });
     const result = await fork('u');
     expect(result, JSON.stringify(result)).toMatchObject({ status: 'error', error_type: 'integrity' });
-    expect(String(result.hint ?? result.error)).toContain('rye sign config:agent/hooks');
+    expect(result).toMatchObject({
+      hint: 'Sign config:agent/hooks in project space.',
+      fix: { action: 'sign', refs: ['config:agent/hooks'], space: 'project' },
+    });
     expect(server.requests).toHaveLength(0);
     expect(existsSync(join(fx.project, 'pwned.txt'))).toBe(false);
   }, 30_000);

@@ -8,6 +8,7 @@ import { isSignableKind } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
 import { FIX_ARGUMENTS_HINT } from '../argument-hint.js';
 import { closestWord } from './closest.js';
+import { withCliHints } from './fix-command.js';
 import type { CliIo } from './io.js';
 import { printableJson } from './printable.js';
 
@@ -42,9 +43,12 @@ function flagError(error: NodeJS.ErrnoException, flags: string[], verb: string):
   });
 }
 
-/** A result as JSON: it carries model and tool text, and is often read on a terminal. */
+/**
+ * A result as JSON: it carries model and tool text, and is often read on a terminal. A fix the
+ * result carries is named as the `rye` command that does it.
+ */
 export function printJson(io: CliIo, value: unknown): void {
-  io.stdout(`${printableJson(JSON.stringify(value, null, 2))}\n`);
+  io.stdout(`${printableJson(JSON.stringify(withCliHints(value), null, 2))}\n`);
 }
 
 /** An operation's result; a refusal of its arguments is told in terms of the verb's flags. */

@@ -1,6 +1,7 @@
 import type { RyeSettings } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
 import { packageVersion } from '../package-root.js';
+import { withCliHints } from './fix-command.js';
 import { commandUsage, helpText, unknownCommand } from './help.js';
 import type { CliIo } from './io.js';
 import { processIo, quietWhenClosed } from './io.js';
@@ -68,7 +69,7 @@ export async function runVerbs(
     const settings = processSettings(env); // read here, once
     return await run(rest, io, settings);
   } catch (error) {
-    io.stdout(`${printableJson(JSON.stringify(toErrorEnvelope(error), null, 2))}\n`);
+    io.stdout(`${printableJson(JSON.stringify(withCliHints(toErrorEnvelope(error)), null, 2))}\n`);
     return 1;
   }
 }
