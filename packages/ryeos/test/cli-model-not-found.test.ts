@@ -1,6 +1,6 @@
 /**
  * `rye execute directive:… --thread fork --model <unknown>`: the provider's "model not found"
- * reaches the person with a hint naming --model and tier_mapping (issue 28, point 20).
+ * reaches the person with a hint naming the thread's model and tier_mapping (issue 28, point 20).
  */
 import { describe, expect, it } from 'vitest';
 import { rye as ryeCli } from './helpers.js';
@@ -9,7 +9,7 @@ import { directive, useThreadFixture } from './threads-helpers.js';
 const fixture = useThreadFixture();
 
 describe('a model the provider does not serve', () => {
-  it('the thread fails at once with the provider message and the --model / tier_mapping hint', async () => {
+  it('the thread fails at once with the provider message and the model / tier_mapping hint', async () => {
     const fx = fixture();
     await fx.write(
       '.ai/directives/acme/hello.md',
@@ -38,7 +38,7 @@ describe('a model the provider does not serve', () => {
     expect(run.code, run.stdout + run.stderr).toBe(1);
     expect(run.json).toMatchObject({ status: 'error' });
     expect(String(run.json.error)).toContain('model: claude-nope-1');
-    expect(String(run.json.hint)).toContain('--model');
+    expect(String(run.json.hint)).toContain("the thread's model");
     expect(String(run.json.hint)).toContain('tier_mapping in .ai/config/agent/agent.yaml');
     // Not retried: another attempt cannot find the model either.
     expect(server.requests).toHaveLength(1);

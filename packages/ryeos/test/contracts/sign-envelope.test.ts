@@ -81,7 +81,7 @@ describe('Rye.sign', () => {
       error_type: 'not_found',
       item_id: 'tool:nothing/here',
       searched_in: [join(t.project, '.ai', 'tools')],
-      hint: expect.stringMatching(/^Ensure project_path is the parent of the \.ai\/ directory/),
+      hint: expect.stringMatching(/^Ensure the project path is the parent of the \.ai\/ directory/),
     });
     const none = await rye.sign('directive:nothing/*');
     expect(none).toMatchObject({
