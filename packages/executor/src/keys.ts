@@ -121,6 +121,7 @@ export async function trustKey(
   if (space.name === 'system') {
     throw new RyeError('PERMISSION', 'The system space is immutable: trust keys in user or project space', {
       hint: 'Trust keys in user space (the default) or in project space.',
+      fix: { action: 'trust_key', space: 'user' },
     });
   }
   const fp = fingerprint(publicKeyPem.trim() + '\n');

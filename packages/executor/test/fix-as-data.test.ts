@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { isRyeError } from '@ryeos/lillux';
 import { describe, expect, it } from 'vitest';
-import { loadSigningKey, signItems } from '../src/index.js';
+import { loadSigningKey, signItems, trustKey } from '../src/index.js';
 import { createWorkspace } from './helpers/workspace.js';
 
 const TOOL = `__version__ = "1.0.0"
@@ -64,6 +64,15 @@ describe('errors of the executor carry their fix as data', () => {
     expect(error.code).toBe('CONFIG');
     expect(error.fix).toEqual({ action: 'generate_key', force: false });
     expect(`${error.message} ${error.hint}`).not.toMatch(CLI_ADVICE);
+  });
+
+  it('trusting a key in the immutable system space: the fix is trusting it in user space', async () => {
+    const ws = await createWorkspace();
+    const system = (await ws.executor()).spaces.byName('system')!;
+    const error = await trustKey(system, ws.userKey.publicKeyPem).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'PERMISSION', fix: { action: 'trust_key', space: 'user' } });
+    expect(String((error as Error & { hint: string }).hint)).not.toMatch(CLI_ADVICE);
+    expect(String((error as Error & { hint: string }).hint)).not.toMatch(/--space/);
   });
 
   it('signing a ref that exists only in system space: the fix is the copy', async () => {
