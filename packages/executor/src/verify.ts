@@ -113,7 +113,10 @@ export function pathIdentity(id: string): { name: string; category: string } {
  * and the fix that resolves it — move the file back where it says it belongs, or change what it
  * declares to match where it is and sign it there (signing alone changes neither).
  */
-function movedProblem(input: VerifyItemInput, fix: string): { message: string; hint: string } | undefined {
+function movedProblem(
+  input: VerifyItemInput,
+  fix: () => string,
+): { message: string; hint: string } | undefined {
   if (input.kind === 'config') return undefined;
   const implied = pathIdentity(input.id);
   const declared = input.declared ?? {};
@@ -136,7 +139,7 @@ function movedProblem(input: VerifyItemInput, fix: string): { message: string; h
       `Declared: name '${name}', category '${category}'`,
       `Path implies: name '${implied.name}', category '${implied.category}'`,
     ].join('\n'),
-    hint: `Move it back to ${home}, or declare ${change} in the file and sign it where it is (${fix}).`,
+    hint: `Move it back to ${home}, or declare ${change} in the file and sign it where it is (${fix()}).`,
   };
 }
 
@@ -154,8 +157,9 @@ export function verifyItem(
     legacyRecipe: input.legacyRecipe,
     resolveKey: (fp) => trust.lookup(fp, input.space.name),
   });
-  const fixData = signFix(input.kind, input.id, input.space);
-  const fix = fixWords(fixData);
+  // Worked out only for a failure: a verification that passes (the hot path) needs no words.
+  const fixData = () => signFix(input.kind, input.id, input.space);
+  const fix = () => fixWords(fixData());
   const base = {
     hash: result.actualHash,
     fingerprint: result.fingerprint,
@@ -163,34 +167,34 @@ export function verifyItem(
     warnings: [] as string[],
   };
   let outcome: IntegrityOutcome = result.status;
-  let hint = fixSentence(fixData);
+  let hint: string | undefined;
   let message: string | undefined;
   const short = (hash: string | undefined) => `${(hash ?? '').slice(0, 16)}…`;
 
   switch (result.status) {
     case 'unsigned':
-      message = `Unsigned item: ${input.path}\nItem type: ${input.kind}\nExpected: rye:signed: header\nFix: ${fix}`;
+      message = `Unsigned item: ${input.path}\nItem type: ${input.kind}\nExpected: rye:signed: header\nFix: ${fix()}`;
       break;
     case 'modified':
       message = result.lineEndingsChanged
-        ? `Line endings changed since signing (CR/CRLF): ${input.path}\nThe signature covers the exact bytes, and a changed line ending can change what runs (bash reads CR as an ordinary character)\nFix: restore the original line endings (e.g. git config core.autocrlf false, then check the file out again), or review the file and re-sign: ${fix}`
-        : `Content modified since signing: ${input.path}\nExpected hash: ${short(result.expectedHash)}\nActual hash: ${short(result.actualHash)}\nFix: Re-sign after editing: ${fix}`;
+        ? `Line endings changed since signing (CR/CRLF): ${input.path}\nThe signature covers the exact bytes, and a changed line ending can change what runs (bash reads CR as an ordinary character)\nFix: restore the original line endings (e.g. git config core.autocrlf false, then check the file out again), or review the file and re-sign: ${fix()}`
+        : `Content modified since signing: ${input.path}\nExpected hash: ${short(result.expectedHash)}\nActual hash: ${short(result.actualHash)}\nFix: Re-sign after editing: ${fix()}`;
       break;
     case 'untrusted': {
       const trusted = trust.list(input.space.name).map((k) => k.fingerprint);
       // A key file for this key that is present but counts for nothing is named, with why.
       const ignored = result.fingerprint ? trust.ignoredEntries(result.fingerprint, input.space.name) : [];
       const notes = ignored.map((entry) => `\nIgnored ${entry.path}: ${entry.reason}`).join('');
-      message = `Untrusted key ${result.fingerprint} for ${input.path}\nItem signed by: ${result.fingerprint}\nTrusted keys: ${trusted.join(', ') || 'none'}${notes}\nFix: if you trust whoever holds that key, a person trusts their public key file; or review the file, then sign it with your own key: ${fix}`;
+      message = `Untrusted key ${result.fingerprint} for ${input.path}\nItem signed by: ${result.fingerprint}\nTrusted keys: ${trusted.join(', ') || 'none'}${notes}\nFix: if you trust whoever holds that key, a person trusts their public key file; or review the file, then sign it with your own key: ${fix()}`;
       break;
     }
     case 'bad_signature':
-      message = `Ed25519 signature verification failed: ${input.path}\nSigned by: ${result.fingerprint} (${result.owner ?? 'unknown'})\nThis may indicate the file was tampered with after signing\nFix: check the file, then ${fix}`;
+      message = `Ed25519 signature verification failed: ${input.path}\nSigned by: ${result.fingerprint} (${result.owner ?? 'unknown'})\nThis may indicate the file was tampered with after signing\nFix: check the file, then ${fix()}`;
       break;
     case 'ok': {
       if (result.recipe === 'legacy_partial') {
         const part = input.kind === 'directive' ? 'its body (directive)' : 'its front-matter (knowledge)';
-        const legacy = `Signature does not cover the whole file: ${input.path}\nThis ${input.kind} was signed with the original recipe, which leaves ${part} unsigned\nFix: ${fix}`;
+        const legacy = `Signature does not cover the whole file: ${input.path}\nThis ${input.kind} was signed with the original recipe, which leaves ${part} unsigned\nFix: ${fix()}`;
         if (policy.acceptLegacySignatures) base.warnings.push(legacy);
         else {
           outcome = 'legacy_partial';
@@ -214,8 +218,8 @@ export function verifyItem(
     return { ...base, outcome, verified: false };
   }
   throw new IntegrityError(outcome as Exclude<IntegrityOutcome, 'ok'>, message, {
-    hint,
-    fix: fixData,
+    hint: hint ?? fixSentence(fixData()),
+    fix: fixData(),
     details: { path: input.path, item_id: `${input.kind}:${input.id}`, space: input.space.label },
   });
 }
