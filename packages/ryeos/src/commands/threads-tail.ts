@@ -8,6 +8,7 @@ import { closeSync, existsSync, openSync, readSync, statSync, watch } from 'node
 import { join } from 'node:path';
 import { clipText } from '@ryeos/lillux';
 import { isToolRunRow } from '@ryeos/threads';
+import { withCliHints } from '../cli/fix-command.js';
 import type { CliIo } from '../cli/io.js';
 import { printable, printableJson } from '../cli/printable.js';
 
@@ -84,7 +85,7 @@ export interface TailedRow {
  */
 export function describeToolRun(row: TailedRow | undefined, json: boolean): string | undefined {
   if (!row || !isToolRunRow(row)) return undefined;
-  const envelope = row.result?.envelope;
+  const envelope = withCliHints(row.result?.envelope);
   if (typeof envelope === 'object' && envelope !== null) {
     if (json) return printableJson(`${JSON.stringify(envelope)}\n`);
     const ref = String((envelope as { item_id?: unknown }).item_id ?? row.directive);
