@@ -262,11 +262,29 @@ function table(rows) {
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
 }
 
+/** Each ryeos package against the registry packages: how many times their tree, install and import. */
+function comparison(rows) {
+  const others = rows.filter((r) => REGISTRY.some((p) => p.name === r.package));
+  const times = (a, b) => (b > 0 ? `${round(a / b, 2)}x` : 'n/a');
+  const lines = [
+    `Compared with ${others.map((o) => `${o.package} ${o.version}`).join(' and ')} (tree / install / import):`,
+  ];
+  for (const row of rows.filter((r) => !others.includes(r))) {
+    const against = others.map(
+      (o) =>
+        `${times(row.tree_bytes, o.tree_bytes)} / ${times(row.install_ms, o.install_ms)} / ${times(row.import_ms, o.import_ms)} of ${o.package}`,
+    );
+    lines.push(`  ${row.package}: ${against.join('; ')}`);
+  }
+  return lines.join('\n');
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const rows = await run();
   console.log(table(rows));
+  console.log(`\n${comparison(rows)}`);
   const start = rows[0]?.node_start_ms;
   console.log(
-    `\ninstall: median of ${process.env.BENCH_INSTALLS ?? 3} fresh installs, warm pnpm store; import: median of ${process.env.BENCH_RUNS ?? 15} fresh processes minus an empty node start (${start} ms); tree: file bytes, hard links once.`,
+    `\ninstall: median of ${process.env.BENCH_INSTALLS ?? 3} fresh installs, warm pnpm store; import: median of ${process.env.BENCH_RUNS ?? 15} fresh processes minus an empty node start (${start} ms); tree: file bytes, hard links once. Import times drift with the machine's load: compare rows of one run.`,
   );
 }
