@@ -15,37 +15,49 @@ export const EXECUTOR_BUNDLE_ID = 'ryeos-executor';
 const roots = new Map<string, string>();
 
 /**
- * The folder of the installed package `name`: walking up from the module at `moduleUrl` to its
- * package.json (the same code runs from `src/` in tests and `dist/` when built), else resolved
- * from there as a dependency (a host that bundled this code into its own files, as the rye bins do).
+ * The folder of the installed package `name`: the package holding the module at `moduleUrl` when
+ * that is it (the same code runs from `src/` in tests and `dist/` when built), else `name` resolved
+ * from there as a dependency (a host that bundled this code into its own files, as the rye bins
+ * do). The walk stops at the module's own package.json: a folder above it (a project the host is
+ * installed in) never gets to say it is this package.
  */
 export function packageRootOf(moduleUrl: string, name: string): string {
   const key = `${name}\u0000${moduleUrl}`;
   const known = roots.get(key);
   if (known) return known;
-  let dir = dirname(fileURLToPath(moduleUrl));
-  for (;;) {
+  let root: string | undefined;
+  const own = owningPackage(dirname(fileURLToPath(moduleUrl)));
+  if (own?.name === name) root = own.dir;
+  else {
     try {
-      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown };
-      if (manifest.name === name) {
-        roots.set(key, dir);
-        return dir;
-      }
+      root = dirname(createRequire(moduleUrl).resolve(`${name}/package.json`));
     } catch {
-      // no readable package.json here; keep walking
+      throw new RyeError('CONFIG', `Cannot find the folder of the ${name} package from ${moduleUrl}`, {
+        hint: `Install ${name} as a package: its package.json and .ai/ folder must sit together.`,
+      });
     }
-    const parent = dirname(dir);
-    if (parent === dir) break;
-    dir = parent;
   }
-  try {
-    const root = dirname(createRequire(moduleUrl).resolve(`${name}/package.json`));
-    roots.set(key, root);
-    return root;
-  } catch {
-    throw new RyeError('CONFIG', `Cannot find the folder of the ${name} package from ${moduleUrl}`, {
-      hint: `Install ${name} as a package: its package.json and .ai/ folder must sit together.`,
-    });
+  roots.set(key, root);
+  return root;
+}
+
+/** The nearest folder at or above `dir` with a package.json, and the name it gives. */
+function owningPackage(dir: string): { dir: string; name: unknown } | undefined {
+  for (let current = dir; ; current = dirname(current)) {
+    let text: string | undefined;
+    try {
+      text = readFileSync(join(current, 'package.json'), 'utf8');
+    } catch {
+      text = undefined;
+    }
+    if (text !== undefined) {
+      try {
+        return { dir: current, name: (JSON.parse(text) as { name?: unknown }).name };
+      } catch {
+        return { dir: current, name: undefined };
+      }
+    }
+    if (dirname(current) === current) return undefined;
   }
 }
 

@@ -3,10 +3,12 @@
  * runtimes) in its own signed bundle, and an Executor built without `systemBundles` finds them:
  * an embedder who installs only @ryeos/executor can run a signed tool at once.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { generateKeyPair } from '@ryeos/lillux';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXECUTOR_BUNDLE_ID, Executor, executorBundle } from '../src/index.js';
@@ -108,5 +110,42 @@ describe('an executor built without systemBundles', () => {
     expect(derived.spaces.system.map((space) => space.bundleId)).toEqual(['extra', EXECUTOR_BUNDLE_ID]);
     expect(derived.spaces.projectPath).toBe(executor.spaces.projectPath);
     expect(derived.settings).toBe(executor.settings);
+  });
+});
+
+describe('finding a layer package from code a host bundled into its own files', () => {
+  // In a plain node process (the test runner resolves workspace packages from anywhere).
+  const rootOf = (moduleUrl: string) => {
+    const script = `
+      const { packageRootOf } = await import(${JSON.stringify(pathToFileURL(join(import.meta.dirname, '..', 'dist', 'index.js')).href)});
+      try { console.log(packageRootOf(${JSON.stringify(moduleUrl)}, '@ryeos/executor')); }
+      catch (error) { console.log(error.code + ': ' + error.message); }`;
+    return spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH },
+    }).stdout.trim();
+  };
+
+  it('resolves it as a dependency, never from a folder above the host that claims its name', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'rye-package-root-'));
+    try {
+      // A project that names itself @ryeos/executor, with a host installed in it.
+      await writeFile(join(root, 'package.json'), JSON.stringify({ name: '@ryeos/executor' }));
+      const host = join(root, 'node_modules', 'host');
+      await mkdir(join(host, 'dist'), { recursive: true });
+      await writeFile(join(host, 'package.json'), JSON.stringify({ name: 'host' }));
+      const moduleUrl = pathToFileURL(join(host, 'dist', 'bin.js')).href;
+      expect(rootOf(moduleUrl)).toMatch(/^CONFIG: Cannot find the folder of the @ryeos\/executor package/);
+      // Installed beside the host, it is found there.
+      const installed = join(root, 'node_modules', '@ryeos', 'executor');
+      await mkdir(installed, { recursive: true });
+      await writeFile(
+        join(installed, 'package.json'),
+        JSON.stringify({ name: '@ryeos/executor', exports: { './package.json': './package.json' } }),
+      );
+      expect(rootOf(moduleUrl)).toBe(installed);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
