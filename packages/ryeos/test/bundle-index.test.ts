@@ -19,6 +19,7 @@ import {
   searchItems,
 } from '@ryeos/executor';
 import { fingerprint, signableContent } from '@ryeos/lillux';
+import { threadsBundle } from '@ryeos/threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemBundles } from '../src/bundles.js';
 import { packageRoot } from '../src/index.js';
@@ -72,6 +73,9 @@ describe('the system bundle indexes', () => {
 
   it("are the three layers' bundles, ryeos first", () => {
     expect(shipped.map((bundle) => bundle.id)).toEqual(['ryeos', 'ryeos-threads', 'ryeos-executor']);
+    // Found without loading the threads code, and the same bundle that layer adds to a thread run.
+    expect(shipped[1]).toEqual(threadsBundle());
+    expect(shipped[2]).toEqual(executorBundle());
   });
 
   it('are current: what the items parse to today (else run node scripts/sign-bundle.mjs)', () => {
