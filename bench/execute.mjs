@@ -16,11 +16,9 @@ import {
   signingKeyDir,
   trustKey,
 } from '../packages/executor/dist/index.js';
-import { median, NOOP_TOOL, RYE_BIN, round } from './lib/common.mjs';
+import { median, NOOP_TOOL, RYE_BIN, round, SYSTEM_BUNDLES } from './lib/common.mjs';
 
-const repo = join(import.meta.dirname, '..');
 const CLI = RYE_BIN;
-const SYSTEM = join(repo, 'packages', 'ryeos');
 
 function timeProcess(command, args, env, input = '{}') {
   return new Promise((resolve, reject) => {
@@ -68,7 +66,7 @@ async function setUp(root) {
   const options = {
     projectPath: project,
     userSpace: user,
-    systemBundles: [{ id: 'ryeos', root: SYSTEM }],
+    systemBundles: SYSTEM_BUNDLES,
     env,
   };
   const executor = await Executor.create(options);

@@ -16,9 +16,8 @@ import {
   signingKeyDir,
   trustKey,
 } from '../packages/executor/dist/index.js';
-import { median, round } from './lib/common.mjs';
+import { median, round, SYSTEM_BUNDLES } from './lib/common.mjs';
 
-const SYSTEM = join(import.meta.dirname, '..', 'packages', 'ryeos');
 const RUNS = Number(process.env.BENCH_RUNS ?? 20);
 
 // Imports the standard-library modules a typical tool uses, so a cache that is not reused shows.
@@ -40,7 +39,7 @@ async function executorFor(root, name, extraEnv) {
   const executor = await Executor.create({
     projectPath: project,
     userSpace: user,
-    systemBundles: [{ id: 'ryeos', root: SYSTEM }],
+    systemBundles: SYSTEM_BUNDLES,
     env,
   });
   const key = await generateSigningKey(signingKeyDir(user, env));

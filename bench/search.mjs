@@ -12,10 +12,9 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as executorPackage from '../packages/executor/dist/index.js';
 import { generateKeyPair, signContent } from '../packages/lillux/dist/index.js';
+import { SYSTEM_BUNDLES } from './lib/common.mjs';
 
 const { Executor, searchItems, trustKey } = executorPackage;
-const repo = join(import.meta.dirname, '..');
-const SYSTEM = join(repo, 'packages', 'ryeos');
 
 const WORDS = (
   'file read write search web fetch thread list spawn agent model token budget graph node edge ' +
@@ -120,10 +119,7 @@ async function setUp(count) {
   const options = {
     projectPath: bases.project,
     userSpace: bases.user,
-    systemBundles: [
-      { id: 'ryeos', root: SYSTEM },
-      { id: 'bench', root: bases.system },
-    ],
+    systemBundles: [...SYSTEM_BUNDLES, { id: 'bench', root: bases.system }],
     env,
     metadataCacheDir: false,
     // Readers are registered with the executor, as the facade does.

@@ -63,7 +63,7 @@ const shippedProvider = join(
   here,
   '..',
   'packages',
-  'ryeos',
+  'threads',
   '.ai',
   'tools',
   'rye',

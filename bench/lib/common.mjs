@@ -22,6 +22,13 @@ export function median(values) {
 
 const RYEOS = join(import.meta.dirname, '..', '..', 'packages', 'ryeos');
 
+/** The system bundles the facade registers: its own, then the threads and executor layers'. */
+export const SYSTEM_BUNDLES = [
+  { id: 'ryeos', root: RYEOS },
+  { id: 'ryeos-threads', root: join(RYEOS, '..', 'threads') },
+  { id: 'ryeos-executor', root: join(RYEOS, '..', 'executor') },
+];
+
 /** The `rye` command as installed: the file package.json names as its bin. */
 export const RYE_BIN = join(RYEOS, JSON.parse(readFileSync(join(RYEOS, 'package.json'), 'utf8')).bin.rye);
 

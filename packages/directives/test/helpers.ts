@@ -5,7 +5,6 @@ import { Executor, trustFileText } from '@ryeos/executor';
 import type { KeyPairPem } from '@ryeos/lillux';
 import { fingerprint, generateKeyPair, signContent } from '@ryeos/lillux';
 
-const SYSTEM = join(import.meta.dirname, '..', '..', 'ryeos');
 const MD = { prefix: '<!--', suffix: '-->' };
 
 export interface DirectiveWorkspace {
@@ -15,7 +14,7 @@ export interface DirectiveWorkspace {
   write(relPath: string, text: string, sign?: boolean): Promise<string>;
 }
 
-/** A project + user space over the real ryeos system bundle (for its extractors). */
+/** A project + user space over the executor's own system bundle (for its extractors). */
 export async function directiveWorkspace(): Promise<DirectiveWorkspace> {
   const root = await mkdtemp(join(tmpdir(), 'rye-dir-'));
   const project = join(root, 'project');
@@ -34,7 +33,6 @@ export async function directiveWorkspace(): Promise<DirectiveWorkspace> {
       Executor.create({
         projectPath: project,
         userSpace: user,
-        systemBundles: [{ id: 'ryeos', root: SYSTEM }],
         env,
         metadataCacheDir: false,
       }),

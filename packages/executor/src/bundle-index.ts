@@ -68,6 +68,11 @@ export function readerNamespace(kind: string, readerId: string): string {
 export interface BundleIndexOptions {
   /** The readers of directives and knowledge (with an `id`), whose search fields are indexed. */
   readers?: ItemReaders;
+  /**
+   * The bundle root whose extractors decide which parser reads which extension (default: this
+   * bundle's own); a layer bundle without extractors is indexed with the executor bundle's.
+   */
+  extractorsRoot?: string;
 }
 
 interface IndexFile {
@@ -144,12 +149,18 @@ export function bundleIndexText(root: string, options: BundleIndexOptions = {}):
   };
 
   const configs = new Map<SignableKind, KindConfig>();
+  const extractorsAi = options.extractorsRoot ? join(resolve(options.extractorsRoot), '.ai') : ai;
   for (const kind of SIGNABLE_KINDS) {
     const rel = `/${TYPE_DIRS.tool}/${extractorId(kind)}.yaml`;
-    const path = join(ai, rel);
+    const path = join(extractorsAi, rel);
     if (!statSync(path, { throwIfNoEntry: false })?.isFile()) continue;
-    add(rel, path, EXTRACTOR_NAMESPACE, (text, at) => parseYamlDocument(text, at));
-    const data = files.get(rel)?.values[EXTRACTOR_NAMESPACE];
+    let data: unknown;
+    if (extractorsAi === ai) {
+      add(rel, path, EXTRACTOR_NAMESPACE, (text, at) => parseYamlDocument(text, at));
+      data = files.get(rel)?.values[EXTRACTOR_NAMESPACE];
+    } else {
+      data = parseYamlDocument(readFileSync(path, 'utf8'), path);
+    }
     if (!data) continue;
     const config = emptyKindConfig(kind);
     mergeExtractor(config, data as Record<string, unknown>, path);

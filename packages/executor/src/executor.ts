@@ -14,6 +14,7 @@ import type { ToolEnvelope } from './envelope.js';
 import { elapsed } from './envelope.js';
 import { verifyLooseFile } from './files.js';
 import { KindRegistry } from './kinds.js';
+import { EXECUTOR_BUNDLE_ID, executorBundle } from './layer-bundle.js';
 import { extractToolMetadata } from './metadata.js';
 import { withinOperation } from './observations.js';
 import type { ItemKind, SignableKind } from './refs.js';
@@ -23,7 +24,7 @@ import { resolveItem } from './resolve.js';
 import type { RunContext } from './run-chain.js';
 import type { RyeSettings } from './settings.js';
 import { readSettings } from './settings.js';
-import type { SpaceName, SpacesOptions } from './spaces.js';
+import type { SpaceName, SpacesOptions, SystemBundle } from './spaces.js';
 import { Spaces } from './spaces.js';
 import { TrustStore } from './trust.js';
 import type { ReadVerifiedOptions, VerifiedItem } from './verified-read.js';
@@ -106,7 +107,12 @@ export class Executor implements ItemContext {
   /** The system bundles' signed indexes (what their files parse to), consulted by the cache. */
   readonly bundleIndexes: BundleIndexes;
 
+  private readonly options: ExecutorOptions;
+  /** Executors derived with one more system bundle, by bundle id (made once each). */
+  private readonly derived = new Map<string, Promise<Executor>>();
+
   private constructor(spaces: Spaces, trust: TrustStore, options: ExecutorOptions) {
+    this.options = options;
     this.spaces = spaces;
     this.trust = trust;
     this.settings = options.settings ?? readSettings(options.env ?? {}, { userSpace: spaces.user.base });
@@ -134,9 +140,40 @@ export class Executor implements ItemContext {
     this.readers = options.readers ?? {};
   }
 
+  /** Without `systemBundles`, the executor's own bundle is the system space. */
   static async create(options: ExecutorOptions = {}): Promise<Executor> {
-    const spaces = new Spaces(options);
+    const spaces = new Spaces({ ...options, systemBundles: options.systemBundles ?? [executorBundle()] });
     return new Executor(spaces, await TrustStore.create(spaces), options);
+  }
+
+  /**
+   * This executor with `bundle` among its system bundles: itself when it has it, else a copy
+   * (same project, user space, settings and readers) made once, the bundle placed before the
+   * executor's own so `{system_space}` and the order of the others stay as they are. How a layer
+   * above (threads) finds its own items under an embedder's executor.
+   */
+  withSystemBundle(bundle: SystemBundle): Promise<Executor> {
+    const current = this.spaces.system.map((space) => ({
+      id: space.bundleId ?? space.label,
+      root: space.base,
+    }));
+    if (current.some((known) => known.id === bundle.id)) return Promise.resolve(this);
+    let made = this.derived.get(bundle.id);
+    if (!made) {
+      const at = current.findIndex((known) => known.id === EXECUTOR_BUNDLE_ID);
+      const systemBundles =
+        at === -1 ? [...current, bundle] : [...current.slice(0, at), bundle, ...current.slice(at)];
+      made = Executor.create({
+        ...this.options,
+        projectPath: this.spaces.projectPath,
+        userSpace: this.spaces.user.base,
+        settings: this.settings,
+        systemBundles,
+      });
+      this.derived.set(bundle.id, made);
+      made.catch(() => this.derived.delete(bundle.id));
+    }
+    return made;
   }
 
   /** The kinds under which a plain id exists in any space (DECISIONS 1). */

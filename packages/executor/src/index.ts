@@ -36,6 +36,7 @@ export type { GeneratedKey } from './keys.js';
 export { generateSigningKey, loadSigningKey, NO_KEY_HINT, trustKey } from './keys.js';
 export type { KindConfig } from './kinds.js';
 export { formatFor, KindRegistry } from './kinds.js';
+export { EXECUTOR_BUNDLE_ID, executorBundle, packageRootOf } from './layer-bundle.js';
 export type { LoadRequest, LoadResponse } from './load.js';
 export { loadItem } from './load.js';
 export type { ToolMetadata } from './metadata.js';

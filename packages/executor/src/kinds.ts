@@ -9,6 +9,7 @@ import type { LegacyRecipe, SignatureFormat } from '@ryeos/lillux';
 import { RyeError } from '@ryeos/lillux';
 import { ContentCache } from './content-cache.js';
 import { readItemText } from './item-text.js';
+import { EXECUTOR_BUNDLE_ID } from './layer-bundle.js';
 import { observedOnce } from './observations.js';
 import { parseYamlDocument } from './parsers/yaml.js';
 import type { SignableKind } from './refs.js';
@@ -165,7 +166,8 @@ export class KindRegistry {
     }
     if (config.extensions.length === 0) {
       throw new RyeError('CONFIG', `No extractor found for kind '${kind}'`, {
-        hint: `The system bundle should ship .ai/tools/${extractorId(kind)}.yaml; reinstall ryeos.`,
+        hint: `The @ryeos/executor package ships .ai/tools/${extractorId(kind)}.yaml in its bundle: build the Executor without systemBundles, or include executorBundle() in them.`,
+        details: { item_id: extractorId(kind), bundle: EXECUTOR_BUNDLE_ID, package: '@ryeos/executor' },
       });
     }
     this.configs.set(kind, { stamp, config });

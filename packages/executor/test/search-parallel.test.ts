@@ -74,8 +74,7 @@ describe('stats on two threads', () => {
         mkdirSync(join(root, 'p', '.ai', 'tools', 'n' + (i % 9)), { recursive: true });
         writeFileSync(join(root, 'p', '.ai', 'tools', 'n' + (i % 9), 't' + i + '.sh'), '# t\\n');
       }
-      const executor = await Executor.create({ projectPath: join(root, 'p'), userSpace: join(root, 'u'),
-        systemBundles: [{ id: 'ryeos', root: ${JSON.stringify(join(import.meta.dirname, '..', '..', 'ryeos'))} }] });
+      const executor = await Executor.create({ projectPath: join(root, 'p'), userSpace: join(root, 'u') });
       for (let i = 0; i < 3; i++) await searchItems(executor, { scope: 'tool', query: 't1' });
       console.log('done');`;
     const started = Date.now();

@@ -5,9 +5,10 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { executorBundle } from '@ryeos/executor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Rye } from '../src/index.js';
-import { createRye, packageRoot } from '../src/index.js';
+import { createRye } from '../src/index.js';
 import type { TempProject } from './helpers.js';
 import { rye, tempProject } from './helpers.js';
 
@@ -144,7 +145,10 @@ describe('extractors drive the item formats', () => {
     const config = await executor.kinds.get(kind);
     expect(config.extensions).toEqual(expect.arrayContaining([...extensions]));
     const id = ref.slice('tool:'.length);
-    expect(config.sources.map((s) => s.path)).toEqual([join(packageRoot(), '.ai', 'tools', `${id}.yaml`)]);
+    // The extractors ship with the executor, the layer that reads them.
+    expect(config.sources.map((s) => s.path)).toEqual([
+      join(executorBundle().root, '.ai', 'tools', `${id}.yaml`),
+    ]);
     expect(config.sources[0]!.verification.verified).toBe(true);
   });
 });

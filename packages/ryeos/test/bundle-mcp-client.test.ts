@@ -161,7 +161,12 @@ describe('MCP client: runtimes, connect and discover', () => {
       const result = await r.execute({ item_id: 'tool:acme/calc/add', parameters: { a: 2, b: 3 } });
       expect(result).toMatchObject({
         status: 'success',
-        chain: ['acme/calc/add', 'rye/core/runtimes/mcp/stdio', 'rye/core/primitives/subprocess'],
+        chain: [
+          'acme/calc/add',
+          'rye/core/runtimes/mcp/stdio',
+          'rye/core/runtimes/node/node',
+          'rye/core/primitives/subprocess',
+        ],
       });
       expect(result.data).toEqual(ADD_RESULT);
     });
@@ -170,7 +175,12 @@ describe('MCP client: runtimes, connect and discover', () => {
       const result = await r.execute({ item_id: 'tool:acme/calc/add_http', parameters: { a: 2, b: 3 } });
       expect(result).toMatchObject({
         status: 'success',
-        chain: ['acme/calc/add_http', 'rye/core/runtimes/mcp/http', 'rye/core/primitives/subprocess'],
+        chain: [
+          'acme/calc/add_http',
+          'rye/core/runtimes/mcp/http',
+          'rye/core/runtimes/node/node',
+          'rye/core/primitives/subprocess',
+        ],
       });
       expect(result.data).toEqual(ADD_RESULT);
     });
@@ -359,7 +369,12 @@ describe('MCP client: runtimes, connect and discover', () => {
       const add = await r.execute({ item_id: 'tool:remote/calc/add', parameters: { a: 2, b: 3 } });
       expect(add).toMatchObject({
         status: 'success',
-        chain: ['remote/calc/add', 'rye/core/runtimes/mcp/http', 'rye/core/primitives/subprocess'],
+        chain: [
+          'remote/calc/add',
+          'rye/core/runtimes/mcp/http',
+          'rye/core/runtimes/node/node',
+          'rye/core/primitives/subprocess',
+        ],
       });
       expect(add.data).toEqual(ADD_RESULT);
     });

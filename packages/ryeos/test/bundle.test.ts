@@ -1,15 +1,16 @@
 /**
- * Every item shipped in the system bundle verifies, parses, and is exercised by some test.
- * A new bundle item without a test that names it fails here.
+ * Every item shipped in the system bundles (ryeos, threads, executor) verifies, parses, and is
+ * exercised by some test. A new bundle item without a test that names it fails here.
  */
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join, relative } from 'node:path';
 import { parseDirective, parseKnowledge } from '@ryeos/directives';
 import type { ParameterSchema } from '@ryeos/executor';
-import { Executor, extractToolMetadata, toolParameterSchema } from '@ryeos/executor';
+import { Executor, executorBundle, extractToolMetadata, toolParameterSchema } from '@ryeos/executor';
 import { normalizeNewlines } from '@ryeos/lillux';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { threadsLayerBundle } from '../src/bundles.js';
 import { packageRoot } from '../src/index.js';
 
 /** The smallest valid call of a tool: a sample value for each required parameter. */
@@ -27,7 +28,7 @@ function sampleParameters(schema: ParameterSchema | undefined): Record<string, u
 }
 
 const ROOT = packageRoot();
-const AI = join(ROOT, '.ai');
+const BUNDLES = [{ id: 'ryeos', root: ROOT }, threadsLayerBundle(), executorBundle()];
 const KINDS = { tool: 'tools', directive: 'directives', knowledge: 'knowledge' } as const;
 type Kind = keyof typeof KINDS;
 
@@ -48,13 +49,22 @@ const EXTENSIONS: Record<Kind, string[]> = {
 };
 
 const items: { kind: Kind; id: string; path: string }[] = [];
-for (const [kind, dir] of Object.entries(KINDS) as [Kind, string][]) {
-  for (const path of walk(join(AI, dir))) {
-    const ext = extname(path);
-    if (!EXTENSIONS[kind].includes(ext)) continue;
-    // Files inside a runtime's lib/ are launchers, verified when used, not items of their own.
-    if (/[\\/]runtimes[\\/](node|python)[\\/]lib[\\/]/.test(path)) continue;
-    items.push({ kind, id: relative(join(AI, dir), path).slice(0, -ext.length), path });
+for (const bundle of BUNDLES) {
+  const ai = join(bundle.root, '.ai');
+  for (const [kind, dir] of Object.entries(KINDS) as [Kind, string][]) {
+    let files: string[];
+    try {
+      files = [...walk(join(ai, dir))];
+    } catch {
+      continue; // a bundle without this kind
+    }
+    for (const path of files) {
+      const ext = extname(path);
+      if (!EXTENSIONS[kind].includes(ext)) continue;
+      // Files inside a runtime's lib/ are launchers, verified when used, not items of their own.
+      if (/[\\/]runtimes[\\/](node|python)[\\/]lib[\\/]/.test(path)) continue;
+      items.push({ kind, id: relative(join(ai, dir), path).slice(0, -ext.length), path });
+    }
   }
 }
 
@@ -75,14 +85,14 @@ function testSources(): string {
   return text;
 }
 
-describe('the system bundle', () => {
+describe('the system bundles', () => {
   let executor: Executor;
   let sources: string;
   beforeAll(async () => {
     executor = await Executor.create({
       projectPath: mkdtempSync(join(tmpdir(), 'rye-bundle-project-')),
       userSpace: mkdtempSync(join(tmpdir(), 'rye-bundle-user-')),
-      systemBundles: [{ id: 'ryeos', root: ROOT }],
+      systemBundles: BUNDLES,
       env: { PATH: process.env.PATH },
       metadataCacheDir: false,
     });

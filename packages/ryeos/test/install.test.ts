@@ -59,10 +59,12 @@ describe('each package as published', () => {
 
   it('asks for the Node it uses: module.register (20.6), AbortSignal.any (20.3), and its dependencies’', () => {
     const launcher = readFileSync(
-      join(REPO, 'packages/ryeos/.ai/tools/rye/core/runtimes/node/lib/launch.mjs'),
+      join(REPO, 'packages/executor/.ai/tools/rye/core/runtimes/node/lib/launch.mjs'),
       'utf8',
     );
     expect(launcher).toMatch(/import Module, \{[^}]*\bregister\b[^}]*\} from 'node:module'/);
+    // The node runtime's launcher ships in the executor's bundle.
+    expect(atLeast(minimum(manifest('executor').engines?.node), [20, 6, 0])).toBe(true);
     expect(atLeast(minimum(manifest('ryeos').engines?.node), [20, 6, 0])).toBe(true);
     expect(readFileSync(join(REPO, 'packages/lillux/src/http/request.ts'), 'utf8')).toContain(
       'AbortSignal.any',

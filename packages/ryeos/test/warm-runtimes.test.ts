@@ -9,15 +9,19 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync } from 'node
 import { stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
+import { executorBundle } from '@ryeos/executor';
 import { describe, expect, it } from 'vitest';
-import { createRye, systemSpaceRoot } from '../src/index.js';
+import { createRye } from '../src/index.js';
 import type { TempProject } from './helpers.js';
 import { CLI, connectMcpStdio, isAlive, rye, until, useTempProjects } from './helpers.js';
 
 const project = useTempProjects();
 
 /** The node/function runtime's worker script, as the system bundle ships it. */
-const FUNCTION_WORKER = join(systemSpaceRoot(), '.ai/tools/rye/core/runtimes/node/lib/function-worker.mjs');
+const FUNCTION_WORKER = join(
+  executorBundle().root,
+  '.ai/tools/rye/core/runtimes/node/lib/function-worker.mjs',
+);
 
 const JS_HEADER = `export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';

@@ -3,8 +3,11 @@
  * permission-checked: hooks are the directive's and the user's own, §4 "Check"), except the two
  * internal tools, which run in-process — the control tool's `null` must stay `null` (an upstream
  * subprocess turned it into `{stdout:"{}"}` and ended threads), and the emitter writes to this
- * thread's own transcript.
+ * thread's own transcript. A knowledge item is read in-process too, through the run's executor
+ * (which always has the threads bundle), so the knowledge the shipped hooks call is found
+ * whatever the host's dispatch knows.
  */
+import { executeKnowledge } from '@ryeos/directives';
 import type { ContextInjection, HookDispatch } from './hooks/dispatch.js';
 import {
   CONTROL_TOOL_ID,
@@ -22,7 +25,7 @@ import type { ControlResult, LoopHooks, ThreadLog } from './runner/loop.js';
 
 export interface HookRunnerOptions {
   hooks: readonly Hook[];
-  host: Pick<ThreadHost, 'dispatch'>;
+  host: Pick<ThreadHost, 'dispatch' | 'executor'>;
   threadId: string;
   log?: ThreadLog;
   suppress?: readonly string[];
@@ -44,6 +47,9 @@ export class HookRunner implements LoopHooks {
       this.options.log?.emit(event.event_type, event.payload);
       return { success: true };
     }
+    const knowledge = action.item_type === 'knowledge' || action.item_id?.startsWith('knowledge:');
+    if (action.primary === 'execute' && knowledge && id)
+      return executeKnowledge(this.options.host.executor, id);
     const target = {
       ...(action.item_type ? { item_type: action.item_type } : {}),
       ...(action.item_id ? { item_id: action.item_id } : {}),

@@ -15,6 +15,7 @@ export type { PrimaryCall, PrimaryDispatch, PrimaryName, PrimaryToolSpec, Thread
 export { PRIMARY_NAMES } from './host.js';
 export type { ThreadReport, ThreadSummary } from './inspect.js';
 export { listThreads, showThread } from './inspect.js';
+export { THREADS_BUNDLE_ID, threadsBundle, withThreadsBundle, withThreadsHost } from './layer-bundle.js';
 export type { CancelResult, KillResult } from './orchestration/control.js';
 export { CANCEL_MARKER, cancelThread, killThread } from './orchestration/control.js';
 export type {

@@ -18,6 +18,7 @@ import type { Hook } from './hooks/layers.js';
 import { buildHookList, buildResolveExtendsHooks } from './hooks/layers.js';
 import type { ThreadHost } from './host.js';
 import { verifyThreadRecords } from './inspect.js';
+import { withThreadsHost } from './layer-bundle.js';
 import {
   carriedConversation,
   continuationPrompt,
@@ -211,6 +212,7 @@ export async function runThread(host: ThreadHost, request: ForkRequest): Promise
   let store: ThreadStore | undefined;
   let threadId: string | undefined;
   try {
+    host = await withThreadsHost(host);
     // Keys first: a fork without a keypair fails before anything is registered (DECISIONS 20).
     let signer: Signer;
     try {
@@ -310,6 +312,7 @@ export async function runPreparedThread(
   let directiveId = isRecord(setup) && typeof setup.directive_id === 'string' ? setup.directive_id : '';
   let running = false;
   try {
+    host = await withThreadsHost(host);
     store = openThreadStore(stateRoot);
     const row = store.registry.getThread(threadId);
     running = row?.status === 'running';

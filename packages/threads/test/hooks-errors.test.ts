@@ -13,7 +13,7 @@ import {
 } from '../src/hooks/errors.js';
 import type { ProviderCallErrorInfo } from '../src/provider/types.js';
 
-const shippedPath = join(import.meta.dirname, '../../ryeos/.ai/config/agent/error_classification.yaml');
+const shippedPath = join(import.meta.dirname, '../.ai/config/agent/error_classification.yaml');
 const config = parseErrorClassification(parse(readFileSync(shippedPath, 'utf8')), shippedPath);
 
 function failure(fields: Partial<ProviderCallErrorInfo>): ProviderCallErrorInfo {

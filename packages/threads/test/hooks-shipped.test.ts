@@ -17,7 +17,7 @@ import {
 import { classifyProviderError, parseErrorClassification } from '../src/hooks/errors.js';
 import { buildHookList, type HookLayerInput } from '../src/hooks/layers.js';
 
-const systemAi = join(import.meta.dirname, '../../ryeos/.ai');
+const systemAi = join(import.meta.dirname, '../.ai');
 const agentConfig = (name: string) => join(systemAi, 'config/agent', name);
 const instructionPath = join(systemAi, 'knowledge/rye/agent/core/DirectiveInstruction.md');
 

@@ -20,7 +20,6 @@ import { tempDirs, testKey } from './persist-helpers.js';
 const dirs = tempDirs();
 afterEach(() => dirs.cleanup());
 
-const SYSTEM_BUNDLE = join(import.meta.dirname, '..', '..', 'ryeos');
 const THREAD = 'acme/build/build-1739820456123';
 
 const palette = [
@@ -189,7 +188,6 @@ describe('knowledge transcript', () => {
     const executor = await Executor.create({
       projectPath: project,
       userSpace: user,
-      systemBundles: [{ id: 'ryeos', root: SYSTEM_BUNDLE }],
       metadataCacheDir: false,
     });
     const id = `agent/threads/${THREAD}`;

@@ -15,7 +15,7 @@ import {
 import { type ResilienceConfig, toolPreloadConfig } from '../src/policy/resilience-config.js';
 import type { ChatMessage } from '../src/provider/types.js';
 
-const SHIPPED = join(import.meta.dirname, '..', '..', 'ryeos', '.ai', 'config', 'agent', 'resilience.yaml');
+const SHIPPED = join(import.meta.dirname, '..', '.ai', 'config', 'agent', 'resilience.yaml');
 const resilience = parse(readFileSync(SHIPPED, 'utf8')) as ResilienceConfig;
 const defaults = resilience.limits!.defaults!;
 

@@ -9,16 +9,7 @@ import {
   parseCapabilityRiskConfig,
 } from '../src/policy/risk.js';
 
-const SHIPPED = join(
-  import.meta.dirname,
-  '..',
-  '..',
-  'ryeos',
-  '.ai',
-  'config',
-  'agent',
-  'capability_risk.yaml',
-);
+const SHIPPED = join(import.meta.dirname, '..', '.ai', 'config', 'agent', 'capability_risk.yaml');
 const shipped = parseCapabilityRiskConfig(parse(readFileSync(SHIPPED, 'utf8')), SHIPPED);
 
 describe('the shipped capability_risk.yaml', () => {

@@ -1,6 +1,6 @@
 /**
  * Temp workspaces for executor tests: a system bundle made from the real runtime and extractor
- * data of the ryeos package (re-signed with a test bundle key), a user space with its own key,
+ * data of the executor's own bundle (re-signed with a test bundle key), a user space with its own key,
  * and an empty project. Everything lives in one temp dir per test.
  */
 import { cp, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
@@ -11,7 +11,7 @@ import { fingerprint, generateKeyPair, signContent } from '@ryeos/lillux';
 import { Executor } from '../../src/index.js';
 import { trustFileText } from '../../src/trust.js';
 
-const BUNDLE_SOURCE = join(import.meta.dirname, '..', '..', '..', 'ryeos', '.ai', 'tools', 'rye', 'core');
+const BUNDLE_SOURCE = join(import.meta.dirname, '..', '..', '.ai', 'tools', 'rye', 'core');
 
 export const FORMATS: Record<string, SignatureFormat> = {
   '.py': { prefix: '#', afterShebang: true },

@@ -1,4 +1,4 @@
-// rye:signed:2026-11-28T12:30:27Z:9ca5ee62b66801d8c73022740a66e2177f41d675084022b7de1c10f150e4f451:PJsR3735Hac9Xmj7gGWSUmgRIMjWy57bNZMsIufTtiFM0I8QyaCZCb8MKBAUVAlnVVIwwMlasSF3ql40PwgDCA==:007af625371e6e71
+// rye:signed:2026-11-29T01:18:43Z:d51da8b31a1b88b78df8eb2e9a879862cc99c14eec58f30b0630613e755b7e03:2tDs8PaBE-WhWX2S5RNMFAfLSb39cC2-K9uyoQJ8UD5U0P-MUyav8ThtZbb9ZihMolSpf8q7Z6zsSYEqWrYZAQ==:007af625371e6e71
 // Launches a node script tool: `node launch.mjs <tool> --project-path <dir>`. The tool sees
 // process.argv as if it had been started directly (`node <tool> --project-path <dir>`).
 // Also a module: the warm worker of function tools (function-worker.mjs) imports prepareTool.
@@ -120,12 +120,20 @@ export async function prepareTool(toolPath, projectPath) {
   }
 
   if (typescript) {
-    // Prefer the tool's own tsx (and the project's, for a project tool), then the one ryeos ships.
-    // A project's node_modules never serves a tool from another space: it is unsigned code.
+    // Prefer the tool's own tsx (and the project's, for a project tool), then the one installed
+    // beside this launcher's package, then the one ryeos ships (the host's first system bundle,
+    // which the executor sets after every env_config). A project's node_modules never serves a
+    // tool from another space: it is unsigned code.
     const toolOrigin = original(toolPath);
     const projectTool = toolOrigin.startsWith(join(projectPath, '.ai') + sep);
     const self = original(fileURLToPath(import.meta.url));
-    const bases = [toolOrigin, ...(projectTool ? [join(projectPath, 'package.json')] : []), self];
+    const systemSpace = process.env.RYE_SYSTEM_SPACE;
+    const bases = [
+      toolOrigin,
+      ...(projectTool ? [join(projectPath, 'package.json')] : []),
+      self,
+      ...(systemSpace ? [join(systemSpace, 'package.json')] : []),
+    ];
     let loader;
     for (const base of bases) {
       try {

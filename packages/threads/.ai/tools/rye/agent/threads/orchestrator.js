@@ -1,4 +1,4 @@
-// rye:signed:2026-11-27T18:31:51Z:a0c80f0be9fd5ebbdad25182811bb18f34f45b42c2cd8d7bc55959eb4436d68b:gF0CMgwvy3jnIIId3aB3Vcu6vf41hrbeyZijiTAKEyD6Vyjy977UDmhPTu8bH8c4Xxm1TsQ9x1cf-cI1YhrxDA==:007af625371e6e71
+// rye:signed:2026-11-29T01:24:02Z:77630e08c352300a08712876b8c8551ff5478df5a70dfb6c10e116fb0f89757a:BHbj1DBW87QivKOXfbdlbeYBFxUAt71Ode5BjpI0xNgsYiQ7FkpgdFnEhQ5lDcEXYnrrRZIZcxAzcyQmE-XMDA==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
@@ -40,6 +40,8 @@ export const CONFIG_SCHEMA = {
 export const CONFIG = { timeout: 3660 };
 
 import { spawn } from 'node:child_process';
+// No package.json beside this file: the nearest one is @ryeos/threads' own, so the package that
+// ships this tool resolves by self-reference (installed alone or under ryeos).
 import { orchestrate } from '@ryeos/threads';
 
 /**
