@@ -49,14 +49,15 @@ const CASES: ExampleCase[] = [
   },
   {
     dir: 'executor',
-    prints: [/"status":"success"/],
-    pending: 'the executor finds its own extractors and runtimes only with the bundles branch (point 1)',
+    prints: [
+      /^success \{"words":3\}$/,
+      /^acme\/text\/wordcount → rye\/core\/runtimes\/node\/node → rye\/core\/primitives\/subprocess$/,
+    ],
   },
   {
     dir: 'directives',
     prints: [/^parsed review: inputs path$/, /^Review src \(shallow\)$/, /Read src and list what to fix\./],
     alsoImports: ['executor'],
-    pending: 'signing and loading a directive needs the executor’s own extractors (bundles branch, point 1)',
   },
   {
     dir: 'threads',
