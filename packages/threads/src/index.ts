@@ -4,6 +4,8 @@
 
 export type { AgentConfigName, LoadedAgentConfig } from './config/agent-config.js';
 export { loadAgentConfig } from './config/agent-config.js';
+export type { ThreadHostOptions } from './create-host.js';
+export { createThreadHost, standardPrimaries } from './create-host.js';
 export { HookRunner } from './hook-runner.js';
 export { matches } from './hooks/conditions.js';
 export { mergeAgentConfig } from './hooks/config-merge.js';
@@ -54,7 +56,7 @@ export { canonicalJson } from './persistence/canonical-json.js';
 export { ensureThreadDir, ensureThreadsStateRoot, threadDir, threadsStateRoot } from './persistence/paths.js';
 export { reconstructMessages, resumeMessages } from './persistence/reconstruct.js';
 export type { Signer } from './persistence/signer.js';
-export { loadSigner } from './persistence/signer.js';
+export { loadSigner, signerFromKeyPair } from './persistence/signer.js';
 export type { ThreadJson } from './persistence/thread-json.js';
 export { readThreadJson, verifyThreadJson, writeThreadJson } from './persistence/thread-json.js';
 export { TranscriptWriter } from './persistence/transcript.js';

@@ -10,6 +10,7 @@ import type { Loaded, ParsedDirective } from '@ryeos/directives';
 import { composeContext, loadDirective, prepareDirective, resolveExtendsChain } from '@ryeos/directives';
 import { clipText, isRyeError, RyeError, toRyeError } from '@ryeos/lillux';
 import { loadAgentConfig } from './config/agent-config.js';
+import { standardPrimaries } from './create-host.js';
 import { HookRunner } from './hook-runner.js';
 import { resolveExtendsHook } from './hooks/dispatch.js';
 import { classifyProviderError, parseErrorClassification, retryDelaySeconds } from './hooks/errors.js';
@@ -200,6 +201,11 @@ function registerThread(
   throw new RyeError('INTERNAL', `Could not register a thread id for ${directiveId}`);
 }
 
+/** The host's own signer, or the key in its settings' key folder (a missing key fails, never made here). */
+function hostSigner(host: ThreadHost): Promise<Signer> {
+  return host.signer ? Promise.resolve(host.signer) : loadSigner(host.settings.signingKeyDir);
+}
+
 /** Runs a directive in a managed thread, synchronously, to its end. Never throws. */
 export async function runThread(host: ThreadHost, request: ForkRequest): Promise<ThreadResult> {
   const { settings } = host;
@@ -211,7 +217,7 @@ export async function runThread(host: ThreadHost, request: ForkRequest): Promise
     // Keys first: a fork without a keypair fails before anything is registered (DECISIONS 20).
     let signer: Signer;
     try {
-      signer = await loadSigner(settings.signingKeyDir);
+      signer = await hostSigner(host);
     } catch (error) {
       throw new SetupFailure(toRyeError(error));
     }
@@ -317,7 +323,7 @@ export async function runPreparedThread(
     }
     const prepared = parsePreparedThread(setup, threadId);
     directiveId = prepared.directive_id;
-    const signer = await loadSigner(host.settings.signingKeyDir);
+    const signer = await hostSigner(host);
     const parentId = prepared.record.parent_thread_id;
     return await runPrepared(
       host,
@@ -568,7 +574,7 @@ async function runRegistered(
   const outputs = directive.outputs.length ? directive.outputs : undefined;
   const palette = await buildPalette(executor, {
     capabilities,
-    primaries: host.primaries,
+    primaries: host.primaries ?? standardPrimaries(),
     ...(outputs ? { outputs } : {}),
     preload: asRecord(resilience.data.tool_preload),
   });
