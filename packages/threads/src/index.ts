@@ -69,6 +69,7 @@ export type { Limits } from './policy/limits.js';
 export { checkPreTurnLimits, resolveLimits } from './policy/limits.js';
 export { assessRisk } from './policy/risk.js';
 export type { PreparedThread } from './prepared.js';
+export { parsePreparedThread } from './prepared.js';
 export { createAnthropicModel } from './provider/anthropic.js';
 export { collectResponse } from './provider/collect.js';
 export type { HttpProviderConfig } from './provider/http-config.js';
@@ -89,6 +90,8 @@ export type {
   ToolCall,
   ToolDefinition,
 } from './provider/types.js';
+export type { FailureCodes, LimitCode, ThreadErrorCode } from './result-codes.js';
+export { LIMIT_CODES, THREAD_ERROR_CODES } from './result-codes.js';
 export type { LoopContext, LoopResult, ThreadLog } from './runner/loop.js';
 export { runLoop } from './runner/loop.js';
 export type { Palette, PaletteEntry } from './runner/palette.js';

@@ -8,7 +8,7 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Loaded, ParsedDirective } from '@ryeos/directives';
 import { composeContext, loadDirective, prepareDirective, resolveExtendsChain } from '@ryeos/directives';
-import { clipText, isRyeError, RyeError, toRyeError } from '@ryeos/lillux';
+import { clipText, type ErrorType, isRyeError, RyeError, toRyeError } from '@ryeos/lillux';
 import { loadAgentConfig } from './config/agent-config.js';
 import { standardPrimaries } from './create-host.js';
 import { HookRunner } from './hook-runner.js';
@@ -45,13 +45,14 @@ import {
 import { chainRemaining, maxChainLength } from './policy/chain-budget.js';
 import { checkDepth, checkPreTurnLimits, type Limits, resolveLimits } from './policy/limits.js';
 import { assessRisk, parseCapabilityRiskConfig } from './policy/risk.js';
-import { PREPARED_VERSION, type PreparedThread, parsePreparedThread } from './prepared.js';
+import { PREPARED_VERSION, type PreparedThread } from './prepared.js';
 import { providerCredentialNames, withCredentialsWithheld } from './provider/credentials.js';
 import { createModel } from './provider/model-factory.js';
 import { loadProviders } from './provider/providers.js';
 import { resolveModel } from './provider/resolve-model.js';
 import type { ChatMessage } from './provider/types.js';
 import { asRecord, isRecord } from './records.js';
+import { failureCodes, type LimitCode, type ThreadErrorCode } from './result-codes.js';
 import type { LoopResult, LoopTiming } from './runner/loop.js';
 import { runLoop } from './runner/loop.js';
 import { buildPalette, type Palette, READ_ARTIFACT_ENTRY } from './runner/palette.js';
@@ -91,6 +92,7 @@ export interface ForkRequest {
   registeredId?: string;
 }
 
+/** What a thread ended with; a failed one says why as `error`, `error_type` and its codes. */
 export interface ThreadResult {
   success: boolean;
   status: ThreadStatus;
@@ -101,9 +103,38 @@ export interface ThreadResult {
   cost: ThreadCost;
   error?: string;
   hint?: string;
-  error_type?: string;
+  /** The closed set of every envelope; present on every failure. */
+  error_type?: ErrorType;
+  /** The limit that stopped the thread. */
+  limit_code?: LimitCode;
+  /** A refusal of the runner's own (a chain too long, required outputs missing). */
+  error_code?: ThreadErrorCode;
   result_truncated?: boolean;
-  [key: string]: unknown;
+  /** Where the thread's wall time went (a thread whose loop ran). */
+  timing?: LoopTiming;
+  /** Setup's warnings (an unpriced model, say). */
+  warnings?: string[];
+  /** Detached (`ForkRequest.detach`): the thread runs on in the process with this pid. */
+  async?: true;
+  pid?: number;
+  /** A thread that handed off: the id of its continuation. */
+  continuation_thread_id?: string;
+  /** A chain of continuations the caller waited through: every thread id in order, and the last. */
+  chain_thread_ids?: string[];
+  final_thread_id?: string;
+  /** A limit's or provider failure's context, for the caller and the `limit`/`error` hooks. */
+  error_context?: Record<string, unknown>;
+  recent_llm_errors?: Record<string, unknown>[];
+  /** The required outputs a thread stopped by a limit still owed. */
+  missing_outputs?: string[];
+  /** A `limit` hook's own message, beside the limit's. */
+  hook_error?: string;
+  /** A control hook stopped the thread: `abort`, `suspend`, or `escalate` (suspended too). */
+  aborted?: boolean;
+  suspended?: boolean;
+  escalated?: boolean;
+  /** The risk assessment that blocked a capability. */
+  risk?: unknown;
 }
 
 const RESULT_MAX = 4000;
@@ -290,7 +321,7 @@ function failedThread(
     directive: directiveId,
     cost: { ...ZERO_COST },
     error: failure.failure.message,
-    error_type: failure.failure.code.toLowerCase(),
+    error_type: failure.failure.code.toLowerCase() as ErrorType,
     ...(failure.failure.hint ? { hint: failure.failure.hint } : {}),
     ...failure.extra,
   };
@@ -298,18 +329,19 @@ function failedThread(
 
 /**
  * The detached process's half of `async: true`: the loop of a thread its caller set up, from the
- * setup it was handed (`ForkRequest.detach`). The budget is reserved and `thread.json` signed;
+ * setup it was handed (`ForkRequest.detach`), checked where it arrived (`parsePreparedThread` on
+ * the JSON its process read). The budget is reserved and `thread.json` signed;
  * this runs the loop and finalizes, settling the budget however it ends. Never throws.
  */
 export async function runPreparedThread(
   host: ThreadHost,
-  setup: unknown,
+  prepared: PreparedThread,
   options: { threadId: string; signal?: AbortSignal },
 ): Promise<ThreadResult> {
   const { threadId } = options;
   const stateRoot = threadsStateRoot(host.projectPath);
   let store: ThreadStore | undefined;
-  let directiveId = isRecord(setup) && typeof setup.directive_id === 'string' ? setup.directive_id : '';
+  const directiveId = prepared.directive_id;
   let running = false;
   try {
     store = openThreadStore(stateRoot);
@@ -321,8 +353,9 @@ export async function runPreparedThread(
         `Thread '${threadId}' is not a running thread its caller set up (${row ? `status ${row.status}` : 'no registry row'})`,
       );
     }
-    const prepared = parsePreparedThread(setup, threadId);
-    directiveId = prepared.directive_id;
+    if (prepared.thread_id !== threadId) {
+      fail('VALIDATION', `The thread setup handed to the runner is not that of thread '${threadId}'`);
+    }
     const signer = await hostSigner(host);
     const parentId = prepared.record.parent_thread_id;
     return await runPrepared(
@@ -1198,9 +1231,13 @@ async function finalize(input: FinalizeInput): Promise<ThreadResult> {
   store.registry.updateStatus(threadId, status);
 
   const { success: _s, status: _st, result: _r, outputs: _o, error: _e, ...rest } = run;
+  const succeeded = run.success && status !== 'error';
+  const { error_type: _t, limit_code: _l, error_code: _c, ...others } = rest;
   return {
-    ...rest,
-    success: run.success && status !== 'error',
+    ...others,
+    // Its codes checked: a hook's control result may have put anything under these names.
+    ...(succeeded ? {} : failureCodes(run)),
+    success: succeeded,
     status,
     thread_id: threadId,
     directive: directiveId,

@@ -143,9 +143,8 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
     return {
       status: 'error',
       error: error ?? 'The thread failed',
-      error_type:
-        (error_type as never) ??
-        (result.limit_code ? 'limit' : status === 'cancelled' ? 'execution' : 'execution'),
+      // The runner sets it on every failure; a result from an older runner has none.
+      error_type: error_type ?? (result.limit_code ? 'limit' : 'execution'),
       ...(hint ? { hint } : {}),
       ...common,
       ...(text ? { result: text } : {}),
