@@ -51,7 +51,7 @@ import { createModel } from './provider/model-factory.js';
 import { loadProviders } from './provider/providers.js';
 import { resolveModel } from './provider/resolve-model.js';
 import type { ChatMessage } from './provider/types.js';
-import { asRecord, isRecord } from './records.js';
+import { asRecord } from './records.js';
 import { failureCodes, type LimitCode, type ThreadErrorCode } from './result-codes.js';
 import type { LoopResult, LoopTiming } from './runner/loop.js';
 import { runLoop } from './runner/loop.js';
