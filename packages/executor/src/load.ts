@@ -25,7 +25,8 @@ export interface LoadRequest {
   destination?: Exclude<SpaceName, 'system'>;
 }
 
-export interface LoadResponse {
+// A type, not an interface: it stays assignable to the generic `Envelope`.
+export type LoadResponse = {
   status: 'success';
   item_id: string;
   type: SignableKind;
@@ -41,7 +42,7 @@ export interface LoadResponse {
   parameters?: Record<string, string>;
   warnings?: string[];
   hint?: string;
-}
+};
 
 const VERSION = /(?:__version__\s*=\s*|version\s*[:=]\s*)["']([^"']+)["']/;
 

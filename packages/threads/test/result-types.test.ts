@@ -23,7 +23,8 @@ describe('a failed thread says why in the closed codes', () => {
 
   it("a hook's control result cannot put a code outside the closed sets into the result", () => {
     // Control results are repository data spread into the loop's result.
-    expect(failureCodes({ error_type: 'bogus', limit_code: 'made_up', error_code: 'whatever' })).toEqual({
+    const planted = JSON.parse('{"error_type":"bogus","limit_code":"made_up","error_code":"whatever"}');
+    expect(failureCodes(planted)).toEqual({
       error_type: 'execution',
     });
     expect(failureCodes({ error_type: 'permission' })).toEqual({ error_type: 'permission' });
