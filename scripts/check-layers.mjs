@@ -12,8 +12,9 @@ export const LAYERS = [
   '@ryeos/mcp',
   'ryeos',
 ];
-// @ryeos/mcp is an adapter over the MCP SDK only: it may import no other ryeos layer.
-const ISOLATED = new Set(['@ryeos/mcp']);
+// @ryeos/mcp is an adapter over the MCP SDK: of the ryeos layers it may use only lillux, which
+// owns the four operations' schemas it serves.
+const ISOLATED = new Map([['@ryeos/mcp', new Set(['@ryeos/lillux'])]]);
 
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)['"]([^'"]+)['"]/g;
 
@@ -47,7 +48,9 @@ export function checkLayers(packagesDir) {
     if (rank === -1) continue;
     const allowed = (target) =>
       target === self ||
-      (!ISOLATED.has(self) && LAYERS.indexOf(target) !== -1 && LAYERS.indexOf(target) < rank);
+      (ISOLATED.has(self)
+        ? ISOLATED.get(self).has(target)
+        : LAYERS.indexOf(target) !== -1 && LAYERS.indexOf(target) < rank);
     for (const dep of Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies })) {
       if (LAYERS.includes(dep) && !allowed(dep)) {
         violations.push(

@@ -1,3 +1,3 @@
 import { packageBuild } from '@ryeos/build-config/tsup';
 
-export default packageBuild(['src/index.ts', 'src/thread-boot.ts']);
+export default packageBuild(['src/index.ts', 'src/thread-boot.ts', 'src/primaries.ts']);

@@ -63,8 +63,11 @@ export type {
   SearchRequest,
   SearchResponse,
   SearchResult,
+  SearchScope,
+  SearchSort,
+  SearchSpace,
 } from './search/index.js';
-export { searchItems } from './search/index.js';
+export { isSearchScope, searchItems } from './search/index.js';
 export type { RyeSettings, SettingsOverrides } from './settings.js';
 export { readSettings, signingKeyDir } from './settings.js';
 export type { SignFailure, SignOptions, SignResult } from './sign.js';

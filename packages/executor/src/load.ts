@@ -26,7 +26,8 @@ export interface LoadRequest {
   destination?: Exclude<SpaceName, 'system'>;
 }
 
-export interface LoadResponse {
+// A type, not an interface: it stays assignable to the generic `Envelope`.
+export type LoadResponse = {
   status: 'success';
   item_id: string;
   type: SignableKind;
@@ -44,7 +45,7 @@ export interface LoadResponse {
   hint?: string;
   /** After copying a system item: signing the copies is what makes them run (as data). */
   fix?: Fix;
-}
+};
 
 const VERSION = /(?:__version__\s*=\s*|version\s*[:=]\s*)["']([^"']+)["']/;
 

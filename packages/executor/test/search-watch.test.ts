@@ -23,7 +23,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Executor } from '../src/executor.js';
-import { searchItems } from '../src/search/index.js';
+import { type SearchScope, searchItems } from '../src/search/index.js';
 import { searchIndexOf } from '../src/search/index-cache.js';
 import type { Workspace } from './helpers/workspace.js';
 import { createWorkspace, signText } from './helpers/workspace.js';
@@ -179,7 +179,7 @@ describe('a watched search index, walked in parts and over time', () => {
     await ws.write('project', 'tools/top.py', tool('', 'november top'));
     await ws.write('project', 'tools/ns/inner.py', tool('ns', 'november inner'));
     const executor = await ws.executor();
-    const search = (scope: string, query: string) => searchItems(executor, { scope, query, limit: 100 });
+    const search = (scope: SearchScope, query: string) => searchItems(executor, { scope, query, limit: 100 });
     expect(ids(await search('tool', 'november'))).toEqual(['ns/inner', 'top']);
     // Changed before the type root is first watched, by a search that does not look at it.
     await ws.write('project', 'tools/top.py', tool('', 'oscar top'));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { generateKeyPair, RyeError } from '@ryeos/lillux';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Executor } from '../src/executor.js';
-import type { SearchableFields, SearchReader, SearchRequest } from '../src/search/index.js';
+import type { SearchableFields, SearchReader, SearchRequest, SearchScope } from '../src/search/index.js';
 import { SCOPE_ERROR, searchItems } from '../src/search/index.js';
 import type { Workspace } from './helpers/workspace.js';
 import { createWorkspace, trust } from './helpers/workspace.js';
@@ -32,8 +32,9 @@ const ids = (response: { results: { id: string }[] }) => response.results.map((r
 describe('search', () => {
   let ws: Workspace;
   let executor: Executor;
+  // Scopes are plain strings here, bad ones too: the executor checks them at run time.
   const search = (
-    request: Partial<SearchRequest> & { scope: string },
+    request: Partial<Omit<SearchRequest, 'scope'>> & { scope: string },
     readers?: Record<string, SearchReader>,
   ) =>
     searchItems(
@@ -45,7 +46,7 @@ describe('search', () => {
             readers: Object.fromEntries(Object.entries(readers).map(([k, search]) => [k, { search }])),
           }
         : executor,
-      { limit: 100, ...request },
+      { limit: 100, ...request, scope: request.scope as SearchScope },
     );
 
   beforeAll(async () => {
@@ -214,7 +215,7 @@ describe('search', () => {
     // 0.6; a weighted field (tool_extractor.yaml: name 3, description 2, category 1.5,
     // tool_type 1) 0.5 × weight / 3 as a word, 0.4 × … inside a word; the mean over the terms.
     it('scores where each term is found best', async () => {
-      const score = async (scope: string, query: string, extra: Partial<SearchRequest> = {}) =>
+      const score = async (scope: string, query: string, extra: Partial<Omit<SearchRequest, 'scope'>> = {}) =>
         (await search({ scope, query, ...extra })).results[0]!.score;
       expect(await score('tool.q', 'file_reader')).toBe(1); // the whole name
       expect(await score('tool.q', 'q/file_reader')).toBe(1); // the whole id

@@ -11,7 +11,7 @@ describe('public API', () => {
 
   it('records the types of its public API (api/*.api.md)', async () => {
     const packageDir = join(import.meta.dirname, '..');
-    for (const entry of ['index']) {
+    for (const entry of ['index', 'primaries']) {
       await expect(apiReport('@ryeos/lillux', packageDir, entry)).toMatchFileSnapshot(
         join('..', 'api', `${entry}.api.md`),
       );

@@ -5,7 +5,15 @@ export { initWorkspace } from './init.js';
 export type { OperationsOptions } from './operations.js';
 export { createOperations } from './operations.js';
 export { packageRoot, packageVersion, systemSpaceRoot } from './package-root.js';
-export type { Envelope, ExecuteRequest, LoadRequest, RyeOptions, SearchRequest } from './rye.js';
+export type {
+  Envelope,
+  ExecuteRequest,
+  LoadEnvelope,
+  LoadRequest,
+  RyeOptions,
+  SearchEnvelope,
+  SearchRequest,
+} from './rye.js';
 export { createRye, Rye } from './rye.js';
 export type { SignEnvelope } from './sign.js';
 export { signEnvelope } from './sign.js';

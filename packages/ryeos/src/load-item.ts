@@ -2,13 +2,13 @@
  * The `load` operation, loaded on first use: a `rye execute` loads neither the item loader nor
  * load's argument validators.
  */
-import type { Envelope, Executor, SpaceName } from '@ryeos/executor';
+import type { Executor, SpaceName } from '@ryeos/executor';
 import { canonicalRef, loadItem, parseRef } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
 import { argumentChecker } from './arguments.js';
 import * as compiled from './generated/load-arguments.js';
 import { kindOf } from './kind-of.js';
-import type { LoadRequest } from './rye.js';
+import type { LoadEnvelope, LoadRequest } from './rye.js';
 
 const checkLoadArguments = argumentChecker<LoadRequest>('load', compiled);
 
@@ -16,7 +16,7 @@ const checkLoadArguments = argumentChecker<LoadRequest>('load', compiled);
 export async function loadEnvelope(
   executor: () => Promise<Executor>,
   request: LoadRequest,
-): Promise<Envelope> {
+): Promise<LoadEnvelope> {
   const echo = typeof request?.item_id === 'string' ? request.item_id : '';
   let itemId = echo;
   try {

@@ -5,7 +5,14 @@
  */
 import { resolve } from 'node:path';
 import { ITEM_READERS } from '@ryeos/directives';
-import type { Envelope, RyeSettings } from '@ryeos/executor';
+import type {
+  Envelope,
+  ErrorEnvelope,
+  LoadResponse,
+  RyeSettings,
+  SearchResponse,
+  SearchScope,
+} from '@ryeos/executor';
 import { Executor, isSignableKind, kindPrefix, parseRef } from '@ryeos/executor';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import type { LoadArgs, SearchArgs } from '@ryeos/mcp/tools';
@@ -33,8 +40,13 @@ export interface RyeOptions {
   spareRunner?: boolean;
 }
 
-export type SearchRequest = Omit<SearchArgs, 'project_path'>;
+/** A search request; `scope` is typed, and a value from outside is still checked when it runs. */
+export type SearchRequest = Omit<SearchArgs, 'project_path' | 'scope'> & { scope: SearchScope };
 export type LoadRequest = Omit<LoadArgs, 'project_path'>;
+/** A search's reply: the results, or why there are none. */
+export type SearchEnvelope = SearchResponse | ErrorEnvelope;
+/** A load's reply: the verified item (and where it was copied), or why not. */
+export type LoadEnvelope = LoadResponse | ErrorEnvelope;
 
 export class Rye {
   readonly projectPath: string;
@@ -158,14 +170,14 @@ export class Rye {
   }
 
   /** Searches items (interfaces §2.1); returns an envelope, never throws. */
-  async search(request: SearchRequest): Promise<Envelope> {
+  async search(request: SearchRequest): Promise<SearchEnvelope> {
     // Loaded on first use, as load is: a `rye execute` never loads either.
     const { searchEnvelope } = await import('./search-items.js');
     return searchEnvelope(() => this.executor(), request);
   }
 
   /** Reads (and optionally copies) a verified item (interfaces §2.2); never throws. */
-  async load(request: LoadRequest): Promise<Envelope> {
+  async load(request: LoadRequest): Promise<LoadEnvelope> {
     const { loadEnvelope } = await import('./load-item.js');
     return loadEnvelope(() => this.executor(), request);
   }

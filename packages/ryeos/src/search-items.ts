@@ -2,12 +2,12 @@
  * The `search` operation, loaded on first use: a `rye execute` loads neither the search index
  * nor search's argument validators.
  */
-import type { Envelope, Executor } from '@ryeos/executor';
+import type { Executor } from '@ryeos/executor';
 import { searchItems } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
 import { argumentChecker } from './arguments.js';
 import * as compiled from './generated/search-arguments.js';
-import type { SearchRequest } from './rye.js';
+import type { SearchEnvelope, SearchRequest } from './rye.js';
 
 const checkSearchArguments = argumentChecker<SearchRequest>('search', compiled);
 
@@ -15,7 +15,7 @@ const checkSearchArguments = argumentChecker<SearchRequest>('search', compiled);
 export async function searchEnvelope(
   executor: () => Promise<Executor>,
   request: SearchRequest,
-): Promise<Envelope> {
+): Promise<SearchEnvelope> {
   try {
     const args = checkSearchArguments({ ...request });
     return { ...(await searchItems(await executor(), args)) };

@@ -18,7 +18,8 @@ import { toErrorEnvelope } from '@ryeos/lillux';
 type SignedItem = SignResult['signed'][number];
 
 /** One item signed. */
-export interface SignedEnvelope {
+// Types, not interfaces: they stay assignable to the generic `Envelope`.
+export type SignedEnvelope = {
   status: 'signed';
   item_id: string;
   path: string;
@@ -26,8 +27,7 @@ export interface SignedEnvelope {
   signature: SignedItem['signature'];
   warnings: string[];
   message: string;
-  [key: string]: unknown;
-}
+};
 
 /** A failure in a batch (interfaces §2.4: `details` = the first two issues). */
 export interface BatchFailure {
@@ -42,19 +42,18 @@ export interface BatchFailure {
   searched_in?: string[];
 }
 
-interface BatchFields {
+type BatchFields = {
   signed: string[];
   failed: BatchFailure[];
   total: number;
   summary: string;
-}
+};
 
 /** A glob or several refs, at least one signed (or nothing failed). */
-export interface CompletedEnvelope extends BatchFields {
+export type CompletedEnvelope = BatchFields & {
   status: 'completed';
   warnings?: string[];
-  [key: string]: unknown;
-}
+};
 
 /** A sign reply: one item, a batch, or an error (`Envelope`-compatible). */
 export type SignEnvelope = SignedEnvelope | CompletedEnvelope | ErrorEnvelope;

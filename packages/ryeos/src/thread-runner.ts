@@ -8,6 +8,8 @@
  */
 import { realpathSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { toErrorEnvelope } from '@ryeos/lillux';
+import type { PreparedThread } from '@ryeos/threads';
 import { type DetachedRequest, PENDING_LOG_FLAG } from './execute/detach.js';
 import { createRye, type Rye } from './rye.js';
 import { processSettings } from './settings.js';
@@ -94,15 +96,28 @@ async function runDirective(
   rye: Rye,
   request: Extract<DetachedRequest, { kind: 'directive' }>,
 ): Promise<number> {
-  const [{ runPreparedThread }, { forkHost }] = await Promise.all([
+  const [{ abandonThread, parsePreparedThread, runPreparedThread }, { forkHost }] = await Promise.all([
     import('@ryeos/threads'),
     import('./execute/fork.js'),
   ]);
+  // The setup arrived as JSON from another process: checked here, where it enters, before it runs.
+  let prepared: PreparedThread;
+  try {
+    prepared = parsePreparedThread(request.prepared, request.thread_id);
+  } catch (error) {
+    const failure = toErrorEnvelope(error);
+    abandonThread(request.project_path, request.thread_id, failure.error);
+    const { status: _status, ...reason } = failure;
+    process.stdout.write(
+      `${JSON.stringify({ success: false, status: 'error', thread_id: request.thread_id, directive: request.directive_id, cost: NO_COST, ...reason })}\n`,
+    );
+    return 1;
+  }
   // SIGTERM (kill's first signal) stops the thread cleanly, as Ctrl-C does in the CLI.
   const stop = new AbortController();
   process.once('SIGTERM', () => stop.abort());
   const host = forkHost(rye.settings, rye.projectPath, (call) => rye.dispatch(call), await rye.executor());
-  const result = await runPreparedThread(host, request.prepared, {
+  const result = await runPreparedThread(host, prepared, {
     threadId: request.thread_id,
     signal: stop.signal,
   });
@@ -120,6 +135,8 @@ async function runContinuation(
   process.stdout.write(`${JSON.stringify(result)}\n`);
   return result.success ? 0 : 1;
 }
+
+const NO_COST = { turns: 0, input_tokens: 0, output_tokens: 0, spend: 0, elapsed_seconds: 0 };
 
 /**
  * A runner started before its thread (`startRunnerEarly`) logs to `.runner-<uuid>.log` until its

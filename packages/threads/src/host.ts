@@ -4,6 +4,7 @@
  * through `dispatch`, the same operation every other caller uses.
  */
 import type { Executor, RyeSettings } from '@ryeos/executor';
+import type { Signer } from './persistence/signer.js';
 
 export type PrimaryName = 'execute' | 'search' | 'load' | 'sign';
 export const PRIMARY_NAMES: readonly PrimaryName[] = ['execute', 'search', 'load', 'sign'];
@@ -22,7 +23,7 @@ export interface PrimaryCall {
 /** Runs one primary operation; answers with its envelope and never throws. */
 export type PrimaryDispatch = (call: PrimaryCall) => Promise<Record<string, unknown>>;
 
-/** A primary's description and JSON Schema, as `@ryeos/mcp` exports them (DECISIONS 24). */
+/** A primary's description and JSON Schema (the standard ones: `standardPrimaries()`). */
 export interface PrimaryToolSpec {
   name: PrimaryName;
   description: string;
@@ -34,5 +35,8 @@ export interface ThreadHost {
   settings: RyeSettings;
   projectPath: string;
   dispatch: PrimaryDispatch;
-  primaries: readonly PrimaryToolSpec[];
+  /** The operations offered to the model; absent: `standardPrimaries()`. */
+  primaries?: readonly PrimaryToolSpec[];
+  /** Signs the thread's records; absent: the key in `settings.signingKeyDir`, loaded per thread. */
+  signer?: Signer;
 }

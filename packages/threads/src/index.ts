@@ -4,6 +4,8 @@
 
 export type { AgentConfigName, LoadedAgentConfig } from './config/agent-config.js';
 export { loadAgentConfig } from './config/agent-config.js';
+export type { ThreadHostOptions } from './create-host.js';
+export { createThreadHost, standardPrimaries } from './create-host.js';
 export { HookRunner } from './hook-runner.js';
 export { matches } from './hooks/conditions.js';
 export { mergeAgentConfig } from './hooks/config-merge.js';
@@ -55,7 +57,7 @@ export { canonicalJson } from './persistence/canonical-json.js';
 export { ensureThreadDir, ensureThreadsStateRoot, threadDir, threadsStateRoot } from './persistence/paths.js';
 export { reconstructMessages, resumeMessages } from './persistence/reconstruct.js';
 export type { Signer } from './persistence/signer.js';
-export { loadSigner } from './persistence/signer.js';
+export { loadSigner, signerFromKeyPair } from './persistence/signer.js';
 export type { ThreadJson } from './persistence/thread-json.js';
 export { readThreadJson, verifyThreadJson, writeThreadJson } from './persistence/thread-json.js';
 export { TranscriptWriter } from './persistence/transcript.js';
@@ -68,6 +70,7 @@ export type { Limits } from './policy/limits.js';
 export { checkPreTurnLimits, resolveLimits } from './policy/limits.js';
 export { assessRisk } from './policy/risk.js';
 export type { PreparedThread } from './prepared.js';
+export { parsePreparedThread } from './prepared.js';
 export { createAnthropicModel } from './provider/anthropic.js';
 export { collectResponse } from './provider/collect.js';
 export type { HttpProviderConfig } from './provider/http-config.js';
@@ -88,6 +91,8 @@ export type {
   ToolCall,
   ToolDefinition,
 } from './provider/types.js';
+export type { FailureCodes, LimitCode, ThreadErrorCode } from './result-codes.js';
+export { LIMIT_CODES, THREAD_ERROR_CODES } from './result-codes.js';
 export type { LoopContext, LoopResult, ThreadLog } from './runner/loop.js';
 export { runLoop } from './runner/loop.js';
 export type { Palette, PaletteEntry } from './runner/palette.js';

@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import type { Loaded, ParsedDirective } from '@ryeos/directives';
 import { composeContext, loadDirective, prepareDirective, resolveExtendsChain } from '@ryeos/directives';
 import type { Fix } from '@ryeos/lillux';
-import { clipText, isRyeError, RyeError, toRyeError } from '@ryeos/lillux';
+import { clipText, type ErrorType, isRyeError, RyeError, toRyeError } from '@ryeos/lillux';
 import { loadAgentConfig } from './config/agent-config.js';
+import { standardPrimaries } from './create-host.js';
 import { HookRunner } from './hook-runner.js';
 import { resolveExtendsHook } from './hooks/dispatch.js';
 import { classifyProviderError, parseErrorClassification, retryDelaySeconds } from './hooks/errors.js';
@@ -46,13 +47,14 @@ import {
 import { chainRemaining, maxChainLength } from './policy/chain-budget.js';
 import { checkDepth, checkPreTurnLimits, type Limits, resolveLimits } from './policy/limits.js';
 import { assessRisk, parseCapabilityRiskConfig } from './policy/risk.js';
-import { PREPARED_VERSION, type PreparedThread, parsePreparedThread } from './prepared.js';
+import { PREPARED_VERSION, type PreparedThread } from './prepared.js';
 import { providerCredentialNames, withCredentialsWithheld } from './provider/credentials.js';
 import { createModel } from './provider/model-factory.js';
 import { loadProviders } from './provider/providers.js';
 import { resolveModel } from './provider/resolve-model.js';
 import type { ChatMessage } from './provider/types.js';
-import { asRecord, isRecord } from './records.js';
+import { asRecord } from './records.js';
+import { failureCodes, type LimitCode, type ThreadErrorCode } from './result-codes.js';
 import type { LoopResult, LoopTiming } from './runner/loop.js';
 import { runLoop } from './runner/loop.js';
 import { buildPalette, type Palette, READ_ARTIFACT_ENTRY } from './runner/palette.js';
@@ -92,6 +94,7 @@ export interface ForkRequest {
   registeredId?: string;
 }
 
+/** What a thread ended with; a failed one says why as `error`, `error_type` and its codes. */
 export interface ThreadResult {
   success: boolean;
   status: ThreadStatus;
@@ -104,9 +107,38 @@ export interface ThreadResult {
   hint?: string;
   /** What fixes the error, as data (each caller's layer renders it). */
   fix?: Fix;
-  error_type?: string;
+  /** The closed set of every envelope; present on every failure. */
+  error_type?: ErrorType;
+  /** The limit that stopped the thread. */
+  limit_code?: LimitCode;
+  /** A refusal of the runner's own (a chain too long, required outputs missing). */
+  error_code?: ThreadErrorCode;
   result_truncated?: boolean;
-  [key: string]: unknown;
+  /** Where the thread's wall time went (a thread whose loop ran). */
+  timing?: LoopTiming;
+  /** Setup's warnings (an unpriced model, say). */
+  warnings?: string[];
+  /** Detached (`ForkRequest.detach`): the thread runs on in the process with this pid. */
+  async?: true;
+  pid?: number;
+  /** A thread that handed off: the id of its continuation. */
+  continuation_thread_id?: string;
+  /** A chain of continuations the caller waited through: every thread id in order, and the last. */
+  chain_thread_ids?: string[];
+  final_thread_id?: string;
+  /** A limit's or provider failure's context, for the caller and the `limit`/`error` hooks. */
+  error_context?: Record<string, unknown>;
+  recent_llm_errors?: Record<string, unknown>[];
+  /** The required outputs a thread stopped by a limit still owed. */
+  missing_outputs?: string[];
+  /** A `limit` hook's own message, beside the limit's. */
+  hook_error?: string;
+  /** A control hook stopped the thread: `abort`, `suspend`, or `escalate` (suspended too). */
+  aborted?: boolean;
+  suspended?: boolean;
+  escalated?: boolean;
+  /** The risk assessment that blocked a capability. */
+  risk?: unknown;
 }
 
 const RESULT_MAX = 4000;
@@ -204,6 +236,11 @@ function registerThread(
   throw new RyeError('INTERNAL', `Could not register a thread id for ${directiveId}`);
 }
 
+/** The host's own signer, or the key in its settings' key folder (a missing key fails, never made here). */
+function hostSigner(host: ThreadHost): Promise<Signer> {
+  return host.signer ? Promise.resolve(host.signer) : loadSigner(host.settings.signingKeyDir);
+}
+
 /** Runs a directive in a managed thread, synchronously, to its end. Never throws. */
 export async function runThread(host: ThreadHost, request: ForkRequest): Promise<ThreadResult> {
   const { settings } = host;
@@ -216,7 +253,7 @@ export async function runThread(host: ThreadHost, request: ForkRequest): Promise
     // Keys first: a fork without a keypair fails before anything is registered (DECISIONS 20).
     let signer: Signer;
     try {
-      signer = await loadSigner(settings.signingKeyDir);
+      signer = await hostSigner(host);
     } catch (error) {
       throw new SetupFailure(toRyeError(error));
     }
@@ -289,7 +326,7 @@ function failedThread(
     directive: directiveId,
     cost: { ...ZERO_COST },
     error: failure.failure.message,
-    error_type: failure.failure.code.toLowerCase(),
+    error_type: failure.failure.code.toLowerCase() as ErrorType,
     ...(failure.failure.hint ? { hint: failure.failure.hint } : {}),
     ...(failure.failure.fix ? { fix: failure.failure.fix } : {}),
     ...failure.extra,
@@ -298,18 +335,19 @@ function failedThread(
 
 /**
  * The detached process's half of `async: true`: the loop of a thread its caller set up, from the
- * setup it was handed (`ForkRequest.detach`). The budget is reserved and `thread.json` signed;
+ * setup it was handed (`ForkRequest.detach`), checked where it arrived (`parsePreparedThread` on
+ * the JSON its process read). The budget is reserved and `thread.json` signed;
  * this runs the loop and finalizes, settling the budget however it ends. Never throws.
  */
 export async function runPreparedThread(
   host: ThreadHost,
-  setup: unknown,
+  prepared: PreparedThread,
   options: { threadId: string; signal?: AbortSignal },
 ): Promise<ThreadResult> {
   const { threadId } = options;
   const stateRoot = threadsStateRoot(host.projectPath);
   let store: ThreadStore | undefined;
-  let directiveId = isRecord(setup) && typeof setup.directive_id === 'string' ? setup.directive_id : '';
+  const directiveId = prepared.directive_id;
   let running = false;
   try {
     host = await withThreadsHost(host);
@@ -322,9 +360,10 @@ export async function runPreparedThread(
         `Thread '${threadId}' is not a running thread its caller set up (${row ? `status ${row.status}` : 'no registry row'})`,
       );
     }
-    const prepared = parsePreparedThread(setup, threadId);
-    directiveId = prepared.directive_id;
-    const signer = await loadSigner(host.settings.signingKeyDir);
+    if (prepared.thread_id !== threadId) {
+      fail('VALIDATION', `The thread setup handed to the runner is not that of thread '${threadId}'`);
+    }
+    const signer = await hostSigner(host);
     const parentId = prepared.record.parent_thread_id;
     return await runPrepared(
       host,
@@ -575,7 +614,7 @@ async function runRegistered(
   const outputs = directive.outputs.length ? directive.outputs : undefined;
   const palette = await buildPalette(executor, {
     capabilities,
-    primaries: host.primaries,
+    primaries: host.primaries ?? standardPrimaries(),
     ...(outputs ? { outputs } : {}),
     preload: asRecord(resilience.data.tool_preload),
   });
@@ -1199,9 +1238,13 @@ async function finalize(input: FinalizeInput): Promise<ThreadResult> {
   store.registry.updateStatus(threadId, status);
 
   const { success: _s, status: _st, result: _r, outputs: _o, error: _e, ...rest } = run;
+  const succeeded = run.success && status !== 'error';
+  const { error_type: _t, limit_code: _l, error_code: _c, ...others } = rest;
   return {
-    ...rest,
-    success: run.success && status !== 'error',
+    ...others,
+    // Its codes checked: a hook's control result may have put anything under these names.
+    ...(succeeded ? {} : failureCodes(run)),
+    success: succeeded,
     status,
     thread_id: threadId,
     directive: directiveId,

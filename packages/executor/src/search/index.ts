@@ -4,8 +4,8 @@ export { compareVersions, compileFilters } from './filters.js';
 export { levenshtein } from './match.js';
 export type { QueryNode } from './query.js';
 export { evaluate, parseQuery, queryTerms } from './query.js';
-export type { ParsedScope } from './scope.js';
-export { inNamespace, parseScope, SCOPE_ERROR } from './scope.js';
+export type { ParsedScope, SearchScope } from './scope.js';
+export { inNamespace, isSearchScope, parseScope, SCOPE_ERROR } from './scope.js';
 export type {
   SearchRequest,
   SearchResponse,

@@ -7,6 +7,17 @@ import { RyeError } from '@ryeos/lillux';
 import type { ItemKind } from '../refs.js';
 import { ITEM_KINDS } from '../refs.js';
 
+/**
+ * What a search's `scope` may be: a kind, the kind with a dotted namespace (`tool.rye.core.*`), or
+ * the capability form (`rye.search.tool.rye.core.*`). A value from outside is checked by
+ * `parseScope` (or `isSearchScope`) all the same: the type cannot say that a namespace is well formed.
+ */
+export type SearchScope =
+  | ItemKind
+  | `${ItemKind}.${string}`
+  | `rye.${string}.${ItemKind}`
+  | `rye.${string}.${ItemKind}.${string}`;
+
 export interface ParsedScope {
   kind: ItemKind;
   /** Slash namespace without a trailing slash; undefined = no namespace filter. */
@@ -71,4 +82,14 @@ export function inNamespace(id: string, namespace: string | undefined): boolean 
 export function dirInNamespace(relDir: string, namespace: string | undefined): boolean {
   if (!namespace || relDir === '') return true;
   return inNamespace(relDir, namespace) || namespace.startsWith(`${relDir}/`);
+}
+
+/** True when `value` is a scope `parseScope` accepts. */
+export function isSearchScope(value: unknown): value is SearchScope {
+  try {
+    parseScope(value);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -31,13 +31,13 @@ import type { QueryNode } from './query.js';
 import { evaluate, parseQuery, queryTerms } from './query.js';
 import type { Leaf, RankFields } from './rank.js';
 import { positiveLeaves, rankFields, rankScoreWith } from './rank.js';
-import { parseScope } from './scope.js';
+import { parseScope, type SearchScope } from './scope.js';
 
 export type SearchSpace = 'project' | 'user' | 'system' | 'local' | 'registry' | 'all';
 export type SearchSort = 'score' | 'name' | 'date';
 
 export interface SearchRequest {
-  scope: string;
+  scope: SearchScope;
   query?: string;
   space?: SearchSpace;
   limit?: number;
@@ -83,13 +83,14 @@ export interface SearchResult {
   shadowed_by?: string;
 }
 
-export interface SearchResponse {
+// A type, not an interface: it stays assignable to the generic `Envelope`.
+export type SearchResponse = {
   status: 'success';
   results: SearchResult[];
   total: number;
   query: string;
-  scope: string;
-  space: string;
+  scope: SearchScope;
+  space: SearchSpace;
   limit: number;
   offset: number;
   search_type: 'keyword';
@@ -97,7 +98,7 @@ export interface SearchResponse {
   hidden?: number;
   /** How to see the hidden ones (when any). */
   hint?: string;
-}
+};
 
 /** Weights when the kind's extractor declares no `search_fields`. */
 export const DEFAULT_FIELD_WEIGHTS: Readonly<Record<string, number>> = {

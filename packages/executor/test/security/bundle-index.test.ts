@@ -14,7 +14,7 @@ import type { KeyPairPem } from '@ryeos/lillux';
 import { generateKeyPair, sha256Hex, signContent } from '@ryeos/lillux';
 import { describe, expect, it } from 'vitest';
 import { CACHE_FORMAT_VERSION } from '../../src/content-cache.js';
-import type { Executor } from '../../src/index.js';
+import type { Executor, SearchRequest } from '../../src/index.js';
 import {
   BUNDLE_INDEX_SIGNATURE,
   BundleIndexes,
@@ -84,7 +84,7 @@ describe('a system bundle index', () => {
   it('gives exactly the results of parsing when honest (search and metadata)', async () => {
     const ws = await withTool();
     const plain = await ws.executor();
-    const requests = [
+    const requests: SearchRequest[] = [
       { scope: 'tool', query: 'count' },
       { scope: 'tool', query: '*', include_internal: true, limit: 100 },
       { scope: 'tool', query: 'runtime python', include_internal: true },

@@ -108,7 +108,7 @@ export async function demoCommand(args: string[], io: CliIo, settings: RyeSettin
       'edit, refuse, re-sign, run',
       refused.status === 'error' && signed.status === 'signed' && rerun.status === 'success',
       `after the edit: ${String(refused.error).split('\n')[0]}`,
-      `rye sign tool:example/hello → ${signed.status === 'signed' ? signed.message : signed.error}`,
+      `rye sign tool:example/hello → ${signed.status === 'signed' ? signed.message : signed.status === 'error' ? signed.error : signed.summary}`,
       `then: ${JSON.stringify(rerun.data)}`,
     );
   } finally {

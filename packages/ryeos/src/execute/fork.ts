@@ -7,14 +7,7 @@
 import type { Envelope, Executor, RyeSettings } from '@ryeos/executor';
 import { canonicalRef, elapsed, findItem } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
-import { TOOL_DEFINITIONS, withoutProjectPath } from '@ryeos/mcp/tools';
-import type {
-  PreparedThread,
-  PrimaryDispatch,
-  PrimaryToolSpec,
-  ResumeResult,
-  ThreadHost,
-} from '@ryeos/threads';
+import type { PreparedThread, PrimaryDispatch, ResumeResult, ThreadHost } from '@ryeos/threads';
 import type { EarlyRunner } from './detach.js';
 import type { ExecuteHost } from './route.js';
 
@@ -36,23 +29,17 @@ export interface ForkOptions {
   async?: boolean;
 }
 
-/** The four primaries as the palette offers them: the MCP descriptions, without project_path. */
-function primaries(): PrimaryToolSpec[] {
-  return TOOL_DEFINITIONS.map((tool) => ({
-    name: tool.name,
-    description: tool.description,
-    inputSchema: withoutProjectPath(tool.inputSchema) as unknown as Record<string, unknown>,
-  }));
-}
-
-/** What the threads layer needs of the facade: the executor, settings, project and the four operations. */
+/**
+ * What the threads layer needs of the facade: the executor, settings, project and the four
+ * operations (offered to the model as the threads layer's standard primaries).
+ */
 export function forkHost(
   settings: RyeSettings,
   projectPath: string,
   dispatch: PrimaryDispatch,
   executor: Executor,
 ): ThreadHost {
-  return { executor, settings, projectPath, dispatch, primaries: primaries() };
+  return { executor, settings, projectPath, dispatch };
 }
 
 export async function forkDirective(host: ForkHost, options: ForkOptions, start: number): Promise<Envelope> {
@@ -156,9 +143,8 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
     return {
       status: 'error',
       error: error ?? 'The thread failed',
-      error_type:
-        (error_type as never) ??
-        (result.limit_code ? 'limit' : status === 'cancelled' ? 'execution' : 'execution'),
+      // The runner sets it on every failure; a result from an older runner has none.
+      error_type: error_type ?? (result.limit_code ? 'limit' : 'execution'),
       ...(hint ? { hint } : {}),
       ...common,
       ...(text ? { result: text } : {}),

@@ -113,7 +113,10 @@ describe('every surface checks against the same schema', () => {
       'Unknown limit_overrides: cost. Valid limit_overrides: turns, tokens, spend, spawns, duration_seconds, depth',
     );
     const space = await api.search({ scope: 'tool', query: '', space: 'moon' as never });
-    expect(space.error).toBe("Unknown space 'moon'. Must be project, user, system, local or all.");
+    expect(space).toMatchObject({
+      status: 'error',
+      error: "Unknown space 'moon'. Must be project, user, system, local or all.",
+    });
   });
 
   it('null means "not given"; search without its required query is a validation error, "*" lists everything', async () => {

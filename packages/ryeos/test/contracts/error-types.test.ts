@@ -57,6 +57,7 @@ describe('error_type is a closed union', () => {
     await walk('sign in system space', rye.sign('tool:rye/bash', { space: 'system' }));
     await walk('sign with nothing matching', rye.sign('tool:nope/*'));
     await walk('load from nowhere', rye.load({ item_id: 'knowledge:nope' }));
+    // @ts-expect-error a scope of no known kind does not type-check, and is refused at run time too
     await walk('search of an unknown kind', rye.search({ scope: 'widget', query: '' }));
     await walk(
       'tool that fails',

@@ -21,7 +21,7 @@ describe('Rye.sign', () => {
     const rye = createRye({ projectPath: t.project, env: { USER_SPACE: t.user } });
     const noKey = await rye.sign('tool:acme/good');
     expect(noKey).toMatchObject({ status: 'error', error_type: 'config', item_id: 'tool:acme/good' });
-    expect(String(noKey.error)).toMatch(/No signing keypair/);
+    expect(noKey).toMatchObject({ error: expect.stringMatching(/No signing keypair/) });
     expect(noKey).not.toHaveProperty('signed');
 
     const { fingerprint } = await rye.generateKeys();
@@ -138,7 +138,7 @@ describe('Rye.sign', () => {
       total: 1,
       summary: 'Signed 0/1 items, 1 failed',
     });
-    expect(String(failed.error)).toMatch(/^tool:acme\/bad: Validation failed/);
+    expect(failed).toMatchObject({ error: expect.stringMatching(/^tool:acme\/bad: Validation failed/) });
   });
 
   it('over MCP a single failure is isError-shaped and a success is not', async () => {

@@ -5,6 +5,7 @@
  */
 import { RyeError } from '@ryeos/lillux';
 import type { ChatMessage } from '../provider/types.js';
+import type { LimitCode } from '../result-codes.js';
 
 export interface Limits {
   /** Successful LLM responses. */
@@ -157,7 +158,7 @@ export interface LimitUsage {
 }
 
 export interface LimitBreach {
-  limit_code: 'turns_exceeded' | 'tokens_exceeded' | 'spend_exceeded' | 'duration_seconds_exceeded';
+  limit_code: LimitCode;
   current_value: number;
   current_max: number;
 }

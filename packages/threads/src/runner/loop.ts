@@ -33,12 +33,13 @@ export interface ThreadLog {
 }
 
 export interface LimitBreach {
-  limit_code: string;
+  limit_code: LimitCode;
   current_value: number;
   current_max: number;
 }
 
 import type { ErrorClassification } from '../hooks/errors.js';
+import type { LimitCode, ThreadErrorCode } from '../result-codes.js';
 
 export type { ErrorClassification };
 
@@ -119,7 +120,7 @@ export interface LoopTiming {
 /** Why a thread that filled its context window may not hand off: it ends in error with this. */
 export interface HandoffRefused {
   error: string;
-  error_code: string;
+  error_code: ThreadErrorCode;
 }
 
 export interface LoopResult {

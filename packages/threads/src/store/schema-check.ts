@@ -7,9 +7,7 @@
  */
 import { statSync } from 'node:fs';
 import { RyeError } from '@ryeos/lillux';
-import type BetterSqlite3 from 'better-sqlite3';
-
-type Database = BetterSqlite3.Database;
+import type { SqliteDatabase as Database, SqliteDriver } from './driver.js';
 
 /** One row of `sqlite_schema`: a table, index, trigger or view, with the SQL that made it. */
 interface SchemaObject {
@@ -33,7 +31,7 @@ function readSchema(db: Database): SchemaObject[] {
 }
 
 /** What `init` creates in an empty database, computed once per process. */
-function referenceSchema(Driver: typeof BetterSqlite3, init: (db: Database) => void): ReferenceObject[] {
+function referenceSchema(Driver: SqliteDriver, init: (db: Database) => void): ReferenceObject[] {
   let schema = references.get(init);
   if (!schema) {
     const memory = new Driver(':memory:');
@@ -56,7 +54,7 @@ const key = (object: SchemaObject): string => `${object.type} ${object.name}`;
  * byte for byte as it was.
  */
 export function refuseForeignObjects(
-  Driver: typeof BetterSqlite3,
+  Driver: SqliteDriver,
   db: Database,
   path: string,
   init: (db: Database) => void,
@@ -74,7 +72,7 @@ export function refuseForeignObjects(
  * `init`, so a refusal rolls the migration back.
  */
 export function initVerifiedSchema(
-  Driver: typeof BetterSqlite3,
+  Driver: SqliteDriver,
   db: Database,
   path: string,
   init: (db: Database) => void,

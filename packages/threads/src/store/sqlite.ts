@@ -9,25 +9,16 @@
  * before it reads, and every multi-statement read-then-write runs in `BEGIN IMMEDIATE`.
  */
 import { chmodSync, existsSync, lstatSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { RyeError } from '@ryeos/lillux';
-import type BetterSqlite3 from 'better-sqlite3';
+import { loadDriver, type SqliteDatabase, type SqliteStatement } from './driver.js';
 import { initVerifiedSchema, refuseForeignObjects } from './schema-check.js';
 
-export type Database = BetterSqlite3.Database;
-export type Statement = BetterSqlite3.Statement;
+export { loadDriver } from './driver.js';
+export type Database = SqliteDatabase;
+export type Statement = SqliteStatement;
 
 /** Spec threads §2: a writer waits up to 5 s for another process's lock before giving up. */
 export const BUSY_TIMEOUT_MS = 5000;
-
-let driver: typeof BetterSqlite3 | undefined;
-
-/** Loads the native driver now (a detached runner does it while it waits for its request). */
-export function loadDriver(): typeof BetterSqlite3 {
-  // better-sqlite3 is CommonJS; createRequire at call time keeps the addon out of module load.
-  driver ??= createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
-  return driver;
-}
 
 /** The files SQLite opens for a database at `path`: the database and its companions. */
 export const DATABASE_COMPANIONS = ['', '-wal', '-shm', '-journal'] as const;
