@@ -142,7 +142,14 @@ export class Executor implements ItemContext {
 
   /** Without `systemBundles`, the executor's own bundle is the system space. */
   static async create(options: ExecutorOptions = {}): Promise<Executor> {
-    const spaces = new Spaces({ ...options, systemBundles: options.systemBundles ?? [executorBundle()] });
+    // The user space the settings (or the environment) name is the one searched and trusted: an
+    // embedder passing `settings` alone must not find their keys trusted in the home folder.
+    const userSpace = options.userSpace ?? options.settings?.userSpace ?? options.env?.USER_SPACE;
+    const spaces = new Spaces({
+      ...options,
+      userSpace,
+      systemBundles: options.systemBundles ?? [executorBundle()],
+    });
     return new Executor(spaces, await TrustStore.create(spaces), options);
   }
 
