@@ -70,8 +70,59 @@ export type Envelope =
   | ErrorEnvelope
   | DirectionsReply;
 
-/** A tool run's reply (a tool never answers with directions). */
-export type ToolEnvelope = SuccessEnvelope | ValidationPassedEnvelope | ErrorEnvelope;
+/** One element of a tool's chain, as a trace or dry run shows it. */
+export interface ChainDetail {
+  item_id: string;
+  space: string;
+  tool_type: string | undefined;
+  executor_id: string | null | undefined;
+  integrity: string;
+}
+
+/** One step of a traced run (`step` names it; the rest is that step's own data). */
+export type TraceEvent = Record<string, unknown> & { step: string };
+
+/**
+ * What every tool reply that got as far as its chain carries. The failure's own fields are named
+ * as absent, so a caller can read `reply.error` or `reply.data` before narrowing on `status`.
+ */
+type ToolRunFields = {
+  item_id: string;
+  error?: undefined;
+  error_type?: undefined;
+  hint?: undefined;
+  fix?: undefined;
+  /** The chain's ids, tool first, primitive last. */
+  chain: string[];
+  warnings?: string[];
+  trace?: TraceEvent[];
+  chain_detail?: ChainDetail[];
+};
+
+/** A tool that ran and succeeded: `data` is what it returned. */
+export type ToolSuccess = ToolRunFields & {
+  status: 'success';
+  type: 'tool';
+  data: unknown;
+  metadata: { duration_ms: number };
+};
+
+/** A tool's dry run: the chain resolved and verified, nothing started. */
+export type ToolDryRun = ToolRunFields & {
+  status: 'validation_passed';
+  message: string;
+  /** `runtime→primitive` pairs of the chain that were checked. */
+  validated_pairs: string[];
+  chain_detail: ChainDetail[];
+  data?: undefined;
+  metadata?: undefined;
+};
+
+/**
+ * A tool run's reply (a tool never answers with directions). A failure may carry the chain and
+ * what the tool returned (`data`), like a success.
+ */
+export type ToolEnvelope = ToolSuccess | ToolDryRun | ErrorEnvelope;
 
 export function isErrorEnvelope(envelope: Envelope): envelope is ErrorEnvelope {
   return envelope.status === 'error';

@@ -66,15 +66,7 @@ export interface ExecuteToolOptions {
   onOutput?: RunContext['onOutput'];
 }
 
-export interface ChainDetail {
-  item_id: string;
-  space: string;
-  tool_type: string | undefined;
-  executor_id: string | null | undefined;
-  integrity: string;
-}
-
-export type TraceEvent = Record<string, unknown> & { step: string };
+export type { ChainDetail, TraceEvent } from './envelope.js';
 
 /**
  * The disk cache's HMAC key, derived from the user's private signing key (none → memory only).

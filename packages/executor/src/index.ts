@@ -21,7 +21,9 @@ export type {
   ErrorType,
   PartialEnvelope,
   SuccessEnvelope,
+  ToolDryRun,
   ToolEnvelope,
+  ToolSuccess,
   ValidationPassedEnvelope,
 } from './envelope.js';
 export { elapsed, isErrorEnvelope } from './envelope.js';

@@ -31,8 +31,6 @@ interface ExampleCase {
   extraDependencies?: Record<string, string>;
   /** Its own ryeos dependencies the example imports too (an `Executor` to run with). */
   alsoImports?: PackageDir[];
-  /** Why the case does not run yet; the lead removes it once the work it waits for is merged. */
-  pending?: string;
 }
 
 const catalogRange = (name: string): string => {
@@ -61,9 +59,8 @@ const CASES: ExampleCase[] = [
   },
   {
     dir: 'threads',
-    prints: [/"status":"completed"/],
-    alsoImports: ['executor'],
-    pending: 'createThreadHost and its README example come with the host branch (point 2)',
+    prints: [/^completed One directive: acme\/notes\. 2$/],
+    alsoImports: ['executor', 'lillux'],
   },
   {
     dir: 'mcp',
@@ -77,8 +74,6 @@ const CASES: ExampleCase[] = [
       /^found knowledge:rye\/core\/signing \(system\)$/,
       /^success success completed$/,
     ],
-    pending:
-      'the threads .d.ts imports better-sqlite3 types (TS7016 with skipLibCheck off) until the host branch (point 2)',
   },
 ];
 
@@ -103,9 +98,8 @@ describe('each package alone, as an embedder installs it, runs its README exampl
   });
 
   for (const example of CASES) {
-    const test = example.pending ? it.skip : it;
     const title = `${example.dir}: README example type-checks (nodenext, strict, skipLibCheck off) and runs`;
-    test(example.pending ? `${title} — pending: ${example.pending}` : title, async () => {
+    it(title, async () => {
       const readmePath = join(REPO, 'packages', example.dir, 'README.md');
       const source = testedExample(readFileSync(readmePath, 'utf8'), `packages/${example.dir}/README.md`);
       const scratch = join(root, example.dir);
@@ -145,7 +139,7 @@ describe('each package alone, as an embedder installs it, runs its README exampl
   }
 
   it(`marks each README's example with ${EXAMPLE_MARKER}`, () => {
-    for (const example of CASES.filter((c) => !c.pending)) {
+    for (const example of CASES) {
       const readme = readFileSync(join(REPO, 'packages', example.dir, 'README.md'), 'utf8');
       expect(() => testedExample(readme, example.dir)).not.toThrow();
     }
