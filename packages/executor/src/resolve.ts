@@ -182,6 +182,25 @@ function findIn(
 }
 
 /** Resolves one item; undefined when no space holds it. */
+/**
+ * The first item of this id in `from` and the spaces below it, or undefined; never ambiguous
+ * (the first file found wins). Synchronous, for a failing item's shadow check.
+ */
+export function findFrom(
+  spaces: Spaces,
+  kind: SignableKind,
+  rawId: string,
+  extensions: readonly string[],
+  from: SpaceName,
+): { path: string; space: Space } | undefined {
+  const id = normalizeId(rawId);
+  for (const space of spaces.ordered(from)) {
+    const match = findIn(space, kind, id, extensions, false);
+    if (match) return { path: match.path, space };
+  }
+  return undefined;
+}
+
 export async function resolveItem(
   spaces: Spaces,
   kind: SignableKind,

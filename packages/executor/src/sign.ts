@@ -86,7 +86,7 @@ export function signingSpace(space: string | undefined): Exclude<SpaceName, 'sys
   throw new RyeError('PERMISSION', `Cannot sign in '${space}' space`, {
     hint:
       space === 'system'
-        ? 'System items are immutable: copy the item to project space (load it with destination project) and sign the copy.'
+        ? 'System items are immutable: copy the item to user space (load it with destination user) and sign the copy there.'
         : 'Sign in the project space (default) or the user space.',
   });
 }
@@ -426,11 +426,11 @@ async function notFound(
         if (other && other.space.name !== space.name) {
           elsewhere =
             other.space.name === 'system'
-              ? `It exists in system space, which is immutable: copy it to project space first, then sign the copy.`
+              ? `It exists in system space, which is immutable: copy it to user space first, then sign the copy.`
               : `It exists in ${other.space.name} space (${other.path}): sign it there.`;
           fix =
             other.space.name === 'system'
-              ? { action: 'copy_to_space', ref: `${kind}:${rawId}`, to: 'project' }
+              ? { action: 'copy_to_space', ref: `${kind}:${rawId}`, to: 'user' }
               : { action: 'sign', refs: [`${kind}:${rawId}`], space: other.space.name };
           break;
         }

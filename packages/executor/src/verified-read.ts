@@ -13,10 +13,10 @@ import { extractToolMetadata } from './metadata.js';
 import type { SignableKind } from './refs.js';
 import { canonicalRef } from './refs.js';
 import type { ResolvedItem } from './resolve.js';
-import { resolveItem } from './resolve.js';
-import type { Space, SpaceName } from './spaces.js';
+import { findFrom, resolveItem } from './resolve.js';
+import type { Space, SpaceName, Spaces } from './spaces.js';
 import type { DeclaredIdentity, ItemVerification } from './verify.js';
-import { isIntegrityFailure, verifyItem } from './verify.js';
+import { IntegrityError, isIntegrityFailure, verifyItem } from './verify.js';
 
 export interface VerifyTextOptions {
   /** What the item declares about itself, for the moved check (DECISIONS 3). */
@@ -39,7 +39,7 @@ export async function verifyResolvedText(
 
 /** As `verifyResolvedText`, with the kind's config already at hand (synchronous, for indexing). */
 export function verifyWithConfig(
-  context: Pick<ItemContext, 'trust' | 'integrity'>,
+  context: Pick<ItemContext, 'trust' | 'integrity' | 'spaces'>,
   config: KindConfig,
   item: VerifiableItem,
   text: string,
@@ -61,7 +61,8 @@ export function verifyWithConfig(
       context.integrity,
     );
   } catch (error) {
-    if (!(options.allowUnsigned && isIntegrityFailure(error, 'unsigned'))) throw error;
+    if (!(options.allowUnsigned && isIntegrityFailure(error, 'unsigned')))
+      throw shadowingFailure(context.spaces, config, item, error);
     return {
       outcome: 'unsigned',
       verified: false,
@@ -160,5 +161,35 @@ export async function findItem(
     ...(options.from ? { from: options.from } : {}),
     ...(options.only ? { only: options.only } : {}),
     ...(options.within ? { within: options.within } : {}),
+  });
+}
+
+const BELOW: Partial<Record<SpaceName, SpaceName>> = { project: 'user', user: 'system' };
+
+/**
+ * A failing item that shadows one of the same id in a lower space (a repository's unsigned
+ * `knowledge/rye/agent/core/DirectiveInstruction.md`, say) is not fixed by signing it: that would
+ * put its bytes in place of the item it hides. Its error says so, and offers no sign fix.
+ */
+function shadowingFailure(spaces: Spaces, config: KindConfig, item: VerifiableItem, error: unknown): unknown {
+  const below = BELOW[item.space.name];
+  if (!below || !isIntegrityFailure(error)) return error;
+  let hidden: ReturnType<typeof findFrom>;
+  try {
+    hidden = findFrom(spaces, item.kind, item.id, config.extensions, below);
+  } catch {
+    return error;
+  }
+  if (!hidden) return error;
+  const where = hidden.space.name === 'system' ? 'the system item' : `the ${hidden.space.name} item`;
+  const ref = canonicalRef(item.kind, item.id);
+  const message = [
+    ...error.message.split('\n').filter((line) => !line.startsWith('Fix:')),
+    `It shadows ${where} of the same id (${hidden.path})`,
+    `Fix: delete ${item.path}, unless you mean it to replace ${ref}`,
+  ].join('\n');
+  return new IntegrityError(error.outcome, message, {
+    hint: `This ${item.space.name} file hides ${where} ${ref}: if you did not write it on purpose, delete ${item.path}; sign it only to replace that item with these exact bytes.`,
+    details: { ...error.details, shadows: hidden.path, shadows_space: hidden.space.label },
   });
 }

@@ -82,11 +82,11 @@ export const STRICT_INTEGRITY: IntegrityPolicy = Object.freeze({
 
 /**
  * What fixes an integrity problem of this item: signing it where it is, or, for a system item
- * (which nobody signs in place), copying it to project space and signing the copy there.
+ * (which nobody signs in place), copying it to user space (out of any repository's reach) and signing the copy there.
  */
 export function signFix(kind: SignableKind, id: string, space: Space): Fix {
   const ref = `${kind}:${id}`;
-  if (space.name === 'system') return { action: 'copy_to_space', ref, to: 'project' };
+  if (space.name === 'system') return { action: 'copy_to_space', ref, to: 'user' };
   return { action: 'sign', refs: [ref], space: space.name };
 }
 

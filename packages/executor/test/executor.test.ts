@@ -358,7 +358,7 @@ describe('integrity', () => {
     expect(result.fix).toEqual({
       action: 'copy_to_space',
       ref: 'tool:rye/core/runtimes/python/script',
-      to: 'project',
+      to: 'user',
     });
   });
 

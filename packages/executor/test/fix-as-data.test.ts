@@ -44,15 +44,15 @@ describe('errors of the executor carry their fix as data', () => {
     expect(`${result.error} ${result.hint}`).not.toMatch(CLI_ADVICE);
   });
 
-  it('a system item is fixed by copying it to project space and signing the copy, not by reinstalling', async () => {
+  it('a system item is fixed by copying it to user space and signing the copy, not by reinstalling', async () => {
     const ws = await createWorkspace();
     await ws.write('system', 'tools/demo/shipped.py', TOOL, null);
     const result = await (await ws.executor()).executeTool('demo/shipped');
     expect(result).toMatchObject({
       error_type: 'integrity',
-      fix: { action: 'copy_to_space', ref: 'tool:demo/shipped', to: 'project' },
+      fix: { action: 'copy_to_space', ref: 'tool:demo/shipped', to: 'user' },
     });
-    expect(result.hint).toMatch(/copy tool:demo\/shipped to project space and sign the copy there/);
+    expect(result.hint).toMatch(/copy tool:demo\/shipped to user space and sign the copy there/);
     expect(`${result.error} ${result.hint}`).not.toMatch(CLI_ADVICE);
   });
 
@@ -82,7 +82,7 @@ describe('errors of the executor carry their fix as data', () => {
     const result = await signItems(executor, 'tool:demo/shipped', { keyPair: ws.userKey });
     expect(result.failed[0]).toMatchObject({
       error_type: 'not_found',
-      fix: { action: 'copy_to_space', ref: 'tool:demo/shipped', to: 'project' },
+      fix: { action: 'copy_to_space', ref: 'tool:demo/shipped', to: 'user' },
     });
     expect(result.failed[0]!.hint).not.toMatch(CLI_ADVICE);
   });

@@ -35,10 +35,10 @@ describe('the rye CLI renders an error fix as its command', () => {
     expect(run.code).toBe(1);
     expect(run.json).toMatchObject({
       error_type: 'not_found',
-      fix: { action: 'copy_to_space', ref: 'tool:rye/core/runtimes/bash/bash', to: 'project' },
+      fix: { action: 'copy_to_space', ref: 'tool:rye/core/runtimes/bash/bash', to: 'user' },
     });
     expect(run.json.hint).toMatch(
-      / Run: rye load tool:rye\/core\/runtimes\/bash\/bash --to project, then rye sign tool:rye\/core\/runtimes\/bash\/bash$/,
+      / Run: rye load tool:rye\/core\/runtimes\/bash\/bash --to user, then rye sign tool:rye\/core\/runtimes\/bash\/bash --space user$/,
     );
     expect(run.stdout).not.toMatch(/reinstall/);
   });

@@ -7,6 +7,7 @@
  * returning their value as is (`null` for continue/skip, `{success:true}` for an emit). A
  * subprocess would turn that `null` into `{stdout:"{}"}` and end the thread [BUG upstream].
  */
+import type { Fix } from '@ryeos/lillux';
 import { isFix, isRyeError, RyeError } from '@ryeos/lillux';
 import { isRecord } from '../records.js';
 import { matches } from './conditions.js';
@@ -216,9 +217,15 @@ function wrapContent(content: string, itemId: string, itemType: string | undefin
 }
 
 function integrityError(hook: Hook, itemId: string, message: string, hint: unknown, fix: unknown): RyeError {
+  // An error that explains itself keeps its own fix, or none (an item that shadows another
+  // must not be signed); only a bare failure gets the default.
+  const explained = typeof hint === 'string';
+  const ownFix = isFix(fix) ? fix : undefined;
+  const defaultFix: Fix = { action: 'sign', refs: [`knowledge:${itemId}`], space: 'project' };
+  const chosen = explained ? ownFix : (ownFix ?? defaultFix);
   return new RyeError('INTEGRITY', `Context hook '${hook.id}' could not use '${itemId}': ${message}`, {
-    hint: typeof hint === 'string' ? hint : `Sign knowledge:${itemId} again, or remove the hook.`,
-    fix: isFix(fix) ? fix : { action: 'sign', refs: [`knowledge:${itemId}`], space: 'project' },
+    hint: explained ? hint : `Sign knowledge:${itemId} again, or remove the hook.`,
+    ...(chosen ? { fix: chosen } : {}),
     details: { hook_id: hook.id, item_id: itemId },
   });
 }
