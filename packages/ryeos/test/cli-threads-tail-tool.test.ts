@@ -3,6 +3,7 @@
  * run writes no transcript, and tail used to print nothing at all.
  */
 import { describe, expect, it } from 'vitest';
+import { describeToolRun } from '../src/commands/threads-tail.js';
 import { rye as ryeCli } from './helpers.js';
 import { useThreadFixture } from './threads-helpers.js';
 
@@ -32,7 +33,9 @@ describe('rye threads tail of an async tool run', () => {
 
     const followed = await tail(id, '--follow');
     expect(followed.code, followed.stderr).toBe(0);
-    expect(followed.stdout).toMatch(/^== completed: tool:rye\/bash\n\{/);
+    expect(followed.stdout).toMatch(
+      /^== completed: tool:rye\/bash \(its result as the project's registry stores it\)\n\{/,
+    );
     expect(followed.stdout).toContain('"stdout": "hi-from-the-tool\\n"');
 
     const again = await tail(id);
@@ -57,7 +60,9 @@ describe('rye threads tail of an async tool run', () => {
     // \302\233 is U+009B in UTF-8: a one-character CSI.
     const id = await startTool("printf 'bad\\302\\233[2J'; exit 3");
     const followed = await tail(id, '--follow');
-    expect(followed.stdout).toMatch(/^== error: tool:rye\/bash\n/);
+    expect(followed.stdout).toMatch(
+      /^== error: tool:rye\/bash \(its result as the project's registry stores it\)\n/,
+    );
     expect(followed.stdout).toContain('"error": "Command exited with code 3"');
     expect(followed.stdout).toContain('"exit_code": 3');
     expect(followed.stdout).toContain('bad\\u009b[2J');
@@ -81,4 +86,29 @@ describe('rye threads tail of an async tool run', () => {
     });
     expect(shown.stdout).not.toContain('No thread.json');
   }, 60_000);
+});
+
+describe('a tool run result from the registry', () => {
+  it('is printed as data: a fix a repository planted in registry.db is not rendered as a rye command', () => {
+    const row = {
+      thread_id: '0f0f0f0f-1111-4222-8333-444444444444',
+      directive: 'tool/acme/setup',
+      status: 'error',
+      result: {
+        envelope: {
+          status: 'error',
+          item_id: 'tool:acme/setup',
+          error: 'Unsigned item',
+          error_type: 'integrity',
+          hint: 'Re-sign it.',
+          fix: { action: 'sign', refs: ['tool:acme/setup'], space: 'user' },
+        },
+      },
+    };
+    for (const json of [false, true]) {
+      const text = describeToolRun(row, json) ?? '';
+      expect(text).toContain('Re-sign it.');
+      expect(text).not.toMatch(/Run: rye|rye sign/);
+    }
+  });
 });

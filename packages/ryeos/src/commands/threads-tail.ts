@@ -8,7 +8,6 @@ import { closeSync, existsSync, openSync, readSync, statSync, watch } from 'node
 import { join } from 'node:path';
 import { clipText } from '@ryeos/lillux';
 import { isToolRunRow } from '@ryeos/threads';
-import { withCliHints } from '../cli/fix-command.js';
 import type { CliIo } from '../cli/io.js';
 import { printable, printableJson } from '../cli/printable.js';
 
@@ -85,11 +84,15 @@ export interface TailedRow {
  */
 export function describeToolRun(row: TailedRow | undefined, json: boolean): string | undefined {
   if (!row || !isToolRunRow(row)) return undefined;
-  const envelope = withCliHints(row.result?.envelope);
+  // The registry is an unsigned file in the project, which a repository can ship: what it stores
+  // is printed as data, never dressed as our advice (no fix rendered as a `rye` command).
+  const envelope = row.result?.envelope;
   if (typeof envelope === 'object' && envelope !== null) {
     if (json) return printableJson(`${JSON.stringify(envelope)}\n`);
     const ref = String((envelope as { item_id?: unknown }).item_id ?? row.directive);
-    return printableJson(`== ${row.status}: ${ref}\n${JSON.stringify(envelope, null, 2)}\n`);
+    return printableJson(
+      `== ${row.status}: ${ref} (its result as the project's registry stores it)\n${JSON.stringify(envelope, null, 2)}\n`,
+    );
   }
   if (json) return undefined;
   const ref = `tool:${row.directive.slice('tool/'.length)}`;
