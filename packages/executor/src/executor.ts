@@ -148,7 +148,8 @@ export class Executor implements ItemContext {
   /**
    * This executor with `bundle` among its system bundles: itself when it has it, else a copy
    * (same project, user space, settings and readers) made once, the bundle placed before the
-   * executor's own so `{system_space}` and the order of the others stay as they are. How a layer
+   * executor's own (or last, when that is the first) so `{system_space}` and the order of the
+   * others stay as they are. How a layer
    * above (threads) finds its own items under an embedder's executor.
    */
   withSystemBundle(bundle: SystemBundle): Promise<Executor> {
@@ -159,9 +160,10 @@ export class Executor implements ItemContext {
     if (current.some((known) => known.id === bundle.id)) return Promise.resolve(this);
     let made = this.derived.get(bundle.id);
     if (!made) {
+      // Never first: the first bundle is `{system_space}`, which must not move.
       const at = current.findIndex((known) => known.id === EXECUTOR_BUNDLE_ID);
       const systemBundles =
-        at === -1 ? [...current, bundle] : [...current.slice(0, at), bundle, ...current.slice(at)];
+        at <= 0 ? [...current, bundle] : [...current.slice(0, at), bundle, ...current.slice(at)];
       made = Executor.create({
         ...this.options,
         projectPath: this.spaces.projectPath,

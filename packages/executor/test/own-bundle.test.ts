@@ -107,7 +107,9 @@ describe('an executor built without systemBundles', () => {
     expect(derived).not.toBe(executor);
     expect(await executor.withSystemBundle(extra)).toBe(derived);
     expect(await derived.withSystemBundle(extra)).toBe(derived);
-    expect(derived.spaces.system.map((space) => space.bundleId)).toEqual(['extra', EXECUTOR_BUNDLE_ID]);
+    // The first bundle is `{system_space}`: a derived executor keeps it first.
+    expect(derived.spaces.system.map((space) => space.bundleId)).toEqual([EXECUTOR_BUNDLE_ID, 'extra']);
+    expect(derived.spaces.systemSpace).toBe(executor.spaces.systemSpace);
     expect(derived.spaces.projectPath).toBe(executor.spaces.projectPath);
     expect(derived.settings).toBe(executor.settings);
   });
