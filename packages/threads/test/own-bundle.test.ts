@@ -117,8 +117,8 @@ describe("a thread run under an executor with only the executor's bundle", () =>
   it('adds the threads bundle to an executor once, after the ones it has', async () => {
     const derived = await withThreadsBundle(executor);
     expect(derived.spaces.system.map((space) => space.bundleId)).toEqual([
-      THREADS_BUNDLE_ID,
       EXECUTOR_BUNDLE_ID,
+      THREADS_BUNDLE_ID,
     ]);
     expect(await withThreadsBundle(executor)).toBe(derived);
     expect(await withThreadsBundle(derived)).toBe(derived);
