@@ -59,7 +59,7 @@ function knowledge(i) {
 }
 
 /** `count` items in project space: the directive and its 4 tools, then bulk tools and knowledge. */
-async function makeProject(root, count, key) {
+export async function makeProject(root, count, key) {
   const project = join(root, 'project');
   const user = join(root, 'user');
   await mkdir(user, { recursive: true });
