@@ -45,8 +45,28 @@ function narrowed(spec: PrimaryToolSpec, types: TypeGrant): string {
   return `${spec.description}\n\nIn this thread you may ${spec.name} only: ${[...types].sort().join(', ')}.`;
 }
 
-async function listToolIds(executor: Executor): Promise<string[]> {
-  const response = await searchItems(executor, { scope: 'tool', query: '*', limit: 10_000, sort_by: 'name' });
+/**
+ * The folder of tool ids a pattern cannot leave: its whole literal segments before the first
+ * wildcard (`acme/*` → `acme`, an exact id → itself, `*` or `ac*` → undefined, every tool). A
+ * segment with a dot ends it too, since a search scope spells `/` as `.`.
+ */
+export function patternNamespace(pattern: string): string | undefined {
+  const literal: string[] = [];
+  for (const segment of pattern.split('/')) {
+    if (!segment || /[*?[.]/.test(segment)) break;
+    literal.push(segment);
+  }
+  return literal.length ? literal.join('/') : undefined;
+}
+
+/**
+ * The tools a pattern may match, in name order: a search of its namespace only, so a fork reads
+ * what its capabilities reach rather than every tool of every space.
+ */
+async function listToolIds(executor: Executor, pattern: string): Promise<string[]> {
+  const namespace = patternNamespace(pattern);
+  const scope = namespace ? (`tool.${namespace.replaceAll('/', '.')}` as const) : 'tool';
+  const response = await searchItems(executor, { scope, query: '*', limit: 10_000, sort_by: 'name' });
   return response.results.map((r) => r.id).filter((id) => !id.startsWith(PROVIDERS_PREFIX));
 }
 
@@ -153,11 +173,9 @@ export async function buildPalette(executor: Executor, options: BuildPaletteOpti
   const preload = options.preload ?? {};
   if (preload.enabled !== false && grants.executeToolPatterns.length) {
     const budget = (preload.max_tokens ?? 2000) * 4;
-    const ids = await listToolIds(executor);
-    const patterns = grants.executeToolPatterns;
     const chosen: string[] = [];
-    for (const pattern of patterns) {
-      const matched = ids.filter((id) => fnmatch(id, pattern));
+    for (const pattern of grants.executeToolPatterns) {
+      const matched = (await listToolIds(executor, pattern)).filter((id) => fnmatch(id, pattern));
       if (!matched.length) warnings.push(`No tool matches the capability pattern '${pattern}'`);
       for (const id of matched) if (!chosen.includes(id)) chosen.push(id);
     }
