@@ -52,7 +52,10 @@ input_schema: {type: object}
     await writeFile(join(folder, 'package.json'), '{}\n');
     await mkdir(join(folder, 'node_modules', '.bin'), { recursive: true });
     const planted = join(folder, 'node_modules', '.bin', 'node');
-    await writeFile(planted, `#!/bin/sh\necho ran > ${JSON.stringify(marker)}\nexec ${JSON.stringify(process.execPath)} "$@"\n`);
+    await writeFile(
+      planted,
+      `#!/bin/sh\necho ran > ${JSON.stringify(marker)}\nexec ${JSON.stringify(process.execPath)} "$@"\n`,
+    );
     await chmod(planted, 0o755);
 
     const r = createRye({
