@@ -6,7 +6,6 @@
 import type { ContentCache } from './content-cache.js';
 import type { KindRegistry } from './kinds.js';
 import type { SignableKind } from './refs.js';
-import type { SearchReader } from './search/entry.js';
 import type { RyeSettings } from './settings.js';
 import type { Spaces } from './spaces.js';
 import type { TrustStore } from './trust.js';
@@ -23,6 +22,22 @@ export interface ItemFacts {
 
 /** Reads the facts of one file; throws a RyeError naming the problem when it cannot. */
 export type FactsReader = (text: string, path: string, extension: string) => ItemFacts;
+
+/** What a kind's metadata reader returns for one file. */
+export interface SearchableFields {
+  name?: string;
+  title?: string;
+  description?: string;
+  category?: string;
+  version?: string;
+  tags?: string[];
+  created_at?: string;
+  updated_at?: string;
+  preview?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export type SearchReader = (text: string, path: string, id: string) => SearchableFields;
 
 /** The readers of one kind: its declared facts (sign, load, moved check) and its search fields. */
 export interface KindReaders {

@@ -9,9 +9,10 @@ import { computeAnchor, dependencyFiles } from './anchor.js';
 import type { ChainElement } from './chain.js';
 import { buildChain, validateChain } from './chain.js';
 import { resolveToolConfig } from './config-resolve.js';
-import type { ToolEnvelope } from './envelope.js';
+import type { ItemContext } from './context.js';
+import type { ChainDetail, ToolEnvelope, TraceEvent } from './envelope.js';
 import { elapsed } from './envelope.js';
-import type { ChainDetail, ExecuteToolOptions, Executor, TraceEvent } from './executor.js';
+import type { ExecuteToolOptions } from './execute-options.js';
 import type { VerifiedLooseFile } from './files.js';
 import { readVerifiedFile } from './files.js';
 import type { ToolMetadata } from './metadata.js';
@@ -24,6 +25,11 @@ import { interpreterFiles, runFromSnapshot } from './run-files.js';
 import type { InterpreterPart, PlanBuild, RunPlan } from './run-plan.js';
 import { runPlansOf } from './run-plan.js';
 import { checkToolParameters } from './tool-parameters.js';
+
+/** What running a tool needs of its executor: the item context and the environment tools inherit. */
+export interface ToolHost extends ItemContext {
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
 
 function detail(element: ChainElement): ChainDetail {
   return {
@@ -65,7 +71,7 @@ function traceOf(chain: ChainElement[]): TraceEvent[] {
  * anything else is read.
  */
 async function buildPlan(
-  executor: Executor,
+  executor: ToolHost,
   id: string,
   checkParams: (metadata: ToolMetadata) => Promise<void>,
   chain: ChainElement[],
@@ -95,7 +101,7 @@ async function buildPlan(
 async function interpreterPart(
   handed: unknown[],
   plan: RunPlan,
-  executor: Executor,
+  executor: ToolHost,
 ): Promise<InterpreterPart> {
   const key = JSON.stringify(handed);
   if (plan.interpreter?.key === key) return plan.interpreter;
@@ -107,7 +113,7 @@ async function interpreterPart(
 
 /** Runs a tool through its chain and returns the envelope of spec items §7.4; never throws. */
 export async function executeTool(
-  executor: Executor,
+  executor: ToolHost,
   id: string,
   params: Record<string, unknown>,
   options: ExecuteToolOptions,

@@ -12,6 +12,7 @@ import { ContentCache } from './content-cache.js';
 import type { ItemContext, ItemReaders } from './context.js';
 import type { ToolEnvelope } from './envelope.js';
 import { elapsed } from './envelope.js';
+import type { ExecuteToolOptions } from './execute-options.js';
 import { verifyLooseFile } from './files.js';
 import { KindRegistry } from './kinds.js';
 import { EXECUTOR_BUNDLE_ID, executorBundle } from './layer-bundle.js';
@@ -21,7 +22,6 @@ import type { ItemKind, SignableKind } from './refs.js';
 import { canonicalRef, ITEM_KINDS } from './refs.js';
 import type { ResolvedItem } from './resolve.js';
 import { resolveItem } from './resolve.js';
-import type { RunContext } from './run-chain.js';
 import type { RyeSettings } from './settings.js';
 import { readSettings } from './settings.js';
 import type { SpaceName, SpacesOptions, SystemBundle } from './spaces.js';
@@ -48,25 +48,8 @@ export interface ExecutorOptions extends SpacesOptions {
   metadataCacheDir?: string | false;
 }
 
-export interface ExecuteToolOptions {
-  dryRun?: boolean;
-  trace?: boolean;
-  /**
-   * A function-style tool's worker may be a thread of this process (lillux
-   * `WorkerSettings.thread`). Only for a one-shot host's own call, as `rye execute` makes: a
-   * thread shares this process's fd 1 and working directory. Never for a long-lived host.
-   */
-  workerThread?: boolean;
-  /**
-   * Variables the tool's process must not inherit from the host (a managed thread's provider
-   * credentials), unless an element of its chain sets one by name in its signed `env_config`.
-   */
-  withheldEnv?: readonly string[];
-  signal?: AbortSignal;
-  onOutput?: RunContext['onOutput'];
-}
-
 export type { ChainDetail, TraceEvent } from './envelope.js';
+export type { ExecuteToolOptions } from './execute-options.js';
 
 /**
  * The disk cache's HMAC key, derived from the user's private signing key (none → memory only).

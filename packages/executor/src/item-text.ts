@@ -5,7 +5,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
-import { IntegrityError } from './verify.js';
+import { IntegrityError } from './integrity-error.js';
 
 export interface ItemFileContent {
   /** The bytes read: the only bytes that are verified, copied and run. */

@@ -14,7 +14,12 @@ const MAX_DEFAULT = 40;
 
 import { clipText } from '@ryeos/lillux';
 import { isPlainObject } from './plain-object.js';
-import type { ParameterSchema } from './tool-parameters.js';
+
+/** A tool's parameters as JSON Schema (what `toolParameterSchema` in tool-parameters.ts returns). */
+export type ParameterSchema = Record<string, unknown> & {
+  properties?: Record<string, Record<string, unknown>>;
+  required?: string[];
+};
 
 type Schema = Record<string, unknown>;
 

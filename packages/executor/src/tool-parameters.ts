@@ -10,13 +10,11 @@
  */
 import { RyeError } from '@ryeos/lillux';
 import type { ToolMetadata } from './metadata.js';
+import type { ParameterSchema } from './parameter-summary.js';
 import { parameterSummary } from './parameter-summary.js';
 import { isPlainObject } from './plain-object.js';
 
-export type ParameterSchema = Record<string, unknown> & {
-  properties?: Record<string, Record<string, unknown>>;
-  required?: string[];
-};
+export type { ParameterSchema };
 
 /**
  * Parameters the executor itself reads from any tool's call (a shorter timeout, the HTTP read

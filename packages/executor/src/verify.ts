@@ -3,41 +3,17 @@
  * §6.5): trust scoped by space, moved items, legacy partial signatures and dev mode.
  */
 import { dirname, extname, join } from 'node:path';
-import type { Fix, LegacyRecipe, RyeErrorOptions, SignatureFormat } from '@ryeos/lillux';
-import { describeFix, isRyeError, RyeError, verifyContent } from '@ryeos/lillux';
+import type { Fix, LegacyRecipe, SignatureFormat } from '@ryeos/lillux';
+import { describeFix, verifyContent } from '@ryeos/lillux';
+import type { IntegrityOutcome } from './integrity-error.js';
+import { IntegrityError } from './integrity-error.js';
 import type { SignableKind } from './refs.js';
 import { TYPE_DIRS } from './refs.js';
 import type { Space } from './spaces.js';
 import type { TrustStore } from './trust.js';
 
-export type IntegrityOutcome =
-  | 'ok'
-  | 'unsigned'
-  | 'modified'
-  | 'untrusted'
-  | 'bad_signature'
-  | 'moved'
-  | 'legacy_partial';
-
-/** An integrity failure, with its outcome as a typed field (never a string in `details`). */
-export class IntegrityError extends RyeError {
-  readonly outcome: Exclude<IntegrityOutcome, 'ok'>;
-
-  constructor(outcome: Exclude<IntegrityOutcome, 'ok'>, message: string, options: RyeErrorOptions = {}) {
-    super('INTEGRITY', message, options);
-    this.outcome = outcome;
-  }
-}
-
-/** Whether `error` is an integrity failure with this outcome (works across package copies). */
-export function isIntegrityFailure(error: unknown, outcome?: IntegrityOutcome): error is IntegrityError {
-  return (
-    isRyeError(error) &&
-    error.code === 'INTEGRITY' &&
-    typeof (error as Partial<IntegrityError>).outcome === 'string' &&
-    (outcome === undefined || (error as IntegrityError).outcome === outcome)
-  );
-}
+export type { IntegrityOutcome } from './integrity-error.js';
+export { IntegrityError, isIntegrityFailure } from './integrity-error.js';
 
 export interface DeclaredIdentity {
   name?: string | undefined;

@@ -2,13 +2,18 @@
  * The `load` operation, loaded on first use: a `rye execute` loads neither the item loader nor
  * load's argument validators.
  */
-import type { Executor, SpaceName } from '@ryeos/executor';
+import type { ErrorEnvelope, Executor, LoadResponse, SpaceName } from '@ryeos/executor';
 import { canonicalRef, loadItem, parseRef } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
+import type { LoadArgs } from '@ryeos/mcp/tools';
 import { argumentChecker } from './arguments.js';
 import * as compiled from './generated/load-arguments.js';
 import { kindOf } from './kind-of.js';
-import type { LoadEnvelope, LoadRequest } from './rye.js';
+
+/** A load request: the schema's arguments, less `project_path`. */
+export type LoadRequest = Omit<LoadArgs, 'project_path'>;
+/** A load's reply: the verified item (and where it was copied), or why not. */
+export type LoadEnvelope = LoadResponse | ErrorEnvelope;
 
 const checkLoadArguments = argumentChecker<LoadRequest>('load', compiled);
 

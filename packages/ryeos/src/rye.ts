@@ -5,24 +5,20 @@
  */
 import { resolve } from 'node:path';
 import { ITEM_READERS } from '@ryeos/directives';
-import type {
-  Envelope,
-  ErrorEnvelope,
-  LoadResponse,
-  RyeSettings,
-  SearchResponse,
-  SearchScope,
-} from '@ryeos/executor';
+import type { Envelope, RyeSettings } from '@ryeos/executor';
 import { Executor, isSignableKind, kindPrefix, parseRef } from '@ryeos/executor';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
-import type { LoadArgs, SearchArgs } from '@ryeos/mcp/tools';
 import type { PrimaryCall, ResumeResult } from '@ryeos/threads';
 import { systemBundles } from './bundles.js';
 import type { ExecuteCaller, ExecuteRequest } from './execute/route.js';
+import type { LoadEnvelope, LoadRequest } from './load-item.js';
+import type { SearchEnvelope, SearchRequest } from './search-items.js';
 import { entrySettings } from './settings.js';
 import type { SignEnvelope } from './sign.js';
 
 export type { ExecuteCaller, ExecuteRequest } from './execute/route.js';
+export type { LoadEnvelope, LoadRequest } from './load-item.js';
+export type { SearchEnvelope, SearchRequest } from './search-items.js';
 export type { Envelope };
 
 export interface RyeOptions {
@@ -39,14 +35,6 @@ export interface RyeOptions {
    */
   spareRunner?: boolean;
 }
-
-/** A search request; `scope` is typed, and a value from outside is still checked when it runs. */
-export type SearchRequest = Omit<SearchArgs, 'project_path' | 'scope'> & { scope: SearchScope };
-export type LoadRequest = Omit<LoadArgs, 'project_path'>;
-/** A search's reply: the results, or why there are none. */
-export type SearchEnvelope = SearchResponse | ErrorEnvelope;
-/** A load's reply: the verified item (and where it was copied), or why not. */
-export type LoadEnvelope = LoadResponse | ErrorEnvelope;
 
 export class Rye {
   readonly projectPath: string;

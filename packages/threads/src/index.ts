@@ -44,7 +44,6 @@ export {
   readTranscript as readKnowledgeTranscript,
 } from './orchestration/query.js';
 export type { ResumeRequest, ResumeResult } from './orchestration/resume.js';
-export { resumeThread } from './orchestration/resume.js';
 export type { OrchestrateOptions } from './orchestration/scoped.js';
 export { orchestrate } from './orchestration/scoped.js';
 export type { DetachedLaunch, DetachedProcess } from './orchestration/spawn.js';
@@ -117,5 +116,5 @@ export type {
 } from './store/types.js';
 export { isToolRunRow } from './store/types.js';
 export type { ForkRequest, ThreadResult } from './thread.js';
-export { abandonThread, runPreparedThread, runThread } from './thread.js';
+export { abandonThread, resumeThread, runPreparedThread, runThread } from './thread.js';
 export { makeThreadId } from './thread-id.js';

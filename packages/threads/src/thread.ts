@@ -8,7 +8,6 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Loaded, ParsedDirective } from '@ryeos/directives';
 import { composeContext, loadDirective, prepareDirective, resolveExtendsChain } from '@ryeos/directives';
-import type { Fix } from '@ryeos/lillux';
 import { clipText, type ErrorType, isRyeError, RyeError, toRyeError } from '@ryeos/lillux';
 import { loadAgentConfig } from './config/agent-config.js';
 import { standardPrimaries } from './create-host.js';
@@ -28,6 +27,7 @@ import {
   withPrompt,
 } from './orchestration/continuation.js';
 import { CANCEL_MARKER } from './orchestration/control.js';
+import { type ResumeRequest, type ResumeResult, resumeWith } from './orchestration/resume.js';
 import { orchestrateFor } from './orchestration/scoped.js';
 import { writeCapabilitiesMd } from './persistence/capabilities-md.js';
 import { renderKnowledgeTranscript, writeKnowledgeTranscript } from './persistence/knowledge-transcript.js';
@@ -54,7 +54,7 @@ import { loadProviders } from './provider/providers.js';
 import { resolveModel } from './provider/resolve-model.js';
 import type { ChatMessage } from './provider/types.js';
 import { asRecord } from './records.js';
-import { failureCodes, type LimitCode, type ThreadErrorCode } from './result-codes.js';
+import { failureCodes } from './result-codes.js';
 import type { LoopResult, LoopTiming } from './runner/loop.js';
 import { runLoop } from './runner/loop.js';
 import { buildPalette, type Palette, READ_ARTIFACT_ENTRY } from './runner/palette.js';
@@ -67,79 +67,9 @@ import { createSinks, FanOut } from './streaming/sinks.js';
 import { TextToolParser } from './streaming/text-parser.js';
 import { textModeToolsPrompt } from './streaming/text-prompt.js';
 import { makeThreadId } from './thread-id.js';
+import type { ForkRequest, ThreadResult } from './thread-request.js';
 
-export interface ForkRequest {
-  /** The directive id (without `directive:`). */
-  directiveId: string;
-  inputs?: Record<string, unknown>;
-  model?: string;
-  limitOverrides?: Record<string, unknown>;
-  /** The thread that asked for this one (its `thread.json` caps limits and capabilities). */
-  parentThreadId?: string;
-  signal?: AbortSignal;
-  /**
-   * Run detached (`async: true`, spec §11): setup runs here, through the signed `thread.json`;
-   * then `detach` hands `prepared` to the process that runs the loop (`runPreparedThread`) and
-   * answers its pid. It calls `recordPid` before the hand-over, and the hand-over is its last step
-   * that can fail: if it throws, no process runs the thread.
-   */
-  detach?: (threadId: string, prepared: PreparedThread, recordPid: (pid: number) => void) => Promise<number>;
-  /** A continuation (handoff or resume) of this finished thread: its conversation carries on. */
-  previousThreadId?: string;
-  /** The user message a continuation starts with (resume's `message`). */
-  continuationMessage?: string;
-  /** A continuation made by a handoff (the old thread filled its context window), not a resume. */
-  handoff?: boolean;
-  /** An id its caller registered for this thread (a handoff's continuation, named in the old record). */
-  registeredId?: string;
-}
-
-/** What a thread ended with; a failed one says why as `error`, `error_type` and its codes. */
-export interface ThreadResult {
-  success: boolean;
-  status: ThreadStatus;
-  thread_id?: string;
-  directive: string;
-  result?: string;
-  outputs?: Record<string, unknown>;
-  cost: ThreadCost;
-  error?: string;
-  hint?: string;
-  /** What fixes the error, as data (each caller's layer renders it). */
-  fix?: Fix;
-  /** The closed set of every envelope; present on every failure. */
-  error_type?: ErrorType;
-  /** The limit that stopped the thread. */
-  limit_code?: LimitCode;
-  /** A refusal of the runner's own (a chain too long, required outputs missing). */
-  error_code?: ThreadErrorCode;
-  result_truncated?: boolean;
-  /** Where the thread's wall time went (a thread whose loop ran). */
-  timing?: LoopTiming;
-  /** Setup's warnings (an unpriced model, say). */
-  warnings?: string[];
-  /** Detached (`ForkRequest.detach`): the thread runs on in the process with this pid. */
-  async?: true;
-  pid?: number;
-  /** A thread that handed off: the id of its continuation. */
-  continuation_thread_id?: string;
-  /** A chain of continuations the caller waited through: every thread id in order, and the last. */
-  chain_thread_ids?: string[];
-  final_thread_id?: string;
-  /** A limit's or provider failure's context, for the caller and the `limit`/`error` hooks. */
-  error_context?: Record<string, unknown>;
-  recent_llm_errors?: Record<string, unknown>[];
-  /** The required outputs a thread stopped by a limit still owed. */
-  missing_outputs?: string[];
-  /** A `limit` hook's own message, beside the limit's. */
-  hook_error?: string;
-  /** A control hook stopped the thread: `abort`, `suspend`, or `escalate` (suspended too). */
-  aborted?: boolean;
-  suspended?: boolean;
-  escalated?: boolean;
-  /** The risk assessment that blocked a capability. */
-  risk?: unknown;
-}
+export type { ForkRequest, ThreadResult } from './thread-request.js';
 
 const RESULT_MAX = 4000;
 /** How long a thread waits for its stream sinks to flush before its result goes out without them. */
@@ -239,6 +169,14 @@ function registerThread(
 /** The host's own signer, or the key in its settings' key folder (a missing key fails, never made here). */
 function hostSigner(host: ThreadHost): Promise<Signer> {
   return host.signer ? Promise.resolve(host.signer) : loadSigner(host.settings.signingKeyDir);
+}
+
+/**
+ * `resume_thread`: a finished thread carries on with a new message in a new thread of its chain
+ * (orchestration/resume.ts), run by this runner.
+ */
+export function resumeThread(host: ThreadHost, request: ResumeRequest): Promise<ResumeResult> {
+  return resumeWith(runThread, host, request);
 }
 
 /** Runs a directive in a managed thread, synchronously, to its end. Never throws. */
@@ -1066,7 +1004,7 @@ async function runPrepared(
           }
         },
         onCheckpoint: () => void renderTranscript(host, dir, baseRecord, signer),
-        orchestrate: (params) => orchestrateFor(host, threadId, params, stop.signal),
+        orchestrate: (params) => orchestrateFor(host, threadId, params, runThread, stop.signal),
         prepareHandoff: async (turn) => {
           const maxChain = maxChainLength(continuation);
           if ((prepared.chain_length ?? 1) >= maxChain) {

@@ -5,7 +5,7 @@
 import { clipText } from '@ryeos/lillux';
 import { readerNamespace } from '../bundle-index.js';
 import { ContentCache } from '../content-cache.js';
-import type { ItemContext, KindReaders } from '../context.js';
+import type { ItemContext, KindReaders, SearchableFields, SearchReader } from '../context.js';
 import type { KindConfig } from '../kinds.js';
 import type { ToolMetadata } from '../metadata.js';
 import { extractToolMetadata, toolNamespace } from '../metadata.js';
@@ -20,21 +20,7 @@ import { pathIdentity } from '../verify.js';
 import type { TextDoc } from './match.js';
 import { EMPTY_DOC, makeDoc } from './match.js';
 
-/** What a kind's metadata reader returns for one file. */
-export interface SearchableFields {
-  name?: string;
-  title?: string;
-  description?: string;
-  category?: string;
-  version?: string;
-  tags?: string[];
-  created_at?: string;
-  updated_at?: string;
-  preview?: string;
-  metadata?: Record<string, unknown>;
-}
-
-export type SearchReader = (text: string, path: string, id: string) => SearchableFields;
+export type { SearchableFields, SearchReader } from '../context.js';
 
 export interface IndexEntry {
   kind: ItemKind;

@@ -11,6 +11,7 @@
 import type { IndexEntry } from './entry.js';
 import { fieldDoc } from './entry.js';
 import type { Glob } from './match.js';
+import type { TermHits } from './rank.js';
 import { identityWords } from './rank.js';
 
 /** Field codes packed into the low bits of a posting (slot << CODE_BITS | code). */
@@ -33,14 +34,6 @@ const ALNUM = /^[\p{L}\p{M}\p{N}]+$/u;
 export function ranksByWords(term: string): boolean {
   return ALNUM.test(term);
 }
-
-/**
- * Per slot, where a term scores best, in rank.ts's order of precedence: an identity strength
- * (0.6–1) or a weighted field's (at most 0.5) as a positive number, which `max` orders rightly
- * since every identity strength is above every field's; else the preview's, stored negated so a
- * field found later still takes precedence over it; 0 when nowhere.
- */
-export type TermHits = Float64Array;
 
 export class FieldWords {
   /** Word → packed postings of the slots and fields holding it. */

@@ -24,10 +24,17 @@
  */
 import type { IndexEntry } from './entry.js';
 import { fieldDoc } from './entry.js';
-import type { TermHits } from './field-words.js';
 import type { Glob, TextDoc } from './match.js';
 import { levenshtein } from './match.js';
 import type { QueryNode } from './query.js';
+
+/**
+ * Per slot, where a term scores best, in this module's order of precedence: an identity strength
+ * (0.6–1) or a weighted field's (at most 0.5) as a positive number, which `max` orders rightly
+ * since every identity strength is above every field's; else the preview's, stored negated so a
+ * field found later still takes precedence over it; 0 when nowhere.
+ */
+export type TermHits = Float64Array;
 
 /** A query leaf that can be found: a term, a phrase or a wildcard. */
 export type Leaf = Extract<QueryNode, { type: 'term' | 'phrase' | 'wildcard' }>;

@@ -5,7 +5,7 @@
 import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { RyeError } from '../errors.js';
-import type { EventSink, SinkError, SseEvent } from './types.js';
+import type { EventSink, SinkError, SseEvent } from './events.js';
 
 /** Keeps the first `maxEvents` events in memory and counts the rest. */
 export class ReturnSink implements EventSink {

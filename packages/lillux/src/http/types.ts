@@ -3,7 +3,10 @@
  * fanned out to sinks (`httpStream`).
  */
 
+import type { EventSink, SinkError, SseEvent } from './events.js';
 import type { ReturnSink } from './sinks.js';
+
+export type { EventSink, SinkError, SseEvent };
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'HEAD';
 
@@ -53,19 +56,6 @@ export interface HttpResult {
   truncated?: boolean;
 }
 
-export interface SseEvent {
-  /** `message` when the stream named none. */
-  event: string;
-  data: string;
-  id?: string;
-}
-
-export interface EventSink {
-  readonly name: string;
-  write(event: SseEvent): void | Promise<void>;
-  close?(): void | Promise<void>;
-}
-
 export interface HttpStreamOptions extends HttpRequestOptions {
   /** Extra destinations; each gets its own queue, so a slow or failing sink never stalls the stream. */
   sinks?: EventSink[];
@@ -73,12 +63,6 @@ export interface HttpStreamOptions extends HttpRequestOptions {
   returnSink?: ReturnSink;
   /** How long the end of the stream waits for the sinks to drain and close. Default 2000. */
   sinkCloseTimeoutMs?: number;
-}
-
-export interface SinkError {
-  sink: string;
-  /** The first error of that sink, with ` (+N more)` when it failed again. */
-  error: string;
 }
 
 export interface HttpStreamResult extends Omit<HttpResult, 'body' | 'json'> {

@@ -9,7 +9,7 @@ import { canonicalRef, elapsed, findItem } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
 import type { PreparedThread, PrimaryDispatch, ResumeResult, ThreadHost } from '@ryeos/threads';
 import type { EarlyRunner } from './detach.js';
-import type { ExecuteHost } from './route.js';
+import type { ExecuteHost } from './host.js';
 
 export interface ForkHost extends ExecuteHost {
   projectPath: string;

@@ -4,14 +4,14 @@
  * and knowledge its content. `thread: "fork"`, `async` and remote targets plug in here.
  */
 import { executeDirectiveInline, executeKnowledge } from '@ryeos/directives';
-import type { Envelope, ErrorEnvelope, ExecuteToolOptions, Executor, RyeSettings } from '@ryeos/executor';
+import type { Envelope, ErrorEnvelope, ExecuteToolOptions } from '@ryeos/executor';
 import { canonicalRef, elapsed, parseRef } from '@ryeos/executor';
 import { monotonicMs, RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import type { ExecuteArgs } from '@ryeos/mcp/tools';
-import type { PrimaryDispatch } from '@ryeos/threads';
 import { argumentChecker } from '../arguments.js';
 import * as compiledExecuteArguments from '../generated/execute-arguments.js';
 import { kindOf } from '../kind-of.js';
+import type { ExecuteHost } from './host.js';
 import type { ExecuteMode, Kind } from './matrix.js';
 import { checkMatrix, checkModeAlone, parseTarget, parseThread } from './matrix.js';
 
@@ -36,13 +36,6 @@ export interface ExecuteCaller {
   workerThread?: boolean;
   /** Host variables the tool must not inherit (a managed thread's provider credentials). */
   withheldEnv?: readonly string[];
-}
-
-export interface ExecuteHost {
-  settings: RyeSettings;
-  executor(): Promise<Executor>;
-  /** Set by hosts that can run managed threads (the facade): the project and the four operations. */
-  threads?: { projectPath: string; dispatch: PrimaryDispatch; spareRunner?: boolean };
 }
 
 /** Runs an item; returns an envelope, never throws. */

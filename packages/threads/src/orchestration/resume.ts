@@ -8,7 +8,7 @@ import { isRyeError } from '@ryeos/lillux';
 import type { ThreadHost } from '../host.js';
 import { threadDir, threadsStateRoot } from '../persistence/paths.js';
 import { openThreadStore } from '../store/index.js';
-import { type ForkRequest, runThread, type ThreadResult } from '../thread.js';
+import type { ForkRequest, RunThread, ThreadResult } from '../thread-request.js';
 import { verifiedRecord } from './continuation.js';
 
 export interface ResumeRequest {
@@ -39,7 +39,12 @@ export interface ResumeResult {
   error?: string;
 }
 
-export async function resumeThread(host: ThreadHost, request: ResumeRequest): Promise<ResumeResult> {
+/** `resumeThread` with the thread runner handed in: the orchestrator inside a running thread calls it. */
+export async function resumeWith(
+  run: RunThread,
+  host: ThreadHost,
+  request: ResumeRequest,
+): Promise<ResumeResult> {
   const store = openThreadStore(threadsStateRoot(host.projectPath));
   let terminal:
     | { thread_id: string; directive: string; status: string; parent_id: string | null }
@@ -98,7 +103,7 @@ export async function resumeThread(host: ThreadHost, request: ResumeRequest): Pr
     };
   }
   const parent = request.parentThreadId ?? signed.parent_thread_id;
-  const result = await runThread(host, {
+  const result = await run(host, {
     directiveId: signed.directive,
     previousThreadId: terminal.thread_id,
     ...(request.message.trim() ? { continuationMessage: request.message } : {}),

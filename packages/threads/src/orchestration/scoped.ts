@@ -11,10 +11,11 @@ import { RyeError, toRyeError } from '@ryeos/lillux';
 import type { ThreadHost } from '../host.js';
 import { threadsStateRoot } from '../persistence/paths.js';
 import { openThreadStore } from '../store/index.js';
+import type { RunThread } from '../thread-request.js';
 import { DEFAULT_CONTINUATION_MESSAGE } from './continuation.js';
 import { cancelThread, descendantsOf, killThread } from './control.js';
 import { aggregateResults, chainSearch, getChain, getStatus, listActive, readTranscript } from './query.js';
-import { resumeThread } from './resume.js';
+import { resumeWith } from './resume.js';
 import { waitThreads } from './wait.js';
 
 export interface OrchestrateOptions {
@@ -120,6 +121,7 @@ export async function orchestrateFor(
   host: ThreadHost,
   callerId: string,
   params: Record<string, unknown>,
+  run: RunThread,
   signal?: AbortSignal,
 ): Promise<Record<string, unknown>> {
   const store = openThreadStore(threadsStateRoot(host.projectPath));
@@ -142,7 +144,7 @@ export async function orchestrateFor(
     visible: (id) => scope.has(id),
     // The continuation is the caller's child, a handoff included: counted and paid for by it.
     continueThread: async (threadId, message, handoff) => ({
-      ...(await resumeThread(host, {
+      ...(await resumeWith(run, host, {
         threadId,
         message: message || (handoff ? DEFAULT_CONTINUATION_MESSAGE : ''),
         parentThreadId: callerId,

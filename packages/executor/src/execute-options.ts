@@ -1,0 +1,20 @@
+import type { RunContext } from './run-chain.js';
+
+/** How one tool run goes: its own module so the executor and the lazily loaded runner share it. */
+export interface ExecuteToolOptions {
+  dryRun?: boolean;
+  trace?: boolean;
+  /**
+   * A function-style tool's worker may be a thread of this process (lillux
+   * `WorkerSettings.thread`). Only for a one-shot host's own call, as `rye execute` makes: a
+   * thread shares this process's fd 1 and working directory. Never for a long-lived host.
+   */
+  workerThread?: boolean;
+  /**
+   * Variables the tool's process must not inherit from the host (a managed thread's provider
+   * credentials), unless an element of its chain sets one by name in its signed `env_config`.
+   */
+  withheldEnv?: readonly string[];
+  signal?: AbortSignal;
+  onOutput?: RunContext['onOutput'];
+}
