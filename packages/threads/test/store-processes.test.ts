@@ -16,13 +16,13 @@ let root: string;
 let stateDir: string;
 let store: ThreadStore;
 
-beforeEach(() => {
+beforeEach(async () => {
   root = mkdtempSync(join(tmpdir(), 'rye-store-procs-'));
   stateDir = join(root, '.ai', 'state', 'threads');
   store = openThreadStore(stateDir);
 });
 
-afterEach(() => {
+afterEach(async () => {
   store.close();
   rmSync(root, { recursive: true, force: true });
 });
@@ -74,7 +74,7 @@ function kill(child: ChildProcess): void {
 
 describe('the thread store across processes', () => {
   it('holds the spawn limit when six processes race for one parent (the reference counted per process)', async () => {
-    store.registry.register('parent/parent-1', 'parent');
+    await store.registry.register('parent/parent-1', 'parent');
     const results = await race<{ granted: number }>(
       Array.from({ length: 6 }, () => ({
         kind: 'spawn',
@@ -85,7 +85,7 @@ describe('the thread store across processes', () => {
       })),
     );
     expect(results.reduce((sum, r) => sum + r.granted, 0)).toBe(1000);
-    expect(store.registry.getThread('parent/parent-1')!.spawn_count).toBe(1000);
+    expect((await store.registry.getThread('parent/parent-1'))!.spawn_count).toBe(1000);
   });
 
   it('keeps one $1.00 budget exact while eight processes reserve, spend, report and release', async () => {
@@ -93,7 +93,7 @@ describe('the thread store across processes', () => {
     const RESERVE = 1 / 32;
     const SPEND_PER_TURN = 1 / 512; // two turns: 1/256 a cycle, so the budget allows 256 cycles
     const ATTEMPTS = 40; // 8 × 40 = 320 attempts: the budget runs out
-    store.ledger.register('root', BUDGET);
+    await store.ledger.register('root', BUDGET);
 
     // A separate connection checks the invariant over and over while the workers run.
     const watcher = new Database(join(stateDir, 'budget_ledger.db'), { readonly: true });
@@ -139,32 +139,32 @@ describe('the thread store across processes', () => {
 
     const { ledger } = store;
     // No lost update: every completed cycle's spend reached the root, exactly.
-    const rootRow = ledger.get('root')!;
+    const rootRow = (await ledger.get('root'))!;
     expect(rootRow.actual_spend).toBe(completed.length / 256);
     expect(rootRow.actual_spend).toBeLessThanOrEqual(BUDGET);
     // Every reservation was released back to the root: children keep only what they spent.
     for (const child of completed) {
-      expect(ledger.get(child)).toMatchObject({
+      expect(await ledger.get(child)).toMatchObject({
         parent_thread_id: 'root',
         status: 'completed',
         actual_spend: 1 / 256,
         reserved_spend: 1 / 256,
       });
     }
-    expect(ledger.getTreeSpend('root')).toMatchObject({
+    expect(await ledger.getTreeSpend('root')).toMatchObject({
       thread_count: completed.length + 1,
       active_count: 1,
     });
-    expect(ledger.getRemaining('root')).toBe(BUDGET - completed.length / 256);
+    expect(await ledger.getRemaining('root')).toBe(BUDGET - completed.length / 256);
     // The root's own final report (no own spend) agrees with what was cascaded.
-    ledger.reportActual('root', 0);
-    expect(ledger.get('root')!.actual_spend).toBe(completed.length / 256);
+    await ledger.reportActual('root', 0);
+    expect((await ledger.get('root'))!.actual_spend).toBe(completed.length / 256);
   });
 
   it('never over-reserves a parent that fits four children while eight processes contend for it', async () => {
     // Each worker grabs a quarter of the budget, checks the parent, holds 1 ms and releases.
     // (Without BEGIN IMMEDIATE around check-and-insert this finds hundreds of over-reservations.)
-    store.ledger.register('root', 1);
+    await store.ledger.register('root', 1);
     const results = await race<{ granted: number; refused: number; overReserved: number[] }>(
       Array.from({ length: 8 }, (_, worker) => ({
         kind: 'hold',
@@ -180,13 +180,13 @@ describe('the thread store across processes', () => {
     const granted = results.reduce((sum, r) => sum + r.granted, 0);
     expect(granted).toBeGreaterThan(8);
     expect(results.reduce((sum, r) => sum + r.refused, 0)).toBeGreaterThan(0);
-    expect(store.ledger.getTreeSpend('root')).toEqual({
+    expect(await store.ledger.getTreeSpend('root')).toEqual({
       total_actual: 0,
       total_reserved: 1,
       thread_count: granted + 1,
       active_count: 1,
     });
-    expect(store.ledger.getRemaining('root')).toBe(1);
+    expect(await store.ledger.getRemaining('root')).toBe(1);
   });
 
   it('lets eight processes create a fresh store at the same moment', async () => {
@@ -199,15 +199,15 @@ describe('the thread store across processes', () => {
     const other = openThreadStore(fresh, { markStale: false });
     try {
       for (const { pid } of results) {
-        expect(other.registry.getThread(`race/${pid}`)).toMatchObject({ pid, status: 'created' });
-        expect(other.ledger.get(`race/${pid}`)).toMatchObject({ max_spend: 1, status: 'active' });
+        expect(await other.registry.getThread(`race/${pid}`)).toMatchObject({ pid, status: 'created' });
+        expect(await other.ledger.get(`race/${pid}`)).toMatchObject({ max_spend: 1, status: 'active' });
       }
     } finally {
       other.close();
     }
   });
 
-  it('loads better-sqlite3 only when a store is opened, not on import', () => {
+  it('loads better-sqlite3 only when a store is opened, not on import', async () => {
     const script = `
       import { createRequire } from 'node:module';
       const require = createRequire(import.meta.url);
