@@ -18,3 +18,5 @@ export type {
 export { loadReplayScript, parseReplayScript, validateReplayScript } from './testing/script.js';
 export type { RecordedRequest, ReplayFormat, ReplayServer, ReplayServerOptions } from './testing/server.js';
 export { startReplayServer } from './testing/server.js';
+export type { ConformanceTestApi, StoreConformanceTarget } from './testing/store-conformance.js';
+export { storeConformance } from './testing/store-conformance.js';

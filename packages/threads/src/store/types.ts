@@ -95,7 +95,12 @@ export interface TreeSpend {
 export interface BudgetLedger {
   /** Roots: `{max_spend: max, reserved_spend: max, active}`; a no-op when the row exists. */
   register(threadId: string, maxSpend: number): Promise<void>;
-  /** Atomic (`BEGIN IMMEDIATE`); idempotent for an existing active row with the same parent. */
+  /**
+   * Atomic: the check against the parent's remaining budget and the new row are one step, whatever
+   * other processes reserve meanwhile. Rejects with `InsufficientBudget` (LIMIT,
+   * `details.reason: 'insufficient_budget'`) or `BudgetNotRegistered`; idempotent for an existing
+   * active row with the same parent.
+   */
   reserve(threadId: string, amount: number, parentId: string, childMax?: number): Promise<void>;
   incrementActual(threadId: string, delta: number): Promise<void>;
   /** `actual = own + Σ children.actual`. */
