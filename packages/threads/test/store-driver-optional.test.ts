@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isRyeError } from '@ryeos/lillux';
 import { afterEach, describe, expect, it } from 'vitest';
-import { setDriverLoader } from '../src/store/driver.js';
 import { openThreadStore } from '../src/store/index.js';
+import { setDriverLoader } from '../src/store/sqlite-driver.js';
 
 const packageDir = join(import.meta.dirname, '..');
 

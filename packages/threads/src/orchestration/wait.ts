@@ -19,7 +19,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RyeError } from '@ryeos/lillux';
+import { isRyeError, RyeError } from '@ryeos/lillux';
 import { threadsStateRoot } from '../persistence/paths.js';
 import { openThreadStore, REGISTRY_DB, type ThreadRegistry, type ThreadStore } from '../store/index.js';
 import { checkProjectPath, checkThreadIds, resolveThread, type ThreadOutcome } from './query.js';
@@ -61,10 +61,9 @@ function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('The wait was aborted', 'AbortError');
 }
 
-/** SQLite busy on a read (another process recovering the WAL, say): try again at the next check. */
+/** The store was locked past its timeout (another process recovering it, say): read again next round. */
 function isTransient(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+  return isRyeError(error) && error.code === 'UNAVAILABLE';
 }
 
 /**

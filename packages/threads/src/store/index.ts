@@ -4,8 +4,8 @@
  */
 import { join } from 'node:path';
 import { ensureThreadsStateRoot } from '../persistence/paths.js';
-import { type BudgetWarning, SqliteBudgetLedger } from './ledger.js';
-import { isProcessAlive, SqliteThreadRegistry } from './registry.js';
+import { type BudgetWarning, SqliteBudgetLedger } from './sqlite-ledger.js';
+import { isProcessAlive, SqliteThreadRegistry } from './sqlite-registry.js';
 import { markStaleSync, sqliteThreadStore } from './sqlite-store.js';
 import type { ThreadStore } from './types.js';
 
@@ -16,9 +16,9 @@ export {
   ThreadAlreadyRegistered,
   ThreadRegistryLocked,
 } from './errors.js';
-export { type BudgetWarning, USD_EPSILON } from './ledger.js';
-export { isProcessAlive } from './registry.js';
 export { BUSY_TIMEOUT_MS, loadDriver as loadStoreDriver } from './sqlite.js';
+export { type BudgetWarning, USD_EPSILON } from './sqlite-ledger.js';
+export { isProcessAlive } from './sqlite-registry.js';
 export * from './types.js';
 
 export const REGISTRY_DB = 'registry.db';

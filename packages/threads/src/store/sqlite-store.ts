@@ -5,15 +5,12 @@
  * statements); a throw becomes a rejection, never an exception out of a promise-returning call.
  */
 import { type FSWatcher, watch } from 'node:fs';
-import type { SqliteDatabase } from './driver.js';
-import type { SqliteBudgetLedger } from './ledger.js';
-import type { SqliteThreadRegistry } from './registry.js';
+import { BudgetLedgerLocked, ThreadRegistryLocked } from './errors.js';
+import { isBusy, type Sync } from './sqlite.js';
+import type { SqliteDatabase } from './sqlite-driver.js';
+import type { SqliteBudgetLedger } from './sqlite-ledger.js';
+import type { SqliteThreadRegistry } from './sqlite-registry.js';
 import type { BudgetLedger, ThreadRegistry, ThreadStore } from './types.js';
-
-/** The synchronous twin of an async interface: what the SQLite classes implement. */
-export type Sync<T> = {
-  [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => R : T[K];
-};
 
 type MethodsOf<T> = readonly {
   [K in keyof T]: T[K] extends (...args: never[]) => unknown ? K : never;
@@ -53,8 +50,16 @@ const LEDGER_METHODS = [
   'get',
 ] as const satisfies MethodsOf<BudgetLedger>;
 
-/** Exposes only the interface's methods (never the connection), each answering a promise. */
-function promising<T extends object>(sync: Sync<T>, methods: readonly (keyof T & string)[]): T {
+/**
+ * Exposes only the interface's methods (never the connection), each answering a promise. A read
+ * that found the database locked rejects like a write does (`locked`: a RyeError UNAVAILABLE), so
+ * callers retry on the code, never on a driver's error.
+ */
+function promising<T extends object>(
+  sync: Sync<T>,
+  methods: readonly (keyof T & string)[],
+  locked: (operation: string, cause: unknown) => Error,
+): T {
   const wrapped: Record<string, unknown> = {};
   for (const name of methods) {
     const method = (sync as Record<string, (...args: unknown[]) => unknown>)[name]!;
@@ -62,7 +67,7 @@ function promising<T extends object>(sync: Sync<T>, methods: readonly (keyof T &
       try {
         return Promise.resolve(method.apply(sync, args));
       } catch (error) {
-        return Promise.reject(error);
+        return Promise.reject(isBusy(error) ? locked(name, error) : error);
       }
     };
   }
@@ -91,8 +96,16 @@ export function sqliteThreadStore(parts: SqliteStoreParts): ThreadStore {
   let open = true;
   const store: ThreadStore = {
     stateDir,
-    registry: promising<ThreadRegistry>(registry, REGISTRY_METHODS),
-    ledger: promising<BudgetLedger>(ledger, LEDGER_METHODS),
+    registry: promising<ThreadRegistry>(
+      registry,
+      REGISTRY_METHODS,
+      (operation, cause) => new ThreadRegistryLocked(operation, cause),
+    ),
+    ledger: promising<BudgetLedger>(
+      ledger,
+      LEDGER_METHODS,
+      (operation, cause) => new BudgetLedgerLocked(operation, cause),
+    ),
     async markStale(isAlive) {
       return markStaleSync(registry, ledger, isAlive);
     },

@@ -40,6 +40,10 @@ export interface ThreadRow {
   chain_root_id: string | null;
 }
 
+/**
+ * A store that stays locked or unreachable past its timeout rejects with a RyeError UNAVAILABLE
+ * (`ThreadRegistryLocked`, `BudgetLedgerLocked`), reads included: callers may retry on that code.
+ */
 export interface ThreadRegistry {
   /** Inserts `created` with this process's pid. Throws if the id exists. */
   register(threadId: string, directive: string, parentId?: string | null): Promise<void>;

@@ -12,8 +12,7 @@
  */
 import { RyeError } from '@ryeos/lillux';
 import { BudgetLedgerLocked, BudgetNotRegistered, InsufficientBudget } from './errors.js';
-import { type Database, isBusy, nowIso, openDatabase, type Statement } from './sqlite.js';
-import type { Sync } from './sqlite-store.js';
+import { type Database, isBusy, nowIso, openDatabase, type Statement, type Sync } from './sqlite.js';
 import type { BudgetLedger, BudgetRow, BudgetStatus, TreeSpend } from './types.js';
 
 /** Float noise forgiven when comparing money: far below any real price. */

@@ -4,8 +4,15 @@
  * one atomic statement, never read-modify-written in JavaScript.
  */
 import { ThreadAlreadyRegistered, ThreadRegistryLocked } from './errors.js';
-import { type Database, isBusy, isUniqueViolation, nowIso, openDatabase, type Statement } from './sqlite.js';
-import type { Sync } from './sqlite-store.js';
+import {
+  type Database,
+  isBusy,
+  isUniqueViolation,
+  nowIso,
+  openDatabase,
+  type Statement,
+  type Sync,
+} from './sqlite.js';
 import {
   TERMINAL_STATUSES,
   type ThreadCost,
