@@ -313,7 +313,8 @@ export async function runThread(host: ThreadHost, request: ForkRequest): Promise
   } catch (error) {
     return await failedThread(error, store, threadId, directiveId);
   } finally {
-    await store?.close();
+    // Never throws: a store that fails to close leaves the result as it is.
+    await store?.close().catch(() => undefined);
   }
 }
 
@@ -403,7 +404,7 @@ export async function runPreparedThread(
     if (store && running) await releaseReservation(store, threadId);
     return await failedThread(error, store, running ? threadId : undefined, directiveId);
   } finally {
-    await store?.close();
+    await store?.close().catch(() => undefined);
   }
 }
 
