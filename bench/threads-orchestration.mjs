@@ -76,12 +76,12 @@ async function transcriptEvent(project, id, type) {
   return event ? event.timestamp * 1000 : Number.NaN;
 }
 
-function registryRow(project, id) {
+async function registryRow(project, id) {
   const store = openThreadStore(threadsStateRoot(project));
   try {
-    return store.registry.getThread(id);
+    return await store.registry.getThread(id);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -143,7 +143,7 @@ async function waitLatency(project, env) {
       if (waited.results[id]?.status !== 'completed') throw new Error(JSON.stringify(waited.results[id]));
       // Its transcript's last lines may come after the wait resolved: read them once it has exited.
       await until(() => !alive(pid));
-      const row = registryRow(project, id);
+      const row = await registryRow(project, id);
       const statusAt = Date.parse(row.completed_at);
       const finalSent = server.requests[i].finalSentAt;
       const completedEvent = await transcriptEvent(project, id, 'thread_completed');

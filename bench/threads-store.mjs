@@ -1,5 +1,5 @@
-// The thread store (issue 13, spec threads §2): registry writes/s in one process
-// (register + updateStatus + updateCostSnapshot, each a committed write), and budget-ledger
+// The thread store (issue 13, spec threads §2): registry writes/s in one process through the
+// async ThreadStore interface (register + updateStatus + updateCostSnapshot, each a committed write), and budget-ledger
 // child cycles/s with 8 processes sharing one parent budget (reserve + reportActual +
 // cascadeSpend + release, the finalize path of spec §1 step 15), checked for lost updates at the end.
 // Run after `pnpm build`: node bench/threads-store.mjs
@@ -15,20 +15,20 @@ const PROCESSES = 8;
 const CYCLES_PER_PROCESS = 1500;
 const SPEND = 1 / 1024; // a binary fraction: the expected total is exact
 
-function registryWritesPerSecond(stateDir, threads = 3000) {
+async function registryWritesPerSecond(stateDir, threads = 3000) {
   const store = openThreadStore(stateDir);
   const cost = { turns: 1, input_tokens: 1000, output_tokens: 200, spend: 0.001, elapsed_seconds: 1 };
   try {
     const start = performance.now();
     for (let i = 0; i < threads; i++) {
       const id = `bench/registry/registry-${i}`;
-      store.registry.register(id, 'bench/registry');
-      store.registry.updateStatus(id, 'running');
-      store.registry.updateCostSnapshot(id, cost);
+      await store.registry.register(id, 'bench/registry');
+      await store.registry.updateStatus(id, 'running');
+      await store.registry.updateCostSnapshot(id, cost);
     }
     return (threads * 3) / ((performance.now() - start) / 1000);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -43,19 +43,19 @@ for await (const _ of process.stdin) break;
 const start = performance.timeOrigin + performance.now();
 for (let i = 0; i < cycles; i++) {
   const child = 'root/w' + worker + '-' + i;
-  ledger.reserve(child, spend * 4, 'root');
-  ledger.reportActual(child, spend);
-  ledger.cascadeSpend(child, 'root');
-  ledger.release(child, 'completed');
+  await ledger.reserve(child, spend * 4, 'root');
+  await ledger.reportActual(child, spend);
+  await ledger.cascadeSpend(child, 'root');
+  await ledger.release(child, 'completed');
 }
 const end = performance.timeOrigin + performance.now();
-store.close();
+await store.close();
 process.stdout.write(JSON.stringify({ start, end }) + '\\n');
 `;
 
 async function ledgerCyclesPerSecond(stateDir) {
   const store = openThreadStore(stateDir);
-  store.ledger.register('root', 1024);
+  await store.ledger.register('root', 1024);
   const children = Array.from({ length: PROCESSES }, (_, i) => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', worker], {
       env: {
@@ -82,9 +82,9 @@ async function ledgerCyclesPerSecond(stateDir) {
   const seconds = (Math.max(...times.map((t) => t.end)) - Math.min(...times.map((t) => t.start))) / 1000;
 
   const cycles = PROCESSES * CYCLES_PER_PROCESS;
-  const root = store.ledger.get('root');
-  const tree = store.ledger.getTreeSpend('root');
-  store.close();
+  const root = await store.ledger.get('root');
+  const tree = await store.ledger.getTreeSpend('root');
+  await store.close();
   const noLostUpdate =
     root.actual_spend === cycles * SPEND && tree.thread_count === cycles + 1 && tree.active_count === 1;
   if (!noLostUpdate)
@@ -95,7 +95,7 @@ async function ledgerCyclesPerSecond(stateDir) {
 export async function run() {
   const dir = await mkdtemp(join(tmpdir(), 'rye-bench-store-'));
   try {
-    const writes = registryWritesPerSecond(join(dir, 'registry', '.ai', 'state', 'threads'));
+    const writes = await registryWritesPerSecond(join(dir, 'registry', '.ai', 'state', 'threads'));
     const ledger = await ledgerCyclesPerSecond(join(dir, 'ledger', '.ai', 'state', 'threads'));
     return {
       bench: 'threads-store',

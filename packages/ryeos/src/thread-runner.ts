@@ -34,17 +34,17 @@ const TOOL_STOP_GRACE_MS = 5000;
 
 async function runTool(rye: Rye, request: Extract<DetachedRequest, { kind: 'tool' }>): Promise<number> {
   const { openThreadStore, threadsStateRoot, watchToolRun } = await import('@ryeos/threads');
-  const recordStopped = (reason: string) => {
+  const recordStopped = async (reason: string) => {
     const store = openThreadStore(threadsStateRoot(request.project_path));
     try {
-      if (store.registry.getThread(request.thread_id)?.status !== 'running') return;
-      store.registry.setResult(request.thread_id, {
+      if ((await store.registry.getThread(request.thread_id))?.status !== 'running') return;
+      await store.registry.setResult(request.thread_id, {
         status: 'cancelled',
         error: `Tool run stopped: ${reason}`,
       });
-      store.registry.updateStatus(request.thread_id, 'cancelled');
+      await store.registry.updateStatus(request.thread_id, 'cancelled');
     } finally {
-      store.close();
+      await store.close();
     }
   };
   // A thread's run stops with its thread: cancelled, failed, killed, or out of time.
@@ -55,9 +55,11 @@ async function runTool(rye: Rye, request: Extract<DetachedRequest, { kind: 'tool
     stopped = reason;
     abort.abort();
     // A tool that does not end on the abort does not keep its run alive past the grace.
+    // The record is written (awaited) before the exit, whatever the store; a failure still exits.
     setTimeout(() => {
-      recordStopped(reason);
-      process.exit(1);
+      recordStopped(reason)
+        .catch(() => undefined)
+        .finally(() => process.exit(1));
     }, TOOL_STOP_GRACE_MS).unref();
   };
   process.once('SIGTERM', () => stop('the tool run was killed'));
@@ -73,21 +75,21 @@ async function runTool(rye: Rye, request: Extract<DetachedRequest, { kind: 'tool
     .finally(unwatch);
   process.stdout.write(`${JSON.stringify(result)}\n`);
   if (stopped) {
-    recordStopped(stopped);
+    await recordStopped(stopped);
     return 1;
   }
   const store = openThreadStore(threadsStateRoot(request.project_path));
   try {
     const ok = result.status !== 'error';
-    store.registry.setResult(request.thread_id, {
+    await store.registry.setResult(request.thread_id, {
       status: result.status,
       ...(ok ? { outputs: { data: (result as { data?: unknown }).data ?? null } } : {}),
       ...(ok ? {} : { error: String((result as { error?: unknown }).error ?? 'The tool failed') }),
       envelope: result,
     });
-    store.registry.updateStatus(request.thread_id, ok ? 'completed' : 'error');
+    await store.registry.updateStatus(request.thread_id, ok ? 'completed' : 'error');
   } finally {
-    store.close();
+    await store.close();
   }
   return result.status === 'error' ? 1 : 0;
 }
@@ -106,7 +108,7 @@ async function runDirective(
     prepared = parsePreparedThread(request.prepared, request.thread_id);
   } catch (error) {
     const failure = toErrorEnvelope(error);
-    abandonThread(request.project_path, request.thread_id, failure.error);
+    await abandonThread(request.project_path, request.thread_id, failure.error);
     const { status: _status, ...reason } = failure;
     process.stdout.write(
       `${JSON.stringify({ success: false, status: 'error', thread_id: request.thread_id, directive: request.directive_id, cost: NO_COST, ...reason })}\n`,
@@ -188,7 +190,7 @@ try {
   // Its caller said "running": a thread that did not get going says why, and pays nothing.
   if (request?.kind === 'directive' || request?.kind === 'tool') {
     const { abandonThread } = await import('@ryeos/threads');
-    abandonThread(
+    await abandonThread(
       request.project_path,
       request.thread_id,
       `The detached runner failed: ${(error as Error)?.message ?? String(error)}`,

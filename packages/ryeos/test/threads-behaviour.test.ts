@@ -394,6 +394,6 @@ describe('the loop', () => {
     expect(result, JSON.stringify(result)).toMatchObject({ status: 'error', thread_status: 'cancelled' });
     expect(server.requests).toHaveLength(2);
     const { listThreads } = await import('@ryeos/threads');
-    expect(listThreads(fixture().project)).toMatchObject([{ status: 'cancelled' }]);
+    expect(await listThreads(fixture().project)).toMatchObject([{ status: 'cancelled' }]);
   }, 30_000);
 });

@@ -77,10 +77,10 @@ const asyncSleep = (tag: string) => ({
 async function endedToolRuns(parentId: string) {
   const opened = await store();
   try {
-    const rows = () =>
-      opened.registry.listChildren(parentId).filter((row) => row.directive.startsWith('tool/'));
-    await until(() => rows().every((row) => row.status !== 'running'));
-    return rows();
+    const rows = async () =>
+      (await opened.registry.listChildren(parentId)).filter((row) => row.directive.startsWith('tool/'));
+    await until(async () => (await rows()).every((row) => row.status !== 'running'));
+    return await rows();
   } finally {
     opened.close();
   }
@@ -119,10 +119,10 @@ describe('async tool runs started by a thread are its children', () => {
     const running = fx.rye.execute({ item_id: 'directive:acme/held', thread: 'fork' });
     await until(() => sleeperPids().length === 1);
     const opened = await store();
-    const parent = opened.registry.list({ limit: 10 }).find((row) => row.directive === 'acme/held')!;
+    const parent = (await opened.registry.list({ limit: 10 })).find((row) => row.directive === 'acme/held')!;
     opened.close();
     const { cancelThread } = await import('@ryeos/threads');
-    expect(cancelThread(fx.project, parent.thread_id)).toMatchObject({ success: true });
+    expect(await cancelThread(fx.project, parent.thread_id)).toMatchObject({ success: true });
     expect(await running).toMatchObject({ thread_status: 'cancelled' });
     const [run] = await endedToolRuns(parent.thread_id);
     expect(run).toMatchObject({ status: 'cancelled' });
@@ -268,7 +268,7 @@ describe('input validation before anything exists', () => {
     expect(threadFolders()).toEqual([]);
     const opened = await store();
     try {
-      expect(opened.registry.list({ limit: 10 })).toEqual([]);
+      expect(await opened.registry.list({ limit: 10 })).toEqual([]);
     } finally {
       opened.close();
     }

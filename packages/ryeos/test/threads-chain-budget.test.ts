@@ -136,7 +136,7 @@ describe('a chain spends from one budget in the ledger', () => {
       const store = openThreadStore(threadsStateRoot(fx.project));
       let kidIds: string[];
       try {
-        kidIds = store.registry.listChildren(mother!).map((row) => row.thread_id);
+        kidIds = (await store.registry.listChildren(mother!)).map((row) => row.thread_id);
       } finally {
         store.close();
       }
@@ -202,7 +202,7 @@ describe('spawns hold across a handoff chain', () => {
       const { openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
       const store = openThreadStore(threadsStateRoot(fx.project));
       try {
-        const kidRows = store.registry.list().filter((row) => row.directive === 'acme/kid');
+        const kidRows = (await store.registry.list()).filter((row) => row.directive === 'acme/kid');
         expect(kidRows).toHaveLength(1);
       } finally {
         store.close();
@@ -231,16 +231,16 @@ describe('the id a caller got stands for its whole chain', () => {
     expect(reply, JSON.stringify(reply)).toMatchObject({ status: 'success', async: true });
     const first = String(reply.thread_id);
     const { cancelThread, waitThreads, openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
-    const chainLength = () => {
+    const chainLength = async () => {
       const store = openThreadStore(threadsStateRoot(fixture().project));
       try {
-        return store.registry.getChain(first).length;
+        return (await store.registry.getChain(first)).length;
       } finally {
         store.close();
       }
     };
-    await until(() => chainLength() >= 2);
-    const cancelled = cancelThread(fixture().project, first);
+    await until(async () => (await chainLength()) >= 2);
+    const cancelled = await cancelThread(fixture().project, first);
     expect(cancelled, JSON.stringify(cancelled)).toMatchObject({ success: true });
     expect(cancelled.cancelled).not.toContain(first);
     const waited = await waitThreads(fixture().project, [first], { timeoutSeconds: 30 });
@@ -266,18 +266,18 @@ describe('kill of the id a caller got', () => {
     expect(reply, JSON.stringify(reply)).toMatchObject({ status: 'success', async: true });
     const first = String(reply.thread_id);
     const { killThread, openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
-    const chain = () => {
+    const chain = async () => {
       const store = openThreadStore(threadsStateRoot(fixture().project));
       try {
-        return store.registry.getChain(first);
+        return await store.registry.getChain(first);
       } finally {
         store.close();
       }
     };
-    await until(() => chain().length >= 2);
+    await until(async () => (await chain()).length >= 2);
     const killed = await killThread(fixture().project, first, { graceMs: 2000 });
     expect(killed, JSON.stringify(killed)).toMatchObject({ success: true, killed: true, pid: reply.pid });
-    const last = chain().at(-1)!;
+    const last = (await chain()).at(-1)!;
     expect(last.thread_id).not.toBe(first);
     expect(last.status).toBe('cancelled');
     const served = server.requests.length;
@@ -322,10 +322,12 @@ describe('a kill by the first id reaches the whole chain', () => {
       ],
     });
     const { killThread, openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
-    const kidRow = () => {
+    const kidRow = async () => {
       const store = openThreadStore(threadsStateRoot(fx.project));
       try {
-        return store.registry.list().find((row) => row.directive === 'acme/kid' && !row.continuation_of);
+        return (await store.registry.list()).find(
+          (row) => row.directive === 'acme/kid' && !row.continuation_of,
+        );
       } finally {
         store.close();
       }
@@ -333,22 +335,22 @@ describe('a kill by the first id reaches the whole chain', () => {
     try {
       const reply = await fx.rye.execute({ item_id: 'directive:acme/mother', thread: 'fork', async: true });
       expect(reply, JSON.stringify(reply)).toMatchObject({ status: 'success', async: true });
-      await until(() => kidRow()?.status === 'running' && kids.requests.length >= 1);
-      expect(kidRow()!.parent_id).not.toBe(reply.thread_id);
+      await until(async () => (await kidRow())?.status === 'running' && kids.requests.length >= 1);
+      expect((await kidRow())!.parent_id).not.toBe(reply.thread_id);
       const killed = await killThread(fx.project, String(reply.thread_id), { graceMs: 2000 });
       expect(killed, JSON.stringify(killed)).toMatchObject({ success: true, killed: true });
       // Left alone, the child would run its 40 slow turns and complete.
-      await until(() => kidRow()?.status !== 'running');
-      expect(kidRow()!.status).toBe('cancelled');
+      await until(async () => (await kidRow())?.status !== 'running');
+      expect((await kidRow())!.status).toBe('cancelled');
     } finally {
       await kids.close();
     }
   }, 90_000);
 });
 
-async function until(check: () => boolean, ms = 30_000): Promise<void> {
+async function until(check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error('timed out waiting');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -121,13 +121,13 @@ describe('children', () => {
     expect(waited.split('\\"status\\":\\"completed\\"').length - 1).toBeGreaterThanOrEqual(3);
     const store = await registry();
     try {
-      const kids = store.registry.listChildren(String(result.thread_id));
+      const kids = await store.registry.listChildren(String(result.thread_id));
       expect(kids).toHaveLength(3);
       expect(kids.map((k) => k.status)).toEqual(['completed', 'completed', 'completed']);
       expect(kids.map((k) => k.pid).every((pid) => typeof pid === 'number' && pid !== process.pid)).toBe(
         true,
       );
-      expect(store.registry.getThread(String(result.thread_id))?.spawn_count).toBe(3);
+      expect((await store.registry.getThread(String(result.thread_id)))?.spawn_count).toBe(3);
     } finally {
       store.close();
     }
@@ -215,13 +215,13 @@ describe('children', () => {
     const store = await registry();
     try {
       const rootId = String(result.thread_id);
-      const [middle] = store.registry.listChildren(rootId);
-      const [leaf] = store.registry.listChildren(middle!.thread_id);
-      expect(store.ledger.get(leaf!.thread_id)!.actual_spend).toBeCloseTo(leafOwn, 12);
-      expect(store.ledger.get(middle!.thread_id)!.actual_spend).toBeCloseTo(middleOwn + leafOwn, 12);
-      expect(store.ledger.get(rootId)!.actual_spend).toBeCloseTo(rootOwn + middleOwn + leafOwn, 12);
+      const [middle] = await store.registry.listChildren(rootId);
+      const [leaf] = await store.registry.listChildren(middle!.thread_id);
+      expect((await store.ledger.get(leaf!.thread_id))!.actual_spend).toBeCloseTo(leafOwn, 12);
+      expect((await store.ledger.get(middle!.thread_id))!.actual_spend).toBeCloseTo(middleOwn + leafOwn, 12);
+      expect((await store.ledger.get(rootId))!.actual_spend).toBeCloseTo(rootOwn + middleOwn + leafOwn, 12);
       for (const id of [rootId, middle!.thread_id, leaf!.thread_id]) {
-        const row = store.ledger.get(id)!;
+        const row = (await store.ledger.get(id))!;
         expect(row.status).toBe('completed');
         expect(row.reserved_spend).toBeCloseTo(row.actual_spend, 12);
       }
@@ -267,7 +267,7 @@ describe('detached runs', () => {
     expect(reply.pid).not.toBe(process.pid);
     await until(() => children.requests.length === 1);
     const { cancelThread, waitThreads } = await import('@ryeos/threads');
-    expect(cancelThread(fixture().project, id)).toMatchObject({ success: true, cancelled: [id] });
+    expect(await cancelThread(fixture().project, id)).toMatchObject({ success: true, cancelled: [id] });
     const waited = await waitThreads(fixture().project, [id], { timeoutSeconds: 20 });
     expect(waited.results[id]).toMatchObject({ status: 'cancelled' });
     await new Promise((resolve) => setTimeout(resolve, 800));
@@ -405,9 +405,9 @@ describe('detached runs', () => {
     const id = 'acme/child/child-1700000000000';
     const store = await registry();
     try {
-      store.registry.register(id, 'acme/child', null);
-      store.registry.updateStatus(id, 'running');
-      store.ledger.register(id, 1);
+      await store.registry.register(id, 'acme/child', null);
+      await store.registry.updateStatus(id, 'running');
+      await store.ledger.register(id, 1);
     } finally {
       store.close();
     }
@@ -434,8 +434,8 @@ describe('detached runs', () => {
     expect(run.stdout).toContain('does not understand');
     const after = await registry();
     try {
-      expect(after.registry.getThread(id)).toMatchObject({ status: 'error' });
-      expect(after.ledger.get(id)?.status).toBe('error');
+      expect(await after.registry.getThread(id)).toMatchObject({ status: 'error' });
+      expect((await after.ledger.get(id))?.status).toBe('error');
     } finally {
       after.close();
     }
@@ -458,8 +458,11 @@ describe('detached runs', () => {
     expect(() => process.kill(pid, 0)).toThrow();
     const store = await registry();
     try {
-      expect(store.registry.getThread(id)).toMatchObject({ status: 'cancelled', result: { killed: true } });
-      expect(store.ledger.get(id)?.status).toBe('cancelled');
+      expect(await store.registry.getThread(id)).toMatchObject({
+        status: 'cancelled',
+        result: { killed: true },
+      });
+      expect((await store.ledger.get(id))?.status).toBe('cancelled');
     } finally {
       store.close();
     }
@@ -539,7 +542,7 @@ describe('detached runs', () => {
     const running = fixture().rye.execute({ item_id: 'directive:acme/parent', thread: 'fork' });
     await until(() => server.requests.length === 2);
     const store = await registry();
-    const parentId = store.registry.listActive()[0]!.thread_id;
+    const parentId = (await store.registry.listActive())[0]!.thread_id;
     store.close();
     const parent = { thread_id: parentId };
     const children = await serveChildren([
@@ -620,9 +623,9 @@ describe('continuation', () => {
     expect(record).toMatchObject({ inputs: { topic: 'zebras' }, previous_thread_id: result.thread_id });
     const store = await registry();
     try {
-      expect(store.registry.getChain(next).map((r) => r.thread_id)).toEqual([result.thread_id, next]);
+      expect((await store.registry.getChain(next)).map((r) => r.thread_id)).toEqual([result.thread_id, next]);
       // A root's continuation stays a root.
-      expect(store.registry.getThread(next)?.parent_id).toBeNull();
+      expect((await store.registry.getThread(next))?.parent_id).toBeNull();
     } finally {
       store.close();
     }
@@ -722,9 +725,12 @@ describe('continuation', () => {
     );
     const store = await registry();
     try {
-      expect(store.registry.getChain(id).map((row) => row.thread_id)).toEqual([id, won[0]!.new_thread_id]);
-      for (const row of store.registry.list({ limit: 100 }))
-        expect(store.ledger.get(row.thread_id)?.status).not.toBe('active');
+      expect((await store.registry.getChain(id)).map((row) => row.thread_id)).toEqual([
+        id,
+        won[0]!.new_thread_id,
+      ]);
+      for (const row of await store.registry.list({ limit: 100 }))
+        expect((await store.ledger.get(row.thread_id))?.status).not.toBe('active');
     } finally {
       store.close();
     }
@@ -807,18 +813,18 @@ describe('a thread acts only on what it started (attack round on issue 15)', () 
     expect(third).toMatch(/resume_thread needs thread_id|may only act on the threads it started/);
     const store = await registry();
     try {
-      const kids = store.registry.listChildren(String(weak.thread_id));
+      const kids = await store.registry.listChildren(String(weak.thread_id));
       // The child, and its continuation: both weak's children, paid from weak's budget.
       expect(kids).toHaveLength(2);
-      expect(store.registry.getThread(String(weak.thread_id))?.spawn_count).toBe(2);
+      expect((await store.registry.getThread(String(weak.thread_id)))?.spawn_count).toBe(2);
       const resumed = kids.find((k) => k.continuation_of !== null)!;
-      expect(store.ledger.get(resumed.thread_id)?.parent_thread_id).toBe(weak.thread_id);
+      expect((await store.ledger.get(resumed.thread_id))?.parent_thread_id).toBe(weak.thread_id);
     } finally {
       store.close();
     }
     expect(children.requests).toHaveLength(2);
     const { cancelThread } = await import('@ryeos/threads');
-    expect(cancelThread(fx.project, String(power.thread_id))).toMatchObject({ success: false });
+    expect(await cancelThread(fx.project, String(power.thread_id))).toMatchObject({ success: false });
     await children.close();
   }, 90_000);
 

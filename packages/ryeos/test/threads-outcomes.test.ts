@@ -264,7 +264,7 @@ describe('attenuation is said out loud (18)', () => {
     const store = openThreadStore(threadsStateRoot(fx.project));
     let child: string;
     try {
-      child = store.registry.listChildren(String(parent.thread_id))[0]!.thread_id;
+      child = (await store.registry.listChildren(String(parent.thread_id)))[0]!.thread_id;
     } finally {
       store.close();
     }

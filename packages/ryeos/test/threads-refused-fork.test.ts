@@ -49,9 +49,9 @@ function threadFolders(): string[] {
 async function expectNothingWritten() {
   const store = await openStore();
   try {
-    expect(store.registry.list({ limit: 100 })).toEqual([]);
-    const ledger = store.ledger as unknown as { db: { prepare(sql: string): { all(): unknown[] } } };
-    expect(ledger.db.prepare('SELECT * FROM budget_ledger').all()).toEqual([]);
+    expect(await store.registry.list({ limit: 100 })).toEqual([]);
+    const { sqliteDatabases } = await import('@ryeos/threads/testing');
+    expect(sqliteDatabases(store)!.ledger.prepare('SELECT * FROM budget_ledger').all()).toEqual([]);
   } finally {
     store.close();
   }
@@ -99,10 +99,10 @@ describe('a refused fork writes nothing', () => {
     expect(result.status).toBe('success');
     const store = await openStore();
     try {
-      const rows = store.registry.list({ limit: 100 });
+      const rows = await store.registry.list({ limit: 100 });
       expect(rows.map((row) => row.directive).sort()).toEqual(['acme/kidok', 'acme/mom']);
       expect(rows.find((row) => row.directive === 'acme/kidok')?.status).toBe('completed');
-      expect(store.registry.getThread(result.thread_id)?.spawn_count).toBe(1);
+      expect((await store.registry.getThread(result.thread_id))?.spawn_count).toBe(1);
     } finally {
       store.close();
     }
@@ -129,9 +129,11 @@ describe('a refused fork writes nothing', () => {
     expect(JSON.stringify(server.requests[3]?.body)).toContain('Spawn limit exceeded');
     const store = await openStore();
     try {
-      const kids = store.registry.list({ limit: 100 }).filter((row) => row.directive === 'acme/kidok');
+      const kids = (await store.registry.list({ limit: 100 })).filter(
+        (row) => row.directive === 'acme/kidok',
+      );
       expect(kids).toHaveLength(1);
-      expect(store.registry.getThread(result.thread_id)?.spawn_count).toBe(1);
+      expect((await store.registry.getThread(result.thread_id))?.spawn_count).toBe(1);
     } finally {
       store.close();
     }

@@ -58,8 +58,9 @@ describe('resume trusts the signed records', () => {
     const { openThreadStore, threadsStateRoot } = await threads();
     const store = openThreadStore(threadsStateRoot(fx.project));
     try {
-      (store.registry as unknown as { db: { prepare(sql: string): { run(...a: unknown[]): unknown } } }).db
-        .prepare('UPDATE threads SET directive = ? WHERE thread_id = ?')
+      const { sqliteDatabases } = await import('@ryeos/threads/testing');
+      sqliteDatabases(store)!
+        .registry.prepare('UPDATE threads SET directive = ? WHERE thread_id = ?')
         .run('acme/other', id);
     } finally {
       store.close();

@@ -172,9 +172,8 @@ it('8 processes fork 24 children against one live $1.00 parent: never overspent,
   fx.refresh();
   const children = await serveChildren(PROCESSES * CHILDREN_PER_PROCESS);
   const store = await openStore();
-  const ledgerDb = (
-    store.ledger as unknown as { db: { prepare(sql: string): { get(...a: unknown[]): unknown } } }
-  ).db;
+  const { sqliteDatabases } = await import('@ryeos/threads/testing');
+  const ledgerDb = sqliteDatabases(store)!.ledger;
   try {
     // The parent runs in this process; its second model call waits at the gate.
     const parentRun = fx.rye.execute({ item_id: 'directive:acme/parent', thread: 'fork' });
@@ -184,9 +183,9 @@ it('8 processes fork 24 children against one live $1.00 parent: never overspent,
         throw new Error(`the parent ended before its children: ${JSON.stringify(r)}`);
       }),
     ]);
-    const parentId = store.registry.list().find((row) => row.directive === 'acme/parent')!.thread_id;
-    expect(store.ledger.get(parentId)).toMatchObject({ status: 'active', max_spend: BUDGET });
-    expect(store.ledger.get(parentId)!.actual_spend).toBeCloseTo(PARENT_OWN, 12);
+    const parentId = (await store.registry.list()).find((row) => row.directive === 'acme/parent')!.thread_id;
+    expect(await store.ledger.get(parentId)).toMatchObject({ status: 'active', max_spend: BUDGET });
+    expect((await store.ledger.get(parentId))!.actual_spend).toBeCloseTo(PARENT_OWN, 12);
 
     // What the parent has committed, in one snapshot: its own spend (made before any child),
     // what its active children hold, and what its finished ones spent. Not the parent's
@@ -236,13 +235,15 @@ it('8 processes fork 24 children against one live $1.00 parent: never overspent,
 
     // The ledger before the parent finalizes: every child's cascade landed (no lost update).
     // A refused child leaves no row: only the ones that ran are the parent's children.
-    const kids = store.registry.listChildren(parentId);
+    const kids = await store.registry.listChildren(parentId);
     expect(kids).toHaveLength(succeeded.length);
-    const rows = kids.map((k) => store.ledger.get(k.thread_id)).filter((r) => r !== undefined);
+    const rows = (await Promise.all(kids.map((k) => store.ledger.get(k.thread_id)))).filter(
+      (r) => r !== undefined,
+    );
     expect(rows).toHaveLength(succeeded.length);
     const childrenActual = rows.reduce((sum, r) => sum + r.actual_spend, 0);
     expect(childrenActual).toBeCloseTo(succeeded.length * CHILD_SPEND, 12);
-    expect(store.ledger.get(parentId)!.actual_spend).toBeCloseTo(PARENT_OWN + childrenActual, 12);
+    expect((await store.ledger.get(parentId))!.actual_spend).toBeCloseTo(PARENT_OWN + childrenActual, 12);
 
     // The parent finishes.
     gate.open();
@@ -252,7 +253,7 @@ it('8 processes fork 24 children against one live $1.00 parent: never overspent,
     expect(parentOwn).toBeCloseTo(PARENT_OWN, 12);
 
     // The tree's total, every reservation released, every registry row where it should be.
-    const parentRow = store.ledger.get(parentId)!;
+    const parentRow = (await store.ledger.get(parentId))!;
     expect(childrenActual + parentOwn).toBeLessThanOrEqual(BUDGET + EPSILON);
     expect(parentRow.actual_spend).toBeCloseTo(parentOwn + childrenActual, 12);
     expect(parentRow).toMatchObject({ status: 'completed' });
@@ -262,18 +263,18 @@ it('8 processes fork 24 children against one live $1.00 parent: never overspent,
       expect(row.reserved_spend).toBe(row.actual_spend);
       expect(row.actual_spend).toBeCloseTo(CHILD_SPEND, 12);
     }
-    expect(store.ledger.getTreeSpend(parentId)).toMatchObject({
+    expect(await store.ledger.getTreeSpend(parentId)).toMatchObject({
       thread_count: succeeded.length + 1,
       active_count: 0,
     });
     for (const o of succeeded) {
-      expect(store.registry.getThread(String(o.thread_id))).toMatchObject({
+      expect(await store.registry.getThread(String(o.thread_id))).toMatchObject({
         parent_id: parentId,
         status: 'completed',
       });
     }
     for (const o of refused) expect(o.thread_id).toBeUndefined();
-    expect(store.registry.getThread(parentId)?.spawn_count).toBe(succeeded.length);
+    expect((await store.registry.getThread(parentId))?.spawn_count).toBe(succeeded.length);
   } finally {
     store.close();
     await gate.close();
@@ -316,8 +317,8 @@ it('a parent that has finished starts no children: every fork under it is refuse
     expect(children.requests).toHaveLength(0);
     const store = await openStore();
     try {
-      expect(store.ledger.get(parentId)!.actual_spend).toBeCloseTo(PARENT_OWN, 12);
-      expect(store.registry.listChildren(parentId)).toHaveLength(0);
+      expect((await store.ledger.get(parentId))!.actual_spend).toBeCloseTo(PARENT_OWN, 12);
+      expect(await store.registry.listChildren(parentId)).toHaveLength(0);
     } finally {
       store.close();
     }

@@ -86,7 +86,7 @@ async function rows() {
   const { openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
   const store = openThreadStore(threadsStateRoot(fixture().project));
   try {
-    return store.registry.list({ limit: 100 });
+    return await store.registry.list({ limit: 100 });
   } finally {
     store.close();
   }
@@ -102,7 +102,7 @@ async function endedRun() {
   return (await rows()).find((row) => row.directive === 'tool/acme/sleeper');
 }
 
-afterEach(() => {
+afterEach(async () => {
   // A run the code under test failed to stop must not outlive the test.
   for (const pid of Object.values(sleepers())) if (alive(pid)) process.kill(pid, 'SIGKILL');
 });
@@ -179,7 +179,7 @@ describe("an async tool run lives no longer than its thread's line", () => {
     expect(all.some((row) => row.directive === 'acme/long' && row.status === 'continued')).toBe(true);
     const end = all.find((row) => row.directive === 'acme/long' && row.status === 'running')!;
     const { cancelThread } = await import('@ryeos/threads');
-    expect(cancelThread(fx.project, end.thread_id)).toMatchObject({ success: true });
+    expect(await cancelThread(fx.project, end.thread_id)).toMatchObject({ success: true });
     await running;
     await until(() => !alive(sleepers().before!) && !alive(sleepers().after!), 15_000);
   }, 120_000);

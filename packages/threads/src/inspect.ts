@@ -56,10 +56,10 @@ function summary(row: ThreadRow): ThreadSummary {
 }
 
 /** Threads of a project, newest first; an empty list when no thread ever ran there. */
-export function listThreads(
+export async function listThreads(
   projectPath: string,
   filter: { status?: string; limit?: number } = {},
-): ThreadSummary[] {
+): Promise<ThreadSummary[]> {
   if (filter.status !== undefined && !STATUSES.includes(filter.status as ThreadStatus)) {
     throw new RyeError('VALIDATION', `Unknown status '${filter.status}'`, {
       hint: `Use one of: ${STATUSES.join(', ')}`,
@@ -69,14 +69,13 @@ export function listThreads(
   if (!existsSync(join(root, REGISTRY_DB))) return [];
   const store = openThreadStore(root);
   try {
-    return store.registry
-      .list({
-        ...(filter.status ? { status: filter.status as ThreadStatus } : {}),
-        ...(filter.limit ? { limit: filter.limit } : {}),
-      })
-      .map(summary);
+    const rows = await store.registry.list({
+      ...(filter.status ? { status: filter.status as ThreadStatus } : {}),
+      ...(filter.limit ? { limit: filter.limit } : {}),
+    });
+    return rows.map(summary);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -281,9 +280,9 @@ export async function showThread(
   if (existsSync(join(root, REGISTRY_DB))) {
     const store = openThreadStore(root);
     try {
-      row = store.registry.getThread(threadId);
+      row = await store.registry.getThread(threadId);
     } finally {
-      store.close();
+      await store.close();
     }
   }
   if (!row && !existsSync(dir)) {

@@ -25,7 +25,11 @@ export interface ForkRequest {
    * answers its pid. It calls `recordPid` before the hand-over, and the hand-over is its last step
    * that can fail: if it throws, no process runs the thread.
    */
-  detach?: (threadId: string, prepared: PreparedThread, recordPid: (pid: number) => void) => Promise<number>;
+  detach?: (
+    threadId: string,
+    prepared: PreparedThread,
+    recordPid: (pid: number) => Promise<void> | void,
+  ) => Promise<number>;
   /** A continuation (handoff or resume) of this finished thread: its conversation carries on. */
   previousThreadId?: string;
   /** The user message a continuation starts with (resume's `message`). */

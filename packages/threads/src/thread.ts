@@ -138,24 +138,32 @@ async function readParent(host: ThreadHost, stateRoot: string, parentId: string)
   };
 }
 
-function registerThread(
+/** The first id from `nowMs` on that the registry, the ledger and the state folder do not hold. */
+async function freeThreadId(store: ThreadStore, directiveId: string, stateRoot: string): Promise<string> {
+  for (let stamp = Date.now(); ; stamp += 1) {
+    const candidate = makeThreadId(directiveId, stamp);
+    // The ledger is asked too: a repository can ship rows for the ids to come (they are predictable).
+    if ((await store.registry.exists(candidate)) || (await store.ledger.get(candidate)) !== undefined)
+      continue;
+    try {
+      if (existsSync(threadDir(stateRoot, candidate))) continue;
+    } catch {
+      // an id whose folder cannot be checked is as free as the registry says
+    }
+    return candidate;
+  }
+}
+
+async function registerThread(
   store: ThreadStore,
   directiveId: string,
   parentId: string | undefined,
   stateRoot: string,
-): string {
+): Promise<string> {
   for (let attempt = 0; attempt < 50; attempt += 1) {
-    const id = makeThreadId(directiveId, Date.now(), (candidate) => {
-      // The ledger is asked too: a repository can ship rows for the ids to come (they are predictable).
-      if (store.registry.exists(candidate) || store.ledger.get(candidate) !== undefined) return true;
-      try {
-        return existsSync(threadDir(stateRoot, candidate));
-      } catch {
-        return false;
-      }
-    });
+    const id = await freeThreadId(store, directiveId, stateRoot);
     try {
-      store.registry.register(id, directiveId, parentId ?? null);
+      await store.registry.register(id, directiveId, parentId ?? null);
       return id;
     } catch (error) {
       // Another process took the same millisecond between the check and the insert.
@@ -205,7 +213,7 @@ export async function runThread(host: ThreadHost, request: ForkRequest): Promise
     store = opened;
     // Children belong to a live parent: one that has ended no longer holds a budget they could
     // be paid from. A continuation whose parent has ended becomes a root.
-    const parentStatus = parent ? opened.registry.getThread(parent.threadId)?.status : undefined;
+    const parentStatus = parent ? (await opened.registry.getThread(parent.threadId))?.status : undefined;
     if (parent && parentStatus && TERMINAL_STATUSES.includes(parentStatus)) {
       if (!request.previousThreadId) {
         fail(
@@ -219,13 +227,15 @@ export async function runThread(host: ThreadHost, request: ForkRequest): Promise
     // A handoff's continuation already has its row, which a setup failure must mark.
     threadId = request.registeredId;
     // Registered only once the request is known to be valid: a refused fork leaves no row or folder.
-    const register = () => {
-      threadId = request.registeredId ?? registerThread(opened, directiveId, parent?.threadId, stateRoot);
+    const register = async () => {
+      threadId =
+        request.registeredId ?? (await registerThread(opened, directiveId, parent?.threadId, stateRoot));
       return threadId;
     };
     // A refusal after registration takes the row back; a handoff's row was never ours to delete.
-    const unregister = () => {
-      if (threadId && !request.registeredId && opened.registry.unregister(threadId)) threadId = undefined;
+    const unregister = async () => {
+      if (threadId && !request.registeredId && (await opened.registry.unregister(threadId)))
+        threadId = undefined;
     };
     return await runRegistered(
       host,
@@ -235,24 +245,25 @@ export async function runThread(host: ThreadHost, request: ForkRequest): Promise
       unregister,
     );
   } catch (error) {
-    return failedThread(error, store, threadId, directiveId);
+    return await failedThread(error, store, threadId, directiveId);
   } finally {
-    store?.close();
+    // Never throws: a store that fails to close leaves the result as it is.
+    await store?.close().catch(() => undefined);
   }
 }
 
 /** A thread that failed before its loop ran: recorded in the registry (when it got a row) and returned. */
-function failedThread(
+async function failedThread(
   error: unknown,
   store: ThreadStore | undefined,
   threadId: string | undefined,
   directiveId: string,
-): ThreadResult {
+): Promise<ThreadResult> {
   const failure = error instanceof SetupFailure ? error : new SetupFailure(toRyeError(error));
   if (store && threadId) {
     try {
-      store.registry.updateStatus(threadId, 'error');
-      store.registry.setResult(threadId, { error: failure.failure.message, cost: ZERO_COST });
+      await store.registry.updateStatus(threadId, 'error');
+      await store.registry.setResult(threadId, { error: failure.failure.message, cost: ZERO_COST });
     } catch {
       // The registry is best effort here: the caller still gets the error.
     }
@@ -290,7 +301,7 @@ export async function runPreparedThread(
   try {
     host = await withThreadsHost(host);
     store = openThreadStore(stateRoot);
-    const row = store.registry.getThread(threadId);
+    const row = await store.registry.getThread(threadId);
     running = row?.status === 'running';
     if (!running) {
       fail(
@@ -324,16 +335,17 @@ export async function runPreparedThread(
   } catch (error) {
     // The thread will not run: its reservation goes back and its row says why. A row that is not
     // running (cancelled or killed before this process got going) keeps its status.
-    if (store && running) releaseReservation(store, threadId);
-    return failedThread(error, store, running ? threadId : undefined, directiveId);
+    if (store && running) await releaseReservation(store, threadId);
+    return await failedThread(error, store, running ? threadId : undefined, directiveId);
   } finally {
-    store?.close();
+    await store?.close().catch(() => undefined);
   }
 }
 
-function releaseReservation(store: ThreadStore, threadId: string): void {
+async function releaseReservation(store: ThreadStore, threadId: string): Promise<void> {
   try {
-    if (store.ledger.get(threadId)?.status === 'active') store.ledger.release(threadId, 'error');
+    if ((await store.ledger.get(threadId))?.status === 'active')
+      await store.ledger.release(threadId, 'error');
   } catch {
     // The registry still records the failure.
   }
@@ -344,19 +356,23 @@ function releaseReservation(store: ThreadStore, threadId: string): void {
  * not come together): if it is still `running`, its reservation goes back and it is marked
  * `error` with `message`. Answers whether it was. Never throws.
  */
-export function abandonThread(projectPath: string, threadId: string, message: string): boolean {
+export async function abandonThread(
+  projectPath: string,
+  threadId: string,
+  message: string,
+): Promise<boolean> {
   let store: ThreadStore | undefined;
   try {
     store = openThreadStore(threadsStateRoot(projectPath));
-    if (store.registry.getThread(threadId)?.status !== 'running') return false;
-    releaseReservation(store, threadId);
-    store.registry.setResult(threadId, { error: message, cost: ZERO_COST });
-    store.registry.updateStatus(threadId, 'error');
+    if ((await store.registry.getThread(threadId))?.status !== 'running') return false;
+    await releaseReservation(store, threadId);
+    await store.registry.setResult(threadId, { error: message, cost: ZERO_COST });
+    await store.registry.updateStatus(threadId, 'error');
     return true;
   } catch {
     return false;
   } finally {
-    store?.close();
+    await store?.close().catch(() => undefined);
   }
 }
 
@@ -372,14 +388,14 @@ interface Registered {
 }
 
 /** Refuses a child whose parent has used up its spawns, before anything is written. */
-function checkSpawnRoom(store: ThreadStore, parentId: string, max: number): void {
-  const count = store.registry.getThread(parentId)?.spawn_count ?? 0;
+async function checkSpawnRoom(store: ThreadStore, parentId: string, max: number): Promise<void> {
+  const count = (await store.registry.getThread(parentId))?.spawn_count ?? 0;
   if (count >= max) fail('LIMIT', `Spawn limit exceeded for parent ${parentId}: ${count}/${max}`);
 }
 
 /** Refuses a child its parent cannot afford, before anything is written. */
-function checkBudgetRoom(store: ThreadStore, parentId: string, amount: number): void {
-  const remaining = store.ledger.getRemaining(parentId);
+async function checkBudgetRoom(store: ThreadStore, parentId: string, amount: number): Promise<void> {
+  const remaining = await store.ledger.getRemaining(parentId);
   if (remaining + USD_EPSILON < amount) {
     fail(
       'LIMIT',
@@ -394,35 +410,35 @@ function checkBudgetRoom(store: ThreadStore, parentId: string, amount: number): 
  * the last slot or the budget between the checks and here, so a refusal undoes the slot and
  * the row, leaving nothing behind.
  */
-function claimSlotAndBudget(
+async function claimSlotAndBudget(
   store: ThreadStore,
   threadId: string,
   parent: ParentFacts | undefined,
   spawnMax: number | undefined,
   spendLimit: number,
-  unregister: () => void,
-): void {
+  unregister: () => Promise<void>,
+): Promise<void> {
   let slotTaken = false;
   try {
     if (parent && spawnMax !== undefined) {
-      if (!store.registry.tryIncrementSpawn(parent.threadId, spawnMax)) {
+      if (!(await store.registry.tryIncrementSpawn(parent.threadId, spawnMax))) {
         fail('LIMIT', `Spawn limit exceeded for parent ${parent.threadId}: ${spawnMax}/${spawnMax}`);
       }
       slotTaken = true;
     }
     if (parent) {
       try {
-        store.ledger.reserve(threadId, spendLimit, parent.threadId, spendLimit);
+        await store.ledger.reserve(threadId, spendLimit, parent.threadId, spendLimit);
       } catch (error) {
         fail('LIMIT', `Budget reservation failed: ${(error as Error).message}`);
       }
     } else {
-      store.ledger.register(threadId, spendLimit);
+      await store.ledger.register(threadId, spendLimit);
     }
   } catch (error) {
     try {
-      if (slotTaken && parent) store.registry.releaseSpawn(parent.threadId);
-      unregister();
+      if (slotTaken && parent) await store.registry.releaseSpawn(parent.threadId);
+      await unregister();
     } catch {
       // The refusal below is what the caller needs; a row left behind is marked `error`.
     }
@@ -434,8 +450,8 @@ async function runRegistered(
   host: ThreadHost,
   request: ForkRequest,
   unregistered: Omit<Registered, 'threadId'>,
-  register: () => string,
-  unregister: () => void,
+  register: () => Promise<string>,
+  unregister: () => Promise<void>,
 ): Promise<ThreadResult> {
   const { executor, settings } = host;
   const { store, signer, parent, directiveId } = unregistered;
@@ -525,7 +541,7 @@ async function runRegistered(
     overrides: request.limitOverrides ?? {},
     ...(parent ? { parentLimits: parent.limits } : {}),
   });
-  const chainLength = limitToChain(limits, {
+  const chainLength = await limitToChain(limits, {
     carried,
     handoff: request.handoff === true,
     previousThreadId: request.previousThreadId,
@@ -537,7 +553,7 @@ async function runRegistered(
   // Checked here so a refused child writes nothing; the slot itself is taken at registration.
   const spawnMax =
     parent && !request.handoff ? Number(parent.limits.spawns ?? defaults.spawns ?? 50) : undefined;
-  if (parent && spawnMax !== undefined) checkSpawnRoom(store, parent.threadId, spawnMax);
+  if (parent && spawnMax !== undefined) await checkSpawnRoom(store, parent.threadId, spawnMax);
 
   // 10. Hooks, capabilities, palette, risk.
   const hooks: Hook[] = buildHookList({
@@ -586,12 +602,13 @@ async function runRegistered(
     if (!explicit) {
       const share = Number(asRecord(resilience.data.limits).child_spend_share ?? 0.5);
       const available =
-        Math.max(0, store.ledger.getRemaining(parent.threadId)) * (share > 0 && share <= 1 ? share : 0.5);
+        Math.max(0, await store.ledger.getRemaining(parent.threadId)) *
+        (share > 0 && share <= 1 ? share : 0.5);
       if (available < Number(limits.spend)) limits.spend = available;
     }
   }
   const spendLimit = Number(limits.spend);
-  if (parent && !request.registeredId) checkBudgetRoom(store, parent.threadId, spendLimit);
+  if (parent && !request.registeredId) await checkBudgetRoom(store, parent.threadId, spendLimit);
 
   // 12. Model and provider.
   let resolved: ReturnType<typeof resolveModel>;
@@ -630,15 +647,15 @@ async function runRegistered(
   createModel(resolved, settings.env);
 
   // Every refusable step is behind us: from here the fork writes its row, spawn slot and budget.
-  const threadId = register();
+  const threadId = await register();
   const reg: Registered = { ...unregistered, threadId };
-  claimSlotAndBudget(store, threadId, parent, spawnMax, spendLimit, unregister);
+  await claimSlotAndBudget(store, threadId, parent, spawnMax, spendLimit, unregister);
   const dir = ensureThreadDir(reg.stateRoot, threadId);
   const createdAt = nowIso();
   let prepared: PreparedThread;
   try {
-    store.registry.setModel(threadId, resolved.modelId);
-    store.registry.updateStatus(threadId, 'running');
+    await store.registry.setModel(threadId, resolved.modelId);
+    await store.registry.updateStatus(threadId, 'running');
 
     const baseRecord: ThreadJson = {
       thread_id: threadId,
@@ -717,7 +734,7 @@ async function runRegistered(
       };
     }
   } catch (error) {
-    store.ledger.release(threadId, 'error');
+    await store.ledger.release(threadId, 'error');
     throw error;
   }
   return runPrepared(host, request, reg, prepared, carried);
@@ -752,15 +769,15 @@ async function runPrepared(
   };
   const spendLimit = Number(limits.spend);
   let released = false;
-  const releaseBudget = (status: 'completed' | 'error' | 'cancelled') => {
+  const releaseBudget = async (status: 'completed' | 'error' | 'cancelled') => {
     if (released) return;
     released = true;
-    store.ledger.release(threadId, status);
+    await store.ledger.release(threadId, status);
   };
-  const settleBudget = (ownSpend: number, status: 'completed' | 'error' | 'cancelled') => {
+  const settleBudget = async (ownSpend: number, status: 'completed' | 'error' | 'cancelled') => {
     if (released) return;
     released = true;
-    store.ledger.settle(threadId, ownSpend, status);
+    await store.ledger.settle(threadId, ownSpend, status);
   };
 
   try {
@@ -978,8 +995,9 @@ async function runPrepared(
         },
         dispatch: host.dispatch,
         guard: new ResultGuard(join(dir, 'artifacts')),
-        checkLimits: (cost) =>
-          checkPreTurnLimits(
+        checkLimits: async (cost) => {
+          const remaining = await store.ledger.getRemaining(threadId);
+          return checkPreTurnLimits(
             limitsForLoop,
             {
               turns: cost.turns,
@@ -987,18 +1005,19 @@ async function runPrepared(
               spend: cost.spend,
               elapsedSeconds: cost.elapsed_seconds,
             },
-            store.ledger.getRemaining(threadId),
-          ),
-        remainingSpend: (cost) =>
-          Math.min(limitsForLoop.spend - cost.spend, store.ledger.getRemaining(threadId)),
+            remaining,
+          );
+        },
+        remainingSpend: async (cost) =>
+          Math.min(limitsForLoop.spend - cost.spend, await store.ledger.getRemaining(threadId)),
         classifyError: (info) => classifyProviderError(errorClasses, info),
         retryDelay: (c, attempt, info) => retryDelaySeconds(c.retry_policy, attempt, info.retryAfterSeconds),
         isCancelled: () => stop.signal.aborted || existsSync(cancelMarker),
         signal: stop.signal,
         onSpend: (delta) => store.ledger.incrementActual(threadId, delta),
-        onCostSnapshot: (cost) => {
+        onCostSnapshot: async (cost) => {
           try {
-            store.registry.updateCostSnapshot(threadId, cost);
+            await store.registry.updateCostSnapshot(threadId, cost);
           } catch {
             // best effort (§2.1)
           }
@@ -1015,7 +1034,7 @@ async function runPrepared(
           }
           try {
             log.checkpoint(turn);
-            const next = registerThread(store, directiveId, parent?.threadId, reg.stateRoot);
+            const next = await registerThread(store, directiveId, parent?.threadId, reg.stateRoot);
             log.emit('thread_handoff', { new_thread_id: next, directive: directiveId });
             handoffTo = next;
             return next;
@@ -1068,7 +1087,7 @@ async function runPrepared(
     });
     return chainResult(ended, next);
   } catch (error) {
-    releaseBudget('error');
+    await releaseBudget('error');
     throw error;
   }
 }
@@ -1107,8 +1126,8 @@ interface FinalizeInput {
   timing: LoopTiming;
   writer: TranscriptWriter;
   hookRunner: HookRunner;
-  releaseBudget(status: 'completed' | 'error' | 'cancelled'): void;
-  settleBudget(ownSpend: number, status: 'completed' | 'error' | 'cancelled'): void;
+  releaseBudget(status: 'completed' | 'error' | 'cancelled'): Promise<void>;
+  settleBudget(ownSpend: number, status: 'completed' | 'error' | 'cancelled'): Promise<void>;
   cancelMarker: string;
   modelId: string;
 }
@@ -1122,7 +1141,7 @@ async function finalize(input: FinalizeInput): Promise<ThreadResult> {
   // Spend: own, then the subtree up to the budget parent of record (its parent, or the ancestor
   // that adopted it when its parent ended first), then the unused reservation back — in one
   // transaction, so no reader sees the spend counted twice.
-  input.settleBudget(
+  await input.settleBudget(
     cost.spend,
     status === 'completed' || status === 'continued'
       ? 'completed'
@@ -1137,8 +1156,8 @@ async function finalize(input: FinalizeInput): Promise<ThreadResult> {
     resultText = `${clipText(resultText, RESULT_MAX)}\n\n[... truncated]`;
     truncated = true;
   }
-  store.registry.updateCostSnapshot(threadId, cost);
-  store.registry.setResult(threadId, {
+  await store.registry.updateCostSnapshot(threadId, cost);
+  await store.registry.setResult(threadId, {
     cost,
     ...(run.outputs ? { outputs: run.outputs } : {}),
     ...(error ? { error } : {}),
@@ -1161,7 +1180,8 @@ async function finalize(input: FinalizeInput): Promise<ThreadResult> {
   );
   const continuationId =
     typeof run.continuation_thread_id === 'string' ? run.continuation_thread_id : undefined;
-  if (status === 'continued' && continuationId) handOnCancellation(reg, continuationId, input.cancelMarker);
+  if (status === 'continued' && continuationId)
+    await handOnCancellation(reg, continuationId, input.cancelMarker);
   rmSync(input.cancelMarker, { force: true });
 
   writer.write(`thread_${status}`, { cost, ...(error ? { error } : {}) });
@@ -1173,7 +1193,7 @@ async function finalize(input: FinalizeInput): Promise<ThreadResult> {
   await renderTranscript(input.host, input.dir, { ...input.record, status, cost }, reg.signer);
   // The status last: a waiter that sees it final finds the result, the signed record and the
   // finished transcript already there.
-  store.registry.updateStatus(threadId, status);
+  await store.registry.updateStatus(threadId, status);
 
   const { success: _s, status: _st, result: _r, outputs: _o, error: _e, ...rest } = run;
   const succeeded = run.success && status !== 'error';
@@ -1201,7 +1221,7 @@ async function finalize(input: FinalizeInput): Promise<ThreadResult> {
  * what its chain has left, so a model that fills its context cannot buy itself a fresh budget.
  * Lowers `limits` in place and returns this thread's place in its chain (refused past its length).
  */
-function limitToChain(
+async function limitToChain(
   limits: Limits,
   options: {
     carried: Carried | undefined;
@@ -1210,7 +1230,7 @@ function limitToChain(
     store: ThreadStore;
     continuation: Record<string, unknown>;
   },
-): number {
+): Promise<number> {
   const { carried, handoff, store } = options;
   if (!carried) return 1;
   const chainLength = carried.chainLength + 1;
@@ -1218,14 +1238,14 @@ function limitToChain(
   const left = handoff ? chainRemaining(previousLimits, carried.record.cost) : {};
   // Its own cost leaves out what its children spent from its budget: the ledger counts both.
   if (handoff && left.spend !== undefined) {
-    const ledgerLeft = ledgerRemaining(store, carried.record.thread_id);
+    const ledgerLeft = await ledgerRemaining(store, carried.record.thread_id);
     if (ledgerLeft !== undefined) left.spend = Math.min(left.spend, ledgerLeft);
   }
   // Spawns too: the children and async tool runs the chain started are counted on its threads'
   // registry rows, so the continuation gets the previous thread's spawns less what it took.
   const spawnLimit = Number(previousLimits.spawns);
   if (handoff && Number.isFinite(spawnLimit)) {
-    const taken = store.registry.getThread(carried.record.thread_id)?.spawn_count ?? spawnLimit;
+    const taken = (await store.registry.getThread(carried.record.thread_id))?.spawn_count ?? spawnLimit;
     left.spawns = Math.max(0, spawnLimit - taken);
   }
   for (const key of ['turns', 'tokens', 'spend', 'spawns', 'duration_seconds', 'depth'] as const) {
@@ -1244,9 +1264,9 @@ function limitToChain(
   return chainLength;
 }
 
-function ledgerRemaining(store: ThreadStore, threadId: string): number | undefined {
-  if (!store.ledger.get(threadId)) return undefined;
-  return Math.max(0, Math.round(store.ledger.getRemaining(threadId) * 1e9) / 1e9);
+async function ledgerRemaining(store: ThreadStore, threadId: string): Promise<number | undefined> {
+  if (!(await store.ledger.get(threadId))) return undefined;
+  return Math.max(0, Math.round((await store.ledger.getRemaining(threadId)) * 1e9) / 1e9);
 }
 
 /**
@@ -1254,12 +1274,16 @@ function ledgerRemaining(store: ThreadStore, threadId: string): number | undefin
  * hands that marker on: a cancel of the chain's first id finds the continuation from now on, and
  * one that arrived while this thread was ending still stops the chain.
  */
-function handOnCancellation(reg: Registered, continuationId: string, cancelMarker: string): void {
+async function handOnCancellation(
+  reg: Registered,
+  continuationId: string,
+  cancelMarker: string,
+): Promise<void> {
   const { store, threadId } = reg;
-  store.registry.setContinuation(threadId, continuationId);
-  store.registry.setChainInfo(
+  await store.registry.setContinuation(threadId, continuationId);
+  await store.registry.setChainInfo(
     continuationId,
-    store.registry.getThread(threadId)?.chain_root_id ?? threadId,
+    (await store.registry.getThread(threadId))?.chain_root_id ?? threadId,
     threadId,
   );
   if (existsSync(cancelMarker)) {

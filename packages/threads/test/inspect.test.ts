@@ -60,9 +60,9 @@ async function runThread(
   const { signer } = testKey();
   const store = openThreadStore(fx.root);
   try {
-    store.registry.register(id, directive);
-    store.registry.setModel(id, 'claude-haiku-4-5-20251001');
-    store.registry.updateStatus(id, 'running');
+    await store.registry.register(id, directive);
+    await store.registry.setModel(id, 'claude-haiku-4-5-20251001');
+    await store.registry.updateStatus(id, 'running');
     const record: ThreadJson = {
       thread_id: id,
       directive,
@@ -85,9 +85,9 @@ async function runThread(
     }
     writer.checkpoint(2);
     writer.write('cognition_out', { text: 'Done.', model: 'm', turn: 2 });
-    store.registry.updateStatus(id, 'completed');
-    store.registry.updateCostSnapshot(id, COST);
-    store.registry.setResult(id, { cost: COST, outputs, result: 'Done.' });
+    await store.registry.updateStatus(id, 'completed');
+    await store.registry.updateCostSnapshot(id, COST);
+    await store.registry.setResult(id, { cost: COST, outputs, result: 'Done.' });
     await writeThreadJson(fx.dir(id), { ...record, status: 'completed', cost: COST, outputs }, signer);
     writer.write('thread_completed', { cost: COST });
     writer.close(COST.turns);

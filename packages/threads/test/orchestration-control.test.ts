@@ -36,9 +36,9 @@ describe('kill', () => {
       }
     });
     const store = openThreadStore(threadsStateRoot(root));
-    store.registry.register('acme/x/x-1', 'acme/x');
-    store.registry.updateStatus('acme/x/x-1', 'running');
-    store.registry.updatePid('acme/x/x-1', other.pid!);
+    await store.registry.register('acme/x/x-1', 'acme/x');
+    await store.registry.updateStatus('acme/x/x-1', 'running');
+    await store.registry.updatePid('acme/x/x-1', other.pid!);
     store.close();
     const result = await killThread(root, 'acme/x/x-1', { graceMs: 100 });
     expect(result).toMatchObject({ success: false, killed: false });
@@ -49,8 +49,8 @@ describe('kill', () => {
   it('refuses a thread that already ended, and an unknown one', async () => {
     const root = await project();
     const store = openThreadStore(threadsStateRoot(root));
-    store.registry.register('acme/x/x-2', 'acme/x');
-    store.registry.updateStatus('acme/x/x-2', 'completed');
+    await store.registry.register('acme/x/x-2', 'acme/x');
+    await store.registry.updateStatus('acme/x/x-2', 'completed');
     store.close();
     expect(await killThread(root, 'acme/x/x-2')).toMatchObject({ success: false, killed: false });
     expect(await killThread(root, 'acme/none')).toMatchObject({
@@ -71,16 +71,16 @@ describe('cancel', () => {
       ['c/c-2', 'p/p-1', 'completed'],
       ['g/g-1', 'c/c-1', 'running'],
     ] as const) {
-      store.registry.register(id, id.split('/')[0]!, parent);
-      store.registry.updateStatus(id, status);
+      await store.registry.register(id, id.split('/')[0]!, parent);
+      await store.registry.updateStatus(id, status);
     }
     store.close();
-    expect(cancelThread(root, 'p/p-1')).toMatchObject({
+    expect(await cancelThread(root, 'p/p-1')).toMatchObject({
       success: true,
       cancelled: ['p/p-1', 'c/c-1', 'g/g-1'],
     });
     expect(existsSync(join(stateRoot, 'g/g-1', CANCEL_MARKER))).toBe(true);
     expect(existsSync(join(stateRoot, 'c/c-2', CANCEL_MARKER))).toBe(false);
-    expect(cancelThread(root, 'c/c-2')).toMatchObject({ success: false });
+    expect(await cancelThread(root, 'c/c-2')).toMatchObject({ success: false });
   });
 });

@@ -21,12 +21,12 @@ import { openThreadStore, type ThreadStore } from '../src/store/index.js';
 let project: string;
 let store: ThreadStore;
 
-beforeEach(() => {
+beforeEach(async () => {
   project = mkdtempSync(join(tmpdir(), 'rye-orch-query-'));
   store = openThreadStore(threadsStateRoot(project));
 });
 
-afterEach(() => {
+afterEach(async () => {
   store.close();
   rmSync(project, { recursive: true, force: true });
 });
@@ -80,10 +80,14 @@ async function validationError(run: () => unknown): Promise<unknown> {
 }
 
 describe('getStatus', () => {
-  it('reports the registry status, and not_found for an unknown thread', () => {
+  it('reports the registry status, and not_found for an unknown thread', async () => {
     thread('d/a/a-1', 'running');
-    expect(getStatus(project, 'd/a/a-1')).toEqual({ success: true, status: 'running', thread_id: 'd/a/a-1' });
-    expect(getStatus(project, 'd/a/a-2')).toMatchObject({
+    expect(await getStatus(project, 'd/a/a-1')).toEqual({
+      success: true,
+      status: 'running',
+      thread_id: 'd/a/a-1',
+    });
+    expect(await getStatus(project, 'd/a/a-2')).toMatchObject({
       success: false,
       status: 'not_found',
       thread_id: 'd/a/a-2',
@@ -93,13 +97,13 @@ describe('getStatus', () => {
   it('reports not_found in a project where no thread ever ran, creating nothing', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'rye-orch-empty-'));
     try {
-      expect(getStatus(empty, 'x/x-1')).toMatchObject({ success: false, status: 'not_found' });
-      expect(listActive(empty)).toEqual({ success: true, active_threads: [], count: 0 });
-      expect(aggregateResults(empty, ['x/x-1']).results['x/x-1']).toEqual({
+      expect(await getStatus(empty, 'x/x-1')).toMatchObject({ success: false, status: 'not_found' });
+      expect(await listActive(empty)).toEqual({ success: true, active_threads: [], count: 0 });
+      expect((await aggregateResults(empty, ['x/x-1'])).results['x/x-1']).toEqual({
         status: 'not_found',
         thread_id: 'x/x-1',
       });
-      expect(getChain(empty, 'x/x-1')).toMatchObject({ success: false, chain_length: 0, chain: [] });
+      expect(await getChain(empty, 'x/x-1')).toMatchObject({ success: false, chain_length: 0, chain: [] });
       expect(await chainSearch(empty, 'x/x-1', 'q')).toMatchObject({ success: false, results: [] });
       expect(existsSync(join(empty, '.ai'))).toBe(false);
     } finally {
@@ -108,20 +112,20 @@ describe('getStatus', () => {
   });
 
   it('refuses an empty thread id or project path (VALIDATION)', async () => {
-    await validationError(() => getStatus(project, ''));
-    await validationError(() => getStatus('', 'a/a-1'));
+    validationError(() => getStatus(project, ''));
+    validationError(() => getStatus('', 'a/a-1'));
   });
 });
 
 describe('listActive', () => {
-  it('lists the non-terminal threads of every process, newest first, with their spawn facts', () => {
+  it('lists the non-terminal threads of every process, newest first, with their spawn facts', async () => {
     thread('d/root-1', 'running');
     thread('d/done-2', 'completed', { cost: COST });
     thread('d/child-3', 'created', undefined, 'd/root-1');
     thread('d/failed-4', 'error', { cost: COST, error: 'boom' });
     // A live process (a dead pid would be marked stale when the registry is opened).
-    store.registry.updatePid('d/child-3', process.ppid);
-    const listed = listActive(project);
+    await store.registry.updatePid('d/child-3', process.ppid);
+    const listed = await listActive(project);
     expect(listed.count).toBe(2);
     expect(listed.active_threads.map((t) => t.thread_id)).toEqual(['d/child-3', 'd/root-1']);
     expect(listed.active_threads[0]).toEqual({
@@ -137,11 +141,11 @@ describe('listActive', () => {
 });
 
 describe('aggregateResults', () => {
-  it('reports each thread now: outputs, cost and error from the result column; not_found for unknown ids', () => {
+  it('reports each thread now: outputs, cost and error from the result column; not_found for unknown ids', async () => {
     thread('d/ok-1', 'completed', { cost: COST, outputs: { lead_count: '15' }, result: 'final text' });
     thread('d/bad-2', 'error', { cost: COST, error: 'Model resolution failed' });
     thread('d/run-3', 'running');
-    const report = aggregateResults(project, ['d/ok-1', 'd/bad-2', 'd/run-3', 'd/nope-4', 'd/ok-1']);
+    const report = await aggregateResults(project, ['d/ok-1', 'd/bad-2', 'd/run-3', 'd/nope-4', 'd/ok-1']);
     expect(report.success).toBe(false);
     expect(report.results).toEqual({
       'd/ok-1': { status: 'completed', thread_id: 'd/ok-1', outputs: { lead_count: '15' }, cost: COST },
@@ -150,16 +154,16 @@ describe('aggregateResults', () => {
       'd/nope-4': { status: 'not_found', thread_id: 'd/nope-4' },
     });
     expect(JSON.parse(JSON.stringify(report))).toEqual(report);
-    expect(aggregateResults(project, ['d/ok-1', 'd/run-3']).success).toBe(true);
+    expect((await aggregateResults(project, ['d/ok-1', 'd/run-3'])).success).toBe(true);
   });
 
-  it('reports a handed-off thread by the terminal thread of its continuation chain', () => {
+  it('reports a handed-off thread by the terminal thread of its continuation chain', async () => {
     thread('d/a-1', 'running');
     thread('d/a-2', 'running');
     thread('d/a-3', 'completed', { cost: COST, outputs: { answer: 42 } });
     link('d/a-1', 'd/a-2', 'd/a-1');
     link('d/a-2', 'd/a-3', 'd/a-1');
-    const { results } = aggregateResults(project, ['d/a-1', 'd/a-2', 'd/a-3']);
+    const { results } = await aggregateResults(project, ['d/a-1', 'd/a-2', 'd/a-3']);
     expect(results['d/a-1']).toEqual({
       status: 'completed',
       thread_id: 'd/a-3',
@@ -172,13 +176,13 @@ describe('aggregateResults', () => {
   });
 
   it('refuses an empty list or a non-string id (VALIDATION)', async () => {
-    await validationError(() => aggregateResults(project, []));
-    await validationError(() => aggregateResults(project, ['d/a-1', 7 as unknown as string]));
+    validationError(() => aggregateResults(project, []));
+    validationError(() => aggregateResults(project, ['d/a-1', 7 as unknown as string]));
   });
 });
 
 describe('getChain', () => {
-  it('returns the chain root → terminal from any member', () => {
+  it('returns the chain root → terminal from any member', async () => {
     thread('d/c-1', 'running');
     thread('d/c-2', 'running');
     thread('d/c-3', 'running');
@@ -193,14 +197,14 @@ describe('getChain', () => {
         { thread_id: 'd/c-3', status: 'running', directive: 'd' },
       ],
     };
-    expect(getChain(project, 'd/c-2')).toEqual(expected);
-    expect(getChain(project, 'd/c-3')).toEqual(expected);
-    expect(getChain(project, 'd/solo-9')).toMatchObject({ success: false, chain_length: 0 });
+    expect(await getChain(project, 'd/c-2')).toEqual(expected);
+    expect(await getChain(project, 'd/c-3')).toEqual(expected);
+    expect(await getChain(project, 'd/solo-9')).toMatchObject({ success: false, chain_length: 0 });
   });
 });
 
 describe('chainSearch', () => {
-  beforeEach(() => {
+  beforeEach(async () => {
     thread('d/s-1', 'running');
     thread('d/s-2', 'running');
     link('d/s-1', 'd/s-2', 'd/s-1');

@@ -16,7 +16,7 @@ import {
 } from '../src/index.js';
 
 let root: string;
-beforeEach(() => {
+beforeEach(async () => {
   root = mkdtempSync(join(tmpdir(), 'rye-spawn-'));
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
@@ -72,30 +72,30 @@ describe('detached runs', () => {
     expect(alive(recorded)).toBe(false);
   });
 
-  it('abandonThread marks a running thread error and releases its reservation, and nothing else', () => {
+  it('abandonThread marks a running thread error and releases its reservation, and nothing else', async () => {
     const project = join(root, 'project');
     mkdirSync(join(project, '.ai'), { recursive: true });
     const store = openThreadStore(threadsStateRoot(project));
     try {
-      store.registry.register('d/run-1', 'd', null);
-      store.registry.updateStatus('d/run-1', 'running');
-      store.ledger.register('d/run-1', 1);
-      store.registry.register('d/done-1', 'd', null);
-      store.registry.updateStatus('d/done-1', 'cancelled');
+      await store.registry.register('d/run-1', 'd', null);
+      await store.registry.updateStatus('d/run-1', 'running');
+      await store.ledger.register('d/run-1', 1);
+      await store.registry.register('d/done-1', 'd', null);
+      await store.registry.updateStatus('d/done-1', 'cancelled');
     } finally {
       store.close();
     }
-    expect(abandonThread(project, 'd/run-1', 'The detached runner failed: boom')).toBe(true);
-    expect(abandonThread(project, 'd/done-1', 'no')).toBe(false);
-    expect(abandonThread(project, 'd/missing', 'no')).toBe(false);
+    expect(await abandonThread(project, 'd/run-1', 'The detached runner failed: boom')).toBe(true);
+    expect(await abandonThread(project, 'd/done-1', 'no')).toBe(false);
+    expect(await abandonThread(project, 'd/missing', 'no')).toBe(false);
     const after = openThreadStore(threadsStateRoot(project));
     try {
-      expect(after.registry.getThread('d/run-1')).toMatchObject({
+      expect(await after.registry.getThread('d/run-1')).toMatchObject({
         status: 'error',
         result: { error: 'The detached runner failed: boom' },
       });
-      expect(after.ledger.get('d/run-1')?.status).toBe('error');
-      expect(after.registry.getThread('d/done-1')?.status).toBe('cancelled');
+      expect((await after.ledger.get('d/run-1'))?.status).toBe('error');
+      expect((await after.registry.getThread('d/done-1'))?.status).toBe('cancelled');
     } finally {
       after.close();
     }

@@ -30,13 +30,13 @@ let stateRoot: string;
 let store: ThreadStore;
 const children: ChildProcessWithoutNullStreams[] = [];
 
-beforeEach(() => {
+beforeEach(async () => {
   project = mkdtempSync(join(tmpdir(), 'rye-orch-wait-'));
   stateRoot = threadsStateRoot(project);
   store = openThreadStore(stateRoot);
 });
 
-afterEach(() => {
+afterEach(async () => {
   for (const child of children.splice(0)) {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
@@ -125,8 +125,8 @@ const store = openThreadStore(process.argv[2]);
 process.stdout.write('ready\\n');
 for await (const line of createInterface({ input: process.stdin })) {
   const { id, outputs } = JSON.parse(line);
-  store.registry.updateStatus(id, 'completed');
-  store.registry.setResult(id, { cost: { turns: 1, spend: 0 }, outputs });
+  await store.registry.updateStatus(id, 'completed');
+  await store.registry.setResult(id, { cost: { turns: 1, spend: 0 }, outputs });
   process.stdout.write(JSON.stringify({ id, at: Date.now() }) + '\\n');
 }
 store.close();
@@ -193,7 +193,7 @@ describe('waitThreads', () => {
 
   it('times out: an unfinished thread is timeout (with its last status), an unknown id not_found', async () => {
     running('d/slow-1');
-    store.registry.register('d/new-2', 'd');
+    await store.registry.register('d/new-2', 'd');
     const started = performance.now();
     const result = await waitThreads(project, ['d/slow-1', 'd/new-2', 'd/ghost-3'], {
       timeoutSeconds: 0.3,
@@ -241,9 +241,9 @@ describe('waitThreads', () => {
       await sleep(100);
       const other = openThreadStore(threadsStateRoot(empty));
       try {
-        other.registry.register('d/a-1', 'd');
-        other.registry.updateStatus('d/a-1', 'completed');
-        other.registry.setResult('d/a-1', { cost: COST });
+        await other.registry.register('d/a-1', 'd');
+        await other.registry.updateStatus('d/a-1', 'completed');
+        await other.registry.setResult('d/a-1', { cost: COST });
       } finally {
         other.close();
       }
@@ -262,9 +262,9 @@ describe('waitThreads', () => {
     });
     await sleep(60);
     running('d/h-2');
-    store.registry.setContinuation('d/h-1', 'd/h-2');
-    store.registry.setChainInfo('d/h-2', 'd/h-1', 'd/h-1');
-    store.registry.setResult('d/h-1', { cost: COST });
+    await store.registry.setContinuation('d/h-1', 'd/h-2');
+    await store.registry.setChainInfo('d/h-2', 'd/h-1', 'd/h-1');
+    await store.registry.setResult('d/h-1', { cost: COST });
     await sleep(150);
     expect(resolved).toBe(false); // the old thread is `continued`; its continuation still runs
     finish('d/h-2', 'completed', { cost: COST, outputs: { done: true } });
@@ -284,11 +284,11 @@ describe('waitThreads', () => {
 
   it('waits briefly for the result of a thread whose final status is committed first', async () => {
     running('d/r-1');
-    store.registry.updateStatus('d/r-1', 'completed');
+    await store.registry.updateStatus('d/r-1', 'completed');
     const started = performance.now();
     const wait = waitThreads(project, ['d/r-1'], { timeoutSeconds: 10, pollMs: 20_000 });
     await sleep(150);
-    store.registry.setResult('d/r-1', { cost: COST, outputs: { k: 'v' } });
+    await store.registry.setResult('d/r-1', { cost: COST, outputs: { k: 'v' } });
     expect((await wait).results['d/r-1']).toEqual({
       status: 'completed',
       thread_id: 'd/r-1',
@@ -298,7 +298,7 @@ describe('waitThreads', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(140);
     // A result that never comes: reported without it after the grace period.
     running('d/r-2');
-    store.registry.updateStatus('d/r-2', 'error');
+    await store.registry.updateStatus('d/r-2', 'error');
     const bare = await waitThreads(project, ['d/r-2'], { timeoutSeconds: 10, pollMs: 20_000 });
     expect(bare.results['d/r-2']).toEqual({ status: 'error', thread_id: 'd/r-2' });
     expect(RESULT_GRACE_MS).toBeLessThanOrEqual(1000);
@@ -382,21 +382,21 @@ const { openThreadStore } = await import(${JSON.stringify(STORE_MODULE)});
 const { waitThreads } = await import(${JSON.stringify(WAIT_MODULE)});
 const [project, stateRoot] = process.argv.slice(2);
 const store = openThreadStore(stateRoot);
-store.registry.register('d/p-1', 'd');
+await store.registry.register('d/p-1', 'd');
 const done = waitThreads(project, ['d/p-1'], { pollMs: 60000 });
-setTimeout(() => {
-  store.registry.updateStatus('d/p-1', 'completed');
-  store.registry.setResult('d/p-1', { cost: {} });
+setTimeout(async () => {
+  await store.registry.updateStatus('d/p-1', 'completed');
+  await store.registry.setResult('d/p-1', { cost: {} });
 }, 50);
 process.stdout.write(JSON.stringify((await done).results['d/p-1'].status) + '\\n');
-store.registry.register('d/p-2', 'd');
+await store.registry.register('d/p-2', 'd');
 const late = await waitThreads(project, ['d/p-2'], { pollMs: 60000, timeoutSeconds: 0.2 });
 process.stdout.write(JSON.stringify(late.results['d/p-2'].status) + '\\n');
 const controller = new AbortController();
 const aborted = waitThreads(project, ['d/p-2'], { pollMs: 60000, signal: controller.signal });
 setTimeout(() => controller.abort(), 50);
 await aborted.catch((e) => process.stdout.write(JSON.stringify(e.name) + '\\n'));
-store.close();
+await store.close();
 process.stdout.write('end ' + Date.now() + '\\n');
 `;
     const run = startNode(script, [project, stateRoot]);

@@ -36,10 +36,10 @@ afterEach(() => dirs.cleanup());
 
 // Modes are checked under the usual umask; restored afterwards.
 let previousUmask: number | undefined;
-beforeAll(() => {
+beforeAll(async () => {
   previousUmask = process.umask(0o022);
 });
-afterAll(() => {
+afterAll(async () => {
   if (previousUmask !== undefined) process.umask(previousUmask);
 });
 
@@ -213,7 +213,7 @@ describe('a normal project still works', () => {
     const { signer, trust } = testKey();
     const root = threadsStateRoot(project);
     const store = openThreadStore(root);
-    store.registry.register(THREAD, 'acme/sum', null);
+    await store.registry.register(THREAD, 'acme/sum', null);
     store.close();
     const dir = ensureThreadDir(root, THREAD);
     expect(dir).toBe(threadDir(root, THREAD));

@@ -3,19 +3,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isRyeError } from '@ryeos/lillux';
 import { afterEach, describe, expect, it } from 'vitest';
-import { setDriverLoader } from '../src/store/driver.js';
 import { openThreadStore } from '../src/store/index.js';
+import { setDriverLoader } from '../src/store/sqlite-driver.js';
 
 const packageDir = join(import.meta.dirname, '..');
 
 describe('better-sqlite3 is optional', () => {
   const dirs: string[] = [];
-  afterEach(() => {
+  afterEach(async () => {
     setDriverLoader(undefined);
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('a store opened without the driver fails with CONFIG naming the package and how to install it', () => {
+  it('a store opened without the driver fails with CONFIG naming the package and how to install it', async () => {
     setDriverLoader(() => {
       throw Object.assign(new Error("Cannot find module 'better-sqlite3'\nRequire stack:\n- /x"), {
         code: 'MODULE_NOT_FOUND',
@@ -39,7 +39,7 @@ describe('better-sqlite3 is optional', () => {
     expect(error.details).toMatchObject({ package: 'better-sqlite3' });
   });
 
-  it('the installed driver is used again once the loader is reset', () => {
+  it('the installed driver is used again once the loader is reset', async () => {
     setDriverLoader(() => {
       throw new Error('gone');
     });
@@ -50,7 +50,7 @@ describe('better-sqlite3 is optional', () => {
     store.close();
   });
 
-  it('is an optional dependency, and no built declaration names it', () => {
+  it('is an optional dependency, and no built declaration names it', async () => {
     const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
     expect(manifest.dependencies['better-sqlite3']).toBeUndefined();
     expect(manifest.optionalDependencies['better-sqlite3']).toBeDefined();

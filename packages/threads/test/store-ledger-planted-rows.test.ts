@@ -14,13 +14,13 @@ import { InsufficientBudget, openThreadStore } from '../src/store/index.js';
 let root: string;
 let stateDir: string;
 
-beforeEach(() => {
+beforeEach(async () => {
   root = mkdtempSync(join(tmpdir(), 'rye-ledger-planted-'));
   stateDir = join(root, '.ai', 'state', 'threads');
   openThreadStore(stateDir).close();
 });
 
-afterEach(() => {
+afterEach(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -42,9 +42,9 @@ function rewrite(sql: string): void {
   db.close();
 }
 
-function refusal(run: () => void): RyeError {
+async function refusal(run: () => unknown): Promise<RyeError> {
   try {
-    run();
+    await run();
   } catch (error) {
     if (isRyeError(error)) return error;
     throw error;
@@ -53,37 +53,26 @@ function refusal(run: () => void): RyeError {
 }
 
 describe('planted ledger rows', () => {
-  it('refuses to register a root over a planted row with a negative spend', () => {
+  it('refuses to register a root over a planted row with a negative spend', async () => {
     plant([['d/task-1000', null, 0, -1000, 1000, 'active']]);
     const store = openThreadStore(stateDir);
     try {
-      const error = refusal(() => store.ledger.register('d/task-1000', 1));
+      const error = await refusal(() => store.ledger.register('d/task-1000', 1));
       expect(error.code).toBe('VALIDATION');
       expect(error.details.reason).toBe('ledger_row_exists');
       expect(error.hint).toMatch(/delete the file/);
-      expect(store.ledger.get('d/task-1000')).toMatchObject({ max_spend: 1000, actual_spend: -1000 });
+      expect(await store.ledger.get('d/task-1000')).toMatchObject({ max_spend: 1000, actual_spend: -1000 });
     } finally {
       store.close();
     }
   });
 
-  it('refuses a root that planted active children already name as their parent', () => {
+  it('refuses a root that planted active children already name as their parent', async () => {
     // A planted active child under the future root would make reserve() skip the budget check.
     plant([['d/task-2000/k', 'd/task-2000', 0, 0, 0, 'active']]);
     const store = openThreadStore(stateDir);
     try {
-      expect(refusal(() => store.ledger.register('d/task-2000', 1)).details.reason).toBe('ledger_row_exists');
-    } finally {
-      store.close();
-    }
-  });
-
-  it('refuses a child whose fresh id already names planted children', () => {
-    plant([['d/root/c/g', 'd/root/c', 0, 0, 0, 'active']]);
-    const store = openThreadStore(stateDir);
-    try {
-      store.ledger.register('d/root', 1);
-      expect(refusal(() => store.ledger.reserve('d/root/c', 0.5, 'd/root')).details.reason).toBe(
+      expect((await refusal(() => store.ledger.register('d/task-2000', 1))).details.reason).toBe(
         'ledger_row_exists',
       );
     } finally {
@@ -91,17 +80,30 @@ describe('planted ledger rows', () => {
     }
   });
 
-  it('never counts a negative spend or reservation as budget', () => {
+  it('refuses a child whose fresh id already names planted children', async () => {
+    plant([['d/root/c/g', 'd/root/c', 0, 0, 0, 'active']]);
     const store = openThreadStore(stateDir);
     try {
-      store.ledger.register('d/root', 1);
+      await store.ledger.register('d/root', 1);
+      expect((await refusal(() => store.ledger.reserve('d/root/c', 0.5, 'd/root'))).details.reason).toBe(
+        'ledger_row_exists',
+      );
+    } finally {
+      store.close();
+    }
+  });
+
+  it('never counts a negative spend or reservation as budget', async () => {
+    const store = openThreadStore(stateDir);
+    try {
+      await store.ledger.register('d/root', 1);
       rewrite("UPDATE budget_ledger SET actual_spend = -1000 WHERE thread_id = 'd/root'");
-      expect(store.ledger.getRemaining('d/root')).toBe(1);
-      store.ledger.reserve('d/root/a', 0.5, 'd/root');
+      expect(await store.ledger.getRemaining('d/root')).toBe(1);
+      await store.ledger.reserve('d/root/a', 0.5, 'd/root');
       rewrite("UPDATE budget_ledger SET reserved_spend = -1000 WHERE thread_id = 'd/root/a'");
-      expect(store.ledger.getRemaining('d/root')).toBe(1);
-      store.ledger.reserve('d/root/b', 1, 'd/root');
-      expect(() => store.ledger.reserve('d/root/c', 0.5, 'd/root')).toThrow(InsufficientBudget);
+      expect(await store.ledger.getRemaining('d/root')).toBe(1);
+      await store.ledger.reserve('d/root/b', 1, 'd/root');
+      await expect(store.ledger.reserve('d/root/c', 0.5, 'd/root')).rejects.toThrow(InsufficientBudget);
     } finally {
       store.close();
     }

@@ -14,13 +14,13 @@ import { openThreadStore } from '../src/store/index.js';
 let root: string;
 let stateDir: string;
 
-beforeEach(() => {
+beforeEach(async () => {
   root = mkdtempSync(join(tmpdir(), 'rye-planted-'));
   stateDir = join(root, '.ai', 'state', 'threads');
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
 });
 
-afterEach(() => {
+afterEach(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -60,7 +60,7 @@ function refusal(): RyeError {
 }
 
 describe('thread databases rye did not create', () => {
-  it('refuses a budget ledger with a trigger that inflates the remaining budget, and leaves it as it was', () => {
+  it('refuses a budget ledger with a trigger that inflates the remaining budget, and leaves it as it was', async () => {
     const path = plant('budget_ledger.db', [
       ...ourSchema('budget_ledger.db'),
       `CREATE TRIGGER inflate AFTER UPDATE ON budget_ledger BEGIN
@@ -76,7 +76,7 @@ describe('thread databases rye did not create', () => {
     expect(readFileSync(path).equals(before)).toBe(true);
   });
 
-  it('refuses a registry with a view or a foreign table', () => {
+  it('refuses a registry with a view or a foreign table', async () => {
     plant('registry.db', [...ourSchema('registry.db'), 'CREATE VIEW threads_view AS SELECT * FROM threads']);
     expect(refusal().message).toMatch(/registry\.db: it holds a view threads_view/);
     rmSync(join(stateDir, 'registry.db'));
@@ -84,7 +84,7 @@ describe('thread databases rye did not create', () => {
     expect(refusal().message).toMatch(/it holds a table extra/);
   });
 
-  it('refuses a table of the right name with another definition', () => {
+  it('refuses a table of the right name with another definition', async () => {
     const path = plant('budget_ledger.db', [
       // max_spend defaults to a huge value: every reservation would find room.
       `CREATE TABLE budget_ledger (thread_id TEXT PRIMARY KEY, parent_thread_id TEXT,
@@ -97,14 +97,14 @@ describe('thread databases rye did not create', () => {
     expect(error.message).toContain(`${path}: its table budget_ledger differs`);
   });
 
-  it('refuses a registry whose columns cannot be brought up to date, with a typed error', () => {
+  it('refuses a registry whose columns cannot be brought up to date, with a typed error', async () => {
     plant('registry.db', ['CREATE TABLE threads (thread_id TEXT PRIMARY KEY, directive TEXT, TURNS TEXT)']);
     const error = refusal();
     expect(error.code).toBe('INTEGRITY');
     expect(error.message).toMatch(/registry\.db: its schema could not be brought up to date/);
   });
 
-  it('accepts its own files, an empty file, and a registry of the older schema (migrated in place)', () => {
+  it('accepts its own files, an empty file, and a registry of the older schema (migrated in place)', async () => {
     writeFileSync(join(stateDir, 'budget_ledger.db'), '');
     plant('registry.db', [
       `CREATE TABLE threads (
@@ -119,7 +119,7 @@ describe('thread databases rye did not create', () => {
 )`,
     ]);
     const store = openThreadStore(stateDir);
-    store.registry.register('t-1', 'd', null);
+    await store.registry.register('t-1', 'd', null);
     store.close();
     openThreadStore(stateDir).close();
     const db = new Database(join(stateDir, 'registry.db'));
@@ -130,7 +130,7 @@ describe('thread databases rye did not create', () => {
 });
 
 describe('an index that lies about its column', () => {
-  it('is refused: an index over another column, its SQL text rewritten to ours', () => {
+  it('is refused: an index over another column, its SQL text rewritten to ours', async () => {
     openThreadStore(stateDir).close();
     const path = join(stateDir, 'budget_ledger.db');
     const db = new Database(path);

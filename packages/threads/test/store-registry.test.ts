@@ -12,6 +12,7 @@ import {
   ThreadRegistryLocked,
   type ThreadStore,
 } from '../src/store/index.js';
+import { sqliteDatabases } from '../src/store/sqlite-store.js';
 
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -19,13 +20,13 @@ let root: string;
 let stateDir: string;
 let store: ThreadStore;
 
-beforeEach(() => {
+beforeEach(async () => {
   root = mkdtempSync(join(tmpdir(), 'rye-registry-'));
   stateDir = join(root, '.ai', 'state', 'threads');
   store = openThreadStore(stateDir);
 });
 
-afterEach(() => {
+afterEach(async () => {
   store.close();
   rmSync(root, { recursive: true, force: true });
 });
@@ -36,13 +37,13 @@ function rawRegistry(): Database.Database {
 }
 
 describe('registry.db schema (spec threads §2.1)', () => {
-  it('creates the state folder 0700 and the database 0600', () => {
+  it('creates the state folder 0700 and the database 0600', async () => {
     expect(statSync(stateDir).mode & 0o777).toBe(0o700);
     expect(statSync(join(stateDir, 'registry.db')).mode & 0o777).toBe(0o600);
     expect(statSync(join(stateDir, 'budget_ledger.db')).mode & 0o777).toBe(0o600);
   });
 
-  it('has the spec columns, types, defaults and indexes', () => {
+  it('has the spec columns, types, defaults and indexes', async () => {
     const db = rawRegistry();
     try {
       const columns = db.pragma('table_info(threads)') as {
@@ -89,14 +90,14 @@ describe('registry.db schema (spec threads §2.1)', () => {
     }
   });
 
-  it("sets WAL, the 5 s busy timeout and foreign keys on the store's own connection", () => {
-    const { db } = store.registry as unknown as { db: Database.Database };
+  it("sets WAL, the 5 s busy timeout and foreign keys on the store's own connection", async () => {
+    const db = sqliteDatabases(store)!.registry as unknown as Database.Database;
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
   });
 
-  it('migrates an old table that stops at `result`, keeping its rows', () => {
+  it('migrates an old table that stops at `result`, keeping its rows', async () => {
     store.close();
     rmSync(stateDir, { recursive: true });
     mkdirSync(stateDir, { recursive: true });
@@ -111,7 +112,7 @@ describe('registry.db schema (spec threads §2.1)', () => {
     old.close();
 
     store = openThreadStore(stateDir);
-    const row = store.registry.getThread('old/t-1');
+    const row = await store.registry.getThread('old/t-1');
     expect(row).toMatchObject({
       directive: 'old',
       status: 'completed',
@@ -127,7 +128,7 @@ describe('registry.db schema (spec threads §2.1)', () => {
       continuation_thread_id: null,
       chain_root_id: null,
     });
-    expect(store.registry.tryIncrementSpawn('old/t-1', 1)).toBe(true);
+    expect(await store.registry.tryIncrementSpawn('old/t-1', 1)).toBe(true);
     const db = rawRegistry();
     try {
       expect((db.pragma('table_info(threads)') as unknown[]).length).toBe(18);
@@ -139,11 +140,11 @@ describe('registry.db schema (spec threads §2.1)', () => {
 });
 
 describe('registry operations', () => {
-  it('registers `created` with this process pid and ISO-8601 UTC times', () => {
+  it('registers `created` with this process pid and ISO-8601 UTC times', async () => {
     const { registry } = store;
-    registry.register('d/a/a-1', 'd/a');
-    registry.register('d/b/b-2', 'd/b', 'd/a/a-1');
-    const row = registry.getThread('d/b/b-2')!;
+    await registry.register('d/a/a-1', 'd/a');
+    await registry.register('d/b/b-2', 'd/b', 'd/a/a-1');
+    const row = (await registry.getThread('d/b/b-2'))!;
     expect(row).toMatchObject({
       thread_id: 'd/b/b-2',
       directive: 'd/b',
@@ -156,16 +157,16 @@ describe('registry operations', () => {
     });
     expect(row.created_at).toMatch(ISO_UTC);
     expect(row.updated_at).toBe(row.created_at);
-    expect(registry.exists('d/b/b-2')).toBe(true);
-    expect(registry.exists('nope')).toBe(false);
-    expect(registry.getThread('nope')).toBeUndefined();
+    expect(await registry.exists('d/b/b-2')).toBe(true);
+    expect(await registry.exists('nope')).toBe(false);
+    expect(await registry.getThread('nope')).toBeUndefined();
   });
 
-  it('refuses a second registration of the same id', () => {
-    store.registry.register('x/x-1', 'x');
+  it('refuses a second registration of the same id', async () => {
+    await store.registry.register('x/x-1', 'x');
     let caught: unknown;
     try {
-      store.registry.register('x/x-1', 'x');
+      await store.registry.register('x/x-1', 'x');
     } catch (error) {
       caught = error;
     }
@@ -174,13 +175,13 @@ describe('registry operations', () => {
     expect((caught as Error).message).toBe('Thread x/x-1 is already registered');
   });
 
-  it('updates pid, model, status (terminal statuses set completed_at) and result', () => {
+  it('updates pid, model, status (terminal statuses set completed_at) and result', async () => {
     const { registry } = store;
-    registry.register('t/t-1', 't');
-    registry.updatePid('t/t-1', 4242);
-    registry.setModel('t/t-1', 'claude-sonnet-4-5');
-    registry.updateStatus('t/t-1', 'running');
-    let row = registry.getThread('t/t-1')!;
+    await registry.register('t/t-1', 't');
+    await registry.updatePid('t/t-1', 4242);
+    await registry.setModel('t/t-1', 'claude-sonnet-4-5');
+    await registry.updateStatus('t/t-1', 'running');
+    let row = (await registry.getThread('t/t-1'))!;
     expect(row).toMatchObject({
       pid: 4242,
       model: 'claude-sonnet-4-5',
@@ -188,30 +189,30 @@ describe('registry operations', () => {
       completed_at: null,
     });
 
-    registry.updateStatus('t/t-1', 'completed');
-    registry.setResult('t/t-1', { cost: { spend: 0.25 }, outputs: { report: 'done' } });
-    row = registry.getThread('t/t-1')!;
+    await registry.updateStatus('t/t-1', 'completed');
+    await registry.setResult('t/t-1', { cost: { spend: 0.25 }, outputs: { report: 'done' } });
+    row = (await registry.getThread('t/t-1'))!;
     expect(row.status).toBe('completed');
     expect(row.completed_at).toMatch(ISO_UTC);
     expect(row.result).toEqual({ cost: { spend: 0.25 }, outputs: { report: 'done' } });
     for (const status of ['error', 'cancelled', 'continued'] as const) {
-      registry.register(`t/${status}`, 't');
-      registry.updateStatus(`t/${status}`, status);
-      expect(registry.getThread(`t/${status}`)!.completed_at).toMatch(ISO_UTC);
+      await registry.register(`t/${status}`, 't');
+      await registry.updateStatus(`t/${status}`, status);
+      expect((await registry.getThread(`t/${status}`))!.completed_at).toMatch(ISO_UTC);
     }
   });
 
-  it('keeps a result column it cannot parse as text instead of throwing', () => {
-    store.registry.register('t/bad', 't');
+  it('keeps a result column it cannot parse as text instead of throwing', async () => {
+    await store.registry.register('t/bad', 't');
     const db = rawRegistry();
     db.prepare('UPDATE threads SET result = ? WHERE thread_id = ?').run('{truncated', 't/bad');
     db.close();
-    expect(store.registry.getThread('t/bad')!.result).toEqual({ unparsed: '{truncated' });
+    expect((await store.registry.getThread('t/bad'))!.result).toEqual({ unparsed: '{truncated' });
   });
 
-  it('stores the cost snapshot', () => {
-    store.registry.register('c/c-1', 'c');
-    const stored = store.registry.updateCostSnapshot('c/c-1', {
+  it('stores the cost snapshot', async () => {
+    await store.registry.register('c/c-1', 'c');
+    const stored = await store.registry.updateCostSnapshot('c/c-1', {
       turns: 3,
       input_tokens: 1200,
       output_tokens: 340,
@@ -219,7 +220,7 @@ describe('registry operations', () => {
       elapsed_seconds: 4.5,
     });
     expect(stored).toBe(true);
-    expect(store.registry.getThread('c/c-1')).toMatchObject({
+    expect(await store.registry.getThread('c/c-1')).toMatchObject({
       turns: 3,
       input_tokens: 1200,
       output_tokens: 340,
@@ -227,148 +228,151 @@ describe('registry operations', () => {
     });
   });
 
-  it('lists active threads newest first, by status with a limit, and children in spawn order', () => {
+  it('lists active threads newest first, by status with a limit, and children in spawn order', async () => {
     const { registry } = store;
-    for (const id of ['l/1', 'l/2', 'l/3', 'l/4']) registry.register(id, 'l', id === 'l/1' ? null : 'l/1');
-    registry.updateStatus('l/2', 'running');
-    registry.updateStatus('l/3', 'completed');
-    expect(registry.listActive().map((r) => r.thread_id)).toEqual(['l/4', 'l/2', 'l/1']);
-    expect(registry.list().map((r) => r.thread_id)).toEqual(['l/4', 'l/3', 'l/2', 'l/1']);
-    expect(registry.list({ limit: 2 }).map((r) => r.thread_id)).toEqual(['l/4', 'l/3']);
-    expect(registry.list({ status: 'created' }).map((r) => r.thread_id)).toEqual(['l/4', 'l/1']);
-    expect(registry.list({ status: 'created', limit: 1 }).map((r) => r.thread_id)).toEqual(['l/4']);
-    expect(registry.list({ status: 'error' })).toEqual([]);
-    expect(registry.listChildren('l/1').map((r) => r.thread_id)).toEqual(['l/2', 'l/3', 'l/4']);
-    expect(registry.listChildren('l/4')).toEqual([]);
+    for (const id of ['l/1', 'l/2', 'l/3', 'l/4'])
+      await registry.register(id, 'l', id === 'l/1' ? null : 'l/1');
+    await registry.updateStatus('l/2', 'running');
+    await registry.updateStatus('l/3', 'completed');
+    expect((await registry.listActive()).map((r) => r.thread_id)).toEqual(['l/4', 'l/2', 'l/1']);
+    expect((await registry.list()).map((r) => r.thread_id)).toEqual(['l/4', 'l/3', 'l/2', 'l/1']);
+    expect((await registry.list({ limit: 2 })).map((r) => r.thread_id)).toEqual(['l/4', 'l/3']);
+    expect((await registry.list({ status: 'created' })).map((r) => r.thread_id)).toEqual(['l/4', 'l/1']);
+    expect((await registry.list({ status: 'created', limit: 1 })).map((r) => r.thread_id)).toEqual(['l/4']);
+    expect(await registry.list({ status: 'error' })).toEqual([]);
+    expect((await registry.listChildren('l/1')).map((r) => r.thread_id)).toEqual(['l/2', 'l/3', 'l/4']);
+    expect(await registry.listChildren('l/4')).toEqual([]);
   });
 
-  it('links continuations and walks the chain root → terminal from any member', () => {
+  it('links continuations and walks the chain root → terminal from any member', async () => {
     const { registry } = store;
-    for (const id of ['c/1', 'c/2', 'c/3']) registry.register(id, 'c');
-    registry.setContinuation('c/1', 'c/2');
-    registry.setChainInfo('c/2', 'c/1', 'c/1');
-    registry.setContinuation('c/2', 'c/3');
-    registry.setChainInfo('c/3', 'c/1', 'c/2');
+    for (const id of ['c/1', 'c/2', 'c/3']) await registry.register(id, 'c');
+    await registry.setContinuation('c/1', 'c/2');
+    await registry.setChainInfo('c/2', 'c/1', 'c/1');
+    await registry.setContinuation('c/2', 'c/3');
+    await registry.setChainInfo('c/3', 'c/1', 'c/2');
 
-    const first = registry.getThread('c/1')!;
+    const first = (await registry.getThread('c/1'))!;
     expect(first).toMatchObject({ status: 'continued', continuation_thread_id: 'c/2' });
     expect(first.completed_at).toMatch(ISO_UTC);
-    expect(registry.getThread('c/3')).toMatchObject({ continuation_of: 'c/2', chain_root_id: 'c/1' });
+    expect(await registry.getThread('c/3')).toMatchObject({ continuation_of: 'c/2', chain_root_id: 'c/1' });
     for (const member of ['c/1', 'c/2', 'c/3']) {
-      expect(registry.getChain(member).map((r) => r.thread_id)).toEqual(['c/1', 'c/2', 'c/3']);
+      expect((await registry.getChain(member)).map((r) => r.thread_id)).toEqual(['c/1', 'c/2', 'c/3']);
     }
-    registry.register('solo', 's');
-    expect(registry.getChain('solo').map((r) => r.thread_id)).toEqual(['solo']);
-    expect(registry.getChain('missing')).toEqual([]);
+    await registry.register('solo', 's');
+    expect((await registry.getChain('solo')).map((r) => r.thread_id)).toEqual(['solo']);
+    expect(await registry.getChain('missing')).toEqual([]);
   });
 
-  it('a thread is continued once: a second continuation is refused, the same one again is not', () => {
+  it('a thread is continued once: a second continuation is refused, the same one again is not', async () => {
     const { registry } = store;
-    for (const id of ['f/1', 'f/2a', 'f/2b']) registry.register(id, 'f');
-    expect(registry.setContinuation('f/1', 'f/2a')).toBe(true);
-    expect(registry.setContinuation('f/1', 'f/2b')).toBe(false);
-    expect(registry.setContinuation('f/1', 'f/2a')).toBe(true);
-    expect(registry.getThread('f/1')).toMatchObject({ continuation_thread_id: 'f/2a' });
-    expect(registry.setContinuation('missing', 'f/2b')).toBe(false);
+    for (const id of ['f/1', 'f/2a', 'f/2b']) await registry.register(id, 'f');
+    expect(await registry.setContinuation('f/1', 'f/2a')).toBe(true);
+    expect(await registry.setContinuation('f/1', 'f/2b')).toBe(false);
+    expect(await registry.setContinuation('f/1', 'f/2a')).toBe(true);
+    expect(await registry.getThread('f/1')).toMatchObject({ continuation_thread_id: 'f/2a' });
+    expect(await registry.setContinuation('missing', 'f/2b')).toBe(false);
   });
 
-  it('ends the chain walk on a cycle or a dangling link', () => {
+  it('ends the chain walk on a cycle or a dangling link', async () => {
     const { registry } = store;
-    for (const id of ['y/1', 'y/2', 'y/3']) registry.register(id, 'y');
-    registry.setContinuation('y/1', 'y/2');
-    registry.setContinuation('y/2', 'y/3');
-    registry.setContinuation('y/3', 'y/1'); // a cycle forward …
-    registry.setChainInfo('y/1', 'y/1', 'y/3'); // … and backward
-    registry.setChainInfo('y/2', 'y/1', 'y/1');
-    registry.setChainInfo('y/3', 'y/1', 'y/2');
-    const chain = registry.getChain('y/2').map((r) => r.thread_id);
+    for (const id of ['y/1', 'y/2', 'y/3']) await registry.register(id, 'y');
+    await registry.setContinuation('y/1', 'y/2');
+    await registry.setContinuation('y/2', 'y/3');
+    await registry.setContinuation('y/3', 'y/1'); // a cycle forward …
+    await registry.setChainInfo('y/1', 'y/1', 'y/3'); // … and backward
+    await registry.setChainInfo('y/2', 'y/1', 'y/1');
+    await registry.setChainInfo('y/3', 'y/1', 'y/2');
+    const chain = (await registry.getChain('y/2')).map((r) => r.thread_id);
     expect(new Set(chain).size).toBe(3);
     expect(chain).toHaveLength(3);
 
-    registry.register('z/1', 'z');
-    registry.setContinuation('z/1', 'z/gone');
-    registry.setChainInfo('z/1', 'z/0', 'z/0');
-    expect(registry.getChain('z/1').map((r) => r.thread_id)).toEqual(['z/1']);
+    await registry.register('z/1', 'z');
+    await registry.setContinuation('z/1', 'z/gone');
+    await registry.setChainInfo('z/1', 'z/0', 'z/0');
+    expect((await registry.getChain('z/1')).map((r) => r.thread_id)).toEqual(['z/1']);
   });
 
-  it('grants spawn slots up to the limit, and none for an unknown parent', () => {
+  it('grants spawn slots up to the limit, and none for an unknown parent', async () => {
     const { registry } = store;
-    registry.register('p/p-1', 'p');
-    expect([1, 2, 3, 4].map(() => registry.tryIncrementSpawn('p/p-1', 3))).toEqual([true, true, true, false]);
-    expect(registry.getThread('p/p-1')!.spawn_count).toBe(3);
-    expect(registry.tryIncrementSpawn('p/p-1', 4)).toBe(true);
-    expect(registry.tryIncrementSpawn('missing', 50)).toBe(false);
+    await registry.register('p/p-1', 'p');
+    const granted: boolean[] = [];
+    for (let i = 0; i < 4; i += 1) granted.push(await registry.tryIncrementSpawn('p/p-1', 3));
+    expect(granted).toEqual([true, true, true, false]);
+    expect((await registry.getThread('p/p-1'))!.spawn_count).toBe(3);
+    expect(await registry.tryIncrementSpawn('p/p-1', 4)).toBe(true);
+    expect(await registry.tryIncrementSpawn('missing', 50)).toBe(false);
   });
 
-  it('marks created/running threads whose process is gone as errors', () => {
+  it('marks created/running threads whose process is gone as errors', async () => {
     const { registry } = store;
     const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' });
     const deadPid = Number(dead.stdout.trim());
-    for (const id of ['s/run', 's/new', 's/live', 's/done', 's/nopid']) registry.register(id, 's');
-    registry.updateStatus('s/run', 'running');
-    registry.updatePid('s/run', deadPid);
-    registry.updatePid('s/new', deadPid);
-    registry.updateStatus('s/done', 'completed');
-    registry.updatePid('s/done', deadPid);
+    for (const id of ['s/run', 's/new', 's/live', 's/done', 's/nopid']) await registry.register(id, 's');
+    await registry.updateStatus('s/run', 'running');
+    await registry.updatePid('s/run', deadPid);
+    await registry.updatePid('s/new', deadPid);
+    await registry.updateStatus('s/done', 'completed');
+    await registry.updatePid('s/done', deadPid);
     const db = rawRegistry();
     db.prepare('UPDATE threads SET pid = NULL WHERE thread_id = ?').run('s/nopid');
     db.close();
 
     const asked: number[] = [];
-    const marked = registry.markStale((pid) => {
+    const marked = await store.markStale((pid) => {
       asked.push(pid);
       return isProcessAlive(pid);
     });
     expect(marked.sort()).toEqual(['s/new', 's/run']);
     expect(asked).not.toContain(null);
-    const run = registry.getThread('s/run')!;
+    const run = (await registry.getThread('s/run'))!;
     expect(run.status).toBe('error');
     expect(run.completed_at).toMatch(ISO_UTC);
     expect(run.result).toMatchObject({ stale: true, pid: deadPid });
     expect(String(run.result!.error)).toContain(`process ${deadPid} is no longer running`);
-    expect(registry.getThread('s/live')!.status).toBe('created');
-    expect(registry.getThread('s/done')!.status).toBe('completed');
-    expect(registry.getThread('s/nopid')!.status).toBe('created');
-    expect(registry.markStale(() => false)).toEqual(['s/live']);
+    expect((await registry.getThread('s/live'))!.status).toBe('created');
+    expect((await registry.getThread('s/done'))!.status).toBe('completed');
+    expect((await registry.getThread('s/nopid'))!.status).toBe('created');
+    expect(await store.markStale(() => false)).toEqual(['s/live']);
   });
 
-  it('tells live processes from dead ones', () => {
+  it('tells live processes from dead ones', async () => {
     expect(isProcessAlive(process.pid)).toBe(true);
     const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' });
     expect(isProcessAlive(Number(dead.stdout.trim()))).toBe(false);
   });
 
-  it('sees writes made through another store on the same folder at once', () => {
+  it('sees writes made through another store on the same folder at once', async () => {
     const other = openThreadStore(stateDir);
     try {
-      other.registry.register('o/o-1', 'o');
-      expect(store.registry.exists('o/o-1')).toBe(true);
-      store.registry.updateStatus('o/o-1', 'running');
-      expect(other.registry.getThread('o/o-1')!.status).toBe('running');
+      await other.registry.register('o/o-1', 'o');
+      expect(await store.registry.exists('o/o-1')).toBe(true);
+      await store.registry.updateStatus('o/o-1', 'running');
+      expect((await other.registry.getThread('o/o-1'))!.status).toBe('running');
     } finally {
       other.close();
     }
   });
 
-  it('reports a registry locked past the busy timeout; the cost snapshot is skipped instead', () => {
+  it('reports a registry locked past the busy timeout; the cost snapshot is skipped instead', async () => {
     store.close();
     store = openThreadStore(stateDir, { busyTimeoutMs: 50 });
-    store.registry.register('k/k-1', 'k');
+    await store.registry.register('k/k-1', 'k');
     const holder = rawRegistry();
     holder.exec('BEGIN IMMEDIATE');
     try {
-      expect(() => store.registry.updateStatus('k/k-1', 'running')).toThrow(ThreadRegistryLocked);
+      await expect(store.registry.updateStatus('k/k-1', 'running')).rejects.toThrow(ThreadRegistryLocked);
       const cost = { turns: 1, input_tokens: 1, output_tokens: 1, spend: 0, elapsed_seconds: 0 };
-      expect(store.registry.updateCostSnapshot('k/k-1', cost)).toBe(false);
+      expect(await store.registry.updateCostSnapshot('k/k-1', cost)).toBe(false);
     } finally {
       holder.exec('ROLLBACK');
       holder.close();
     }
-    store.registry.updateStatus('k/k-1', 'running');
-    expect(store.registry.getThread('k/k-1')!.status).toBe('running');
+    await store.registry.updateStatus('k/k-1', 'running');
+    expect((await store.registry.getThread('k/k-1'))!.status).toBe('running');
   });
 
-  it('closes idempotently', () => {
+  it('closes idempotently', async () => {
     store.close();
     store.close();
     store = openThreadStore(stateDir);
@@ -391,21 +395,21 @@ describe('opening the store', () => {
       const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
         encoding: 'utf8',
       });
-      store.registry.register('s/dead', 'acme/s');
-      store.registry.updatePid('s/dead', Number(gone.stdout));
-      store.registry.updateStatus('s/dead', 'running');
-      store.ledger.register('s/dead', 1);
-      store.registry.register('s/alive', 'acme/s');
-      store.registry.updateStatus('s/alive', 'running');
+      await store.registry.register('s/dead', 'acme/s');
+      await store.registry.updatePid('s/dead', Number(gone.stdout));
+      await store.registry.updateStatus('s/dead', 'running');
+      await store.ledger.register('s/dead', 1);
+      await store.registry.register('s/alive', 'acme/s');
+      await store.registry.updateStatus('s/alive', 'running');
       store.close();
       const reopened = openThreadStore(dir);
       try {
-        expect(reopened.registry.getThread('s/dead')).toMatchObject({
+        expect(await reopened.registry.getThread('s/dead')).toMatchObject({
           status: 'error',
           result: { stale: true },
         });
-        expect(reopened.ledger.get('s/dead')?.status).toBe('error');
-        expect(reopened.registry.getThread('s/alive')?.status).toBe('running');
+        expect((await reopened.ledger.get('s/dead'))?.status).toBe('error');
+        expect((await reopened.registry.getThread('s/alive'))?.status).toBe('running');
       } finally {
         reopened.close();
       }

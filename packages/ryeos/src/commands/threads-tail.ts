@@ -112,7 +112,7 @@ export function describeToolRun(row: TailedRow | undefined, json: boolean): stri
 export async function tailTranscript(
   io: CliIo,
   dir: string,
-  options: { follow: boolean; json: boolean; ended: () => boolean; signal?: AbortSignal },
+  options: { follow: boolean; json: boolean; ended: () => Promise<boolean>; signal?: AbortSignal },
 ): Promise<{ transcript: boolean }> {
   const path = join(dir, 'transcript.jsonl');
   let offset = 0;
@@ -158,11 +158,18 @@ export async function tailTranscript(
     } catch {
       watcher = undefined;
     }
+    let finished = false;
     const timer = setInterval(() => {
       drain();
-      if (options.ended() || options.signal?.aborted) finish();
+      if (options.signal?.aborted) return finish();
+      options.ended().then(
+        (ended) => ended && finish(),
+        () => undefined, // a locked registry: asked again at the next tick
+      );
     }, 250);
     function finish() {
+      if (finished) return;
+      finished = true;
       clearInterval(timer);
       watcher?.close();
       drain();

@@ -47,7 +47,7 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
       throw new RyeError('VALIDATION', `--limit must be a positive integer, got '${rawLimit}'`);
     }
     const status = str(values, 'status');
-    const threads = listThreads(rye.projectPath, {
+    const threads = await listThreads(rye.projectPath, {
       ...(status ? { status } : {}),
       ...(limit ? { limit } : {}),
     });
@@ -116,7 +116,7 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
   }
   if (action === 'cancel') {
     const { cancelThread } = await import('@ryeos/threads');
-    return reply(cancelThread(rye.projectPath, needId('cancel')));
+    return reply(await cancelThread(rye.projectPath, needId('cancel')));
   }
   if (action === 'kill') {
     const { killThread } = await import('@ryeos/threads');
@@ -124,7 +124,7 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
   }
   if (action === 'chain') {
     const { getChain } = await import('@ryeos/threads');
-    return reply(getChain(rye.projectPath, needId('chain')));
+    return reply(await getChain(rye.projectPath, needId('chain')));
   }
   if (action === 'resume') {
     const message = str(values, 'message');
@@ -140,15 +140,15 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
     const { openThreadStore, threadDir, threadsStateRoot } = await import('@ryeos/threads');
     const { describeToolRun, isTerminal, tailTranscript } = await import('./threads-tail.js');
     const stateRoot = threadsStateRoot(rye.projectPath);
-    const rowOf = () => {
+    const rowOf = async () => {
       const store = openThreadStore(stateRoot);
       try {
-        return store.registry.getThread(id);
+        return await store.registry.getThread(id);
       } finally {
-        store.close();
+        await store.close();
       }
     };
-    if (rowOf() === undefined) {
+    if ((await rowOf()) === undefined) {
       throw new RyeError('NOT_FOUND', `Thread '${id}' not found`, {
         hint: 'rye threads list prints the ids.',
       });
@@ -159,11 +159,11 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
     const { transcript } = await tailTranscript(io, threadDir(stateRoot, id), {
       follow: values.follow === true,
       json,
-      ended: () => isTerminal(rowOf()?.status),
+      ended: async () => isTerminal((await rowOf())?.status),
       signal: stop.signal,
     });
     if (!transcript) {
-      const toolRun = describeToolRun(rowOf(), json);
+      const toolRun = describeToolRun(await rowOf(), json);
       if (toolRun) io.stdout(toolRun);
     }
     return 0;

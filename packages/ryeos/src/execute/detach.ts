@@ -85,7 +85,7 @@ export async function launchDetached(
   settings: RyeSettings,
   request: DetachedRequest,
   threadDirectory: string,
-  recordPid?: (pid: number) => void,
+  recordPid?: (pid: number) => Promise<void> | void,
   withheldEnv?: readonly string[],
 ): Promise<number> {
   const { spawnDetached } = await import('@ryeos/threads');
@@ -108,7 +108,11 @@ export interface EarlyRunner {
    * request goes on its stdin; resolves once the request is in its pipe. On a failure the runner
    * is killed.
    */
-  start(request: DetachedRequest, threadDirectory: string, recordPid: (pid: number) => void): Promise<number>;
+  start(
+    request: DetachedRequest,
+    threadDirectory: string,
+    recordPid: (pid: number) => Promise<void> | void,
+  ): Promise<number>;
   /** The thread will not run (its setup failed): the runner is killed and its log removed. */
   abandon(): void;
   /**
@@ -172,7 +176,7 @@ export async function startRunnerEarly(
         renameSync(pendingLog, join(threadDirectory, 'spawn.log'));
         pending = false;
         writeSpawnParams(threadDirectory, request);
-        recordPid(child.pid);
+        await recordPid(child.pid);
       } catch (error) {
         abandon();
         throw error;
@@ -305,9 +309,9 @@ export async function launchAsyncTool(
           trust: (await parent.executor()).trust,
         })
       : undefined;
-    store.registry.register(threadId, `tool/${toolId}`, parentThreadId ?? null);
+    await store.registry.register(threadId, `tool/${toolId}`, parentThreadId ?? null);
     registered = true;
-    store.registry.updateStatus(threadId, 'running');
+    await store.registry.updateStatus(threadId, 'running');
     const registry = store.registry;
     const pid = await launchDetached(
       settings,
@@ -338,14 +342,14 @@ export async function launchAsyncTool(
   } catch (error) {
     try {
       if (registered) {
-        store?.registry.updateStatus(threadId, 'error');
-        store?.registry.setResult(threadId, { error: (error as Error).message });
+        await store?.registry.updateStatus(threadId, 'error');
+        await store?.registry.setResult(threadId, { error: (error as Error).message });
       }
     } catch {
       // The caller still gets the error.
     }
     return toErrorEnvelope(error, { type: 'tool', item_id: itemId, metadata: elapsed(start) });
   } finally {
-    store?.close();
+    await store?.close();
   }
 }

@@ -57,7 +57,7 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
         : undefined;
     const early = runner;
     const detach = detachModule
-      ? (threadId: string, prepared: PreparedThread, recordPid: (pid: number) => void) => {
+      ? (threadId: string, prepared: PreparedThread, recordPid: (pid: number) => Promise<void> | void) => {
           const request = {
             kind: 'directive' as const,
             project_path: host.projectPath,

@@ -278,16 +278,16 @@ export async function linkContinuation(options: {
   const { store, previous, nextThreadId } = options;
   const previousId = previous.thread_id;
   // The link is claimed first, atomically: of two resumes of one thread, the second one stops here.
-  if (!store.registry.setContinuation(previousId, nextThreadId)) {
-    const other = store.registry.getThread(previousId)?.continuation_thread_id;
+  if (!(await store.registry.setContinuation(previousId, nextThreadId))) {
+    const other = (await store.registry.getThread(previousId))?.continuation_thread_id;
     throw new RyeError(
       'VALIDATION',
       `Thread ${previousId} is already continued by ${other ?? 'another thread'}: a chain has one continuation`,
       { hint: `Resume the chain again: it continues from its last thread${other ? ` (${other})` : ''}.` },
     );
   }
-  const root = store.registry.getThread(previousId)?.chain_root_id ?? previousId;
-  store.registry.setChainInfo(nextThreadId, root, previousId);
+  const root = (await store.registry.getThread(previousId))?.chain_root_id ?? previousId;
+  await store.registry.setChainInfo(nextThreadId, root, previousId);
   const dir = options.stateDir(previousId);
   await writeThreadJson(
     dir,

@@ -11,7 +11,7 @@ import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureThreadDir, threadsStateRoot } from '../persistence/paths.js';
 import { isProcessAlive, openThreadStore } from '../store/index.js';
-import { TERMINAL_STATUSES, type ThreadStore } from '../store/types.js';
+import { TERMINAL_STATUSES, type ThreadRow, type ThreadStore } from '../store/types.js';
 
 export const CANCEL_MARKER = '.cancel_requested';
 const KILL_GRACE_MS = 3000;
@@ -24,17 +24,17 @@ function isTerminal(status: string): boolean {
  * Every thread `threadId` started, parents first: its children, theirs, and each one's
  * continuations (a root continuation has no parent to be found under). Not `threadId` itself.
  */
-export function descendantsOf(store: ThreadStore, threadId: string): string[] {
+export async function descendantsOf(store: ThreadStore, threadId: string): Promise<string[]> {
   const seen = new Set<string>([threadId]);
   const out: string[] = [];
-  const queue = store.registry.listChildren(threadId).map((row) => row.thread_id);
+  const queue = (await store.registry.listChildren(threadId)).map((row) => row.thread_id);
   while (queue.length) {
     const id = queue.shift()!;
     if (seen.has(id)) continue;
     seen.add(id);
     out.push(id);
-    for (const row of store.registry.getChain(id)) queue.push(row.thread_id);
-    for (const child of store.registry.listChildren(id)) queue.push(child.thread_id);
+    for (const row of await store.registry.getChain(id)) queue.push(row.thread_id);
+    for (const child of await store.registry.listChildren(id)) queue.push(child.thread_id);
   }
   return out;
 }
@@ -43,8 +43,8 @@ export function descendantsOf(store: ThreadStore, threadId: string): string[] {
  * `threadId` and the threads that continue it, in chain order: the id a caller got stands for its
  * whole chain, so stopping it stops whichever thread of the chain runs now.
  */
-function chainFrom(store: ThreadStore, threadId: string): string[] {
-  const chain = store.registry.getChain(threadId).map((row) => row.thread_id);
+async function chainFrom(store: ThreadStore, threadId: string): Promise<string[]> {
+  const chain = (await store.registry.getChain(threadId)).map((row) => row.thread_id);
   const at = chain.indexOf(threadId);
   return at === -1 ? [threadId] : chain.slice(at);
 }
@@ -58,17 +58,20 @@ export interface CancelResult {
 }
 
 /** Asks a thread, and its descendants, to stop. */
-export function cancelThread(projectPath: string, threadId: string): CancelResult {
+export async function cancelThread(projectPath: string, threadId: string): Promise<CancelResult> {
   const stateRoot = threadsStateRoot(projectPath);
   const store = openThreadStore(stateRoot);
   try {
-    const row = store.registry.getThread(threadId);
+    const row = await store.registry.getThread(threadId);
     if (!row)
       return { success: false, thread_id: threadId, cancelled: [], error: `Thread '${threadId}' not found` };
     const cancelled: string[] = [];
-    const targets = new Set(chainFrom(store, threadId).flatMap((id) => [id, ...descendantsOf(store, id)]));
+    const targets = new Set<string>();
+    for (const id of await chainFrom(store, threadId)) {
+      for (const target of [id, ...(await descendantsOf(store, id))]) targets.add(target);
+    }
     for (const id of targets) {
-      const status = store.registry.getThread(id)?.status;
+      const status = (await store.registry.getThread(id))?.status;
       if (!status || isTerminal(status)) continue;
       writeFileSync(join(ensureThreadDir(stateRoot, id), CANCEL_MARKER), `${new Date().toISOString()}\n`, {
         mode: 0o600,
@@ -85,7 +88,7 @@ export function cancelThread(projectPath: string, threadId: string): CancelResul
     }
     return { success: true, thread_id: threadId, cancelled };
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -145,11 +148,13 @@ export async function killThread(
   const stateRoot = threadsStateRoot(projectPath);
   const store = openThreadStore(stateRoot);
   try {
-    const asked = store.registry.getThread(threadId);
+    const asked = await store.registry.getThread(threadId);
     if (!asked)
       return { success: false, thread_id: threadId, killed: false, error: `Thread '${threadId}' not found` };
     // A chain that handed off runs on in the process of its first thread, as its newest thread.
-    const chain = chainFrom(store, threadId).map((id) => store.registry.getThread(id) ?? asked);
+    const chain: ThreadRow[] = [];
+    for (const id of await chainFrom(store, threadId))
+      chain.push((await store.registry.getThread(id)) ?? asked);
     const row = chain.at(-1) ?? asked;
     const pid = row.pid ?? chain.find((link) => link.pid !== null)?.pid ?? undefined;
     if (isTerminal(row.status)) {
@@ -197,24 +202,22 @@ export async function killThread(
     signal('SIGTERM');
     // Its descendants stop with it: an async tool run of a finished child lives in no killed group.
     // Every thread of the chain counts: a later thread's children are not the first id's.
-    askToStop(
-      stateRoot,
-      store,
-      chain.flatMap((link) => descendantsOf(store, link.thread_id)),
-    );
+    const descendants: string[] = [];
+    for (const link of chain) descendants.push(...(await descendantsOf(store, link.thread_id)));
+    await askToStop(stateRoot, store, descendants);
     const deadline = Date.now() + (options.graceMs ?? KILL_GRACE_MS);
     while (isProcessAlive(pid) && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 50));
     const forced = isProcessAlive(pid);
     if (forced) signal('SIGKILL');
     // A run that caught SIGTERM finalized itself (cancelled); either way the record says killed.
-    const current = store.registry.getThread(row.thread_id);
+    const current = await store.registry.getThread(row.thread_id);
     if (current && isTerminal(current.status)) {
-      store.registry.setResult(row.thread_id, { ...(current.result ?? {}), killed: true });
+      await store.registry.setResult(row.thread_id, { ...(current.result ?? {}), killed: true });
     }
     // One that could not finalize is recorded for it (six states: a kill is `cancelled`).
     if (current && !isTerminal(current.status)) {
-      store.registry.setResult(row.thread_id, {
+      await store.registry.setResult(row.thread_id, {
         ...(current.result ?? {}),
         killed: true,
         error: 'Thread killed',
@@ -226,20 +229,20 @@ export async function killThread(
           elapsed_seconds: 0,
         },
       });
-      store.registry.updateStatus(row.thread_id, 'cancelled');
-      const budget = store.ledger.get(row.thread_id);
-      if (budget?.status === 'active') store.ledger.settle(row.thread_id, current.spend, 'cancelled');
+      await store.registry.updateStatus(row.thread_id, 'cancelled');
+      const budget = await store.ledger.get(row.thread_id);
+      if (budget?.status === 'active') await store.ledger.settle(row.thread_id, current.spend, 'cancelled');
     }
     return { success: true, thread_id: threadId, killed: true, pid, forced };
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
 /** Writes the cancel marker of each of `ids` that is still running, which its run watches. */
-function askToStop(stateRoot: string, store: ThreadStore, ids: readonly string[]): void {
+async function askToStop(stateRoot: string, store: ThreadStore, ids: readonly string[]): Promise<void> {
   for (const id of ids) {
-    const status = store.registry.getThread(id)?.status;
+    const status = (await store.registry.getThread(id))?.status;
     if (!status || isTerminal(status)) continue;
     writeFileSync(join(ensureThreadDir(stateRoot, id), CANCEL_MARKER), `${new Date().toISOString()}\n`, {
       mode: 0o600,

@@ -95,14 +95,17 @@ export function checkThreadIds(threadIds: unknown): string[] {
  * Runs `fn` with the project's registry, or with `undefined` when the project has none yet (no
  * thread ever ran there): a query never creates `.ai/state/threads`. The store is closed after.
  */
-export function withRegistry<T>(projectPath: string, fn: (registry: ThreadRegistry | undefined) => T): T {
+export async function withRegistry<T>(
+  projectPath: string,
+  fn: (registry: ThreadRegistry | undefined) => Promise<T>,
+): Promise<T> {
   const root = threadsStateRoot(projectPath);
   if (!existsSync(join(root, REGISTRY_DB))) return fn(undefined);
   const store = openThreadStore(root);
   try {
-    return fn(store.registry);
+    return await fn(store.registry);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -110,9 +113,9 @@ export function withRegistry<T>(projectPath: string, fn: (registry: ThreadRegist
  * The thread that reports for `row`: itself, or — when it handed off (`continued`) — the last
  * thread of its continuation chain (`registry.getChain`, cycle-safe).
  */
-export function resolveChainEnd(registry: ThreadRegistry, row: ThreadRow): ThreadRow {
+export async function resolveChainEnd(registry: ThreadRegistry, row: ThreadRow): Promise<ThreadRow> {
   if (row.status !== 'continued' || row.continuation_thread_id === null) return row;
-  return registry.getChain(row.thread_id).at(-1) ?? row;
+  return (await registry.getChain(row.thread_id)).at(-1) ?? row;
 }
 
 function isEmptyValue(value: unknown): boolean {
@@ -153,14 +156,14 @@ function progressOf(end: ThreadRow): ThreadProgress {
  * read of the reporting row. Outputs, cost and error come from the `result` column (`set_result`
  * stores `{cost, outputs?, error?, result?}`).
  */
-export function resolveThread(
+export async function resolveThread(
   registry: ThreadRegistry | undefined,
   threadId: string,
-): { outcome: ThreadOutcome; progress: ThreadProgress } {
-  const row = registry?.getThread(threadId);
+): Promise<{ outcome: ThreadOutcome; progress: ThreadProgress }> {
+  const row = await registry?.getThread(threadId);
   if (!registry || !row)
     return { outcome: { status: 'not_found', thread_id: threadId }, progress: 'pending' };
-  const end = resolveChainEnd(registry, row);
+  const end = await resolveChainEnd(registry, row);
   const result = end.result ?? {};
   const outcome: ThreadOutcome = {
     status: end.status,
@@ -174,8 +177,11 @@ export function resolveThread(
 }
 
 /** `resolveThread`'s outcome alone. */
-export function threadOutcome(registry: ThreadRegistry | undefined, threadId: string): ThreadOutcome {
-  return resolveThread(registry, threadId).outcome;
+export async function threadOutcome(
+  registry: ThreadRegistry | undefined,
+  threadId: string,
+): Promise<ThreadOutcome> {
+  return (await resolveThread(registry, threadId)).outcome;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -189,10 +195,10 @@ export interface StatusResult {
 }
 
 /** `get_status`: the thread's registry status (not chain-resolved), or `not_found`. */
-export function getStatus(projectPath: string, threadId: string): StatusResult {
+export async function getStatus(projectPath: string, threadId: string): Promise<StatusResult> {
   checkProjectPath(projectPath);
   checkThreadId(threadId);
-  const row = withRegistry(projectPath, (registry) => registry?.getThread(threadId));
+  const row = await withRegistry(projectPath, async (registry) => registry?.getThread(threadId));
   if (!row) {
     return {
       success: false,
@@ -220,9 +226,9 @@ export interface ListActiveResult {
 }
 
 /** `list_active`: every non-terminal thread of the project (any process), newest first. */
-export function listActive(projectPath: string): ListActiveResult {
+export async function listActive(projectPath: string): Promise<ListActiveResult> {
   checkProjectPath(projectPath);
-  const rows = withRegistry(projectPath, (registry) => registry?.listActive() ?? []);
+  const rows = await withRegistry(projectPath, async (registry) => (await registry?.listActive()) ?? []);
   const active = rows.map((row) => ({
     thread_id: row.thread_id,
     directive: row.directive,
@@ -241,12 +247,14 @@ export interface AggregateResult {
 }
 
 /** `aggregate_results`: each thread's outcome now (no waiting), chain-resolved. */
-export function aggregateResults(projectPath: string, threadIds: string[]): AggregateResult {
+export async function aggregateResults(projectPath: string, threadIds: string[]): Promise<AggregateResult> {
   checkProjectPath(projectPath);
   const ids = checkThreadIds(threadIds);
-  const results = withRegistry(projectPath, (registry) =>
-    Object.fromEntries(ids.map((id) => [id, threadOutcome(registry, id)])),
-  );
+  const results = await withRegistry(projectPath, async (registry) => {
+    const outcomes: Record<string, ThreadOutcome> = {};
+    for (const id of ids) outcomes[id] = await threadOutcome(registry, id);
+    return outcomes;
+  });
   return { success: Object.values(results).every((r) => r.status !== 'not_found'), results };
 }
 
@@ -265,10 +273,13 @@ export interface ChainResult {
 }
 
 /** `get_chain`: the continuation chain through a thread, root → terminal. */
-export function getChain(projectPath: string, threadId: string): ChainResult {
+export async function getChain(projectPath: string, threadId: string): Promise<ChainResult> {
   checkProjectPath(projectPath);
   checkThreadId(threadId);
-  const rows = withRegistry(projectPath, (registry) => registry?.getChain(threadId) ?? []);
+  const rows = await withRegistry(
+    projectPath,
+    async (registry) => (await registry?.getChain(threadId)) ?? [],
+  );
   if (rows.length === 0) {
     return {
       success: false,
@@ -455,9 +466,9 @@ export async function chainSearch(
     throw invalid(`max_results must be a positive integer, not ${String(maxResults)}`, 'The default is 50.');
   }
   const re = compileQuery(query, searchType);
-  const chain = withRegistry(projectPath, (registry) => registry?.getChain(threadId) ?? []).map(
-    (row) => row.thread_id,
-  );
+  const chain = (
+    await withRegistry(projectPath, async (registry) => (await registry?.getChain(threadId)) ?? [])
+  ).map((row) => row.thread_id);
   const results: ChainSearchHit[] = [];
   if (chain.length === 0) {
     return {

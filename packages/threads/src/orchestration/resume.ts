@@ -50,7 +50,7 @@ export async function resumeWith(
     | { thread_id: string; directive: string; status: string; parent_id: string | null }
     | undefined;
   try {
-    const row = store.registry.getThread(request.threadId);
+    const row = await store.registry.getThread(request.threadId);
     if (!row)
       return {
         success: false,
@@ -58,9 +58,9 @@ export async function resumeWith(
         old_thread_id: request.threadId,
         error: `Thread '${request.threadId}' not found`,
       };
-    terminal = store.registry.getChain(request.threadId).at(-1) ?? row;
+    terminal = (await store.registry.getChain(request.threadId)).at(-1) ?? row;
   } finally {
-    store.close();
+    await store.close();
   }
   const base = {
     old_thread_id: request.threadId,

@@ -74,17 +74,17 @@ export async function orchestrate(
         };
       }
       case 'aggregate_results':
-        return { ...aggregateResults(projectPath, many()) };
+        return { ...(await aggregateResults(projectPath, many())) };
       case 'list_active': {
-        const active = listActive(projectPath).active_threads.filter((t) => visible(t.thread_id));
+        const active = (await listActive(projectPath)).active_threads.filter((t) => visible(t.thread_id));
         return { success: true, active_threads: active, count: active.length };
       }
       case 'get_status':
-        return { ...getStatus(projectPath, one()) };
+        return { ...(await getStatus(projectPath, one())) };
       case 'get_chain':
-        return { ...getChain(projectPath, one()) };
+        return { ...(await getChain(projectPath, one())) };
       case 'cancel_thread':
-        return { ...cancelThread(projectPath, one()) };
+        return { ...(await cancelThread(projectPath, one())) };
       case 'kill_thread':
         return { ...(await killThread(projectPath, one())) };
       case 'chain_search':
@@ -127,9 +127,9 @@ export async function orchestrateFor(
   const store = openThreadStore(threadsStateRoot(host.projectPath));
   let scope: Set<string>;
   try {
-    scope = new Set(descendantsOf(store, callerId));
+    scope = new Set(await descendantsOf(store, callerId));
   } finally {
-    store.close();
+    await store.close();
   }
   return orchestrate(host.projectPath, params, {
     checkScope: (ids) => {

@@ -198,12 +198,12 @@ export async function startDetached(launch: Omit<DetachedLaunch, 'input'>): Prom
  */
 export async function spawnDetached(
   launch: DetachedLaunch,
-  recordPid?: (pid: number) => void,
+  recordPid?: (pid: number) => Promise<void> | void,
 ): Promise<number> {
   const { input, ...rest } = launch;
   const child = await startDetached(rest);
   try {
-    recordPid?.(child.pid);
+    await recordPid?.(child.pid);
   } catch (error) {
     child.abandon();
     throw error;

@@ -36,7 +36,7 @@ export async function admitToolRun(options: {
   trust: Trust;
 }): Promise<ToolRunAdmission> {
   const { store, parentThreadId } = options;
-  const status = store.registry.getThread(parentThreadId)?.status;
+  const status = (await store.registry.getThread(parentThreadId))?.status;
   if (!status || TERMINAL_STATUSES.includes(status)) {
     throw new RyeError(
       'VALIDATION',
@@ -62,8 +62,10 @@ export async function admitToolRun(options: {
     });
   }
   const max = Number(limits.spawns ?? DEFAULT_SPAWNS);
-  if (!store.registry.tryIncrementSpawn(parentThreadId, Number.isFinite(max) ? max : DEFAULT_SPAWNS)) {
-    const count = store.registry.getThread(parentThreadId)?.spawn_count ?? max;
+  if (
+    !(await store.registry.tryIncrementSpawn(parentThreadId, Number.isFinite(max) ? max : DEFAULT_SPAWNS))
+  ) {
+    const count = (await store.registry.getThread(parentThreadId))?.spawn_count ?? max;
     throw new RyeError('LIMIT', `Spawn limit exceeded for parent ${parentThreadId}: ${count}/${max}`, {
       hint: 'Async tool runs count against the thread’s spawns: wait for the ones running, or run the tool without async.',
     });
@@ -80,11 +82,11 @@ const MAX_LINE = 256;
  * `running` though its process is gone (its host crashed). A thread that handed off or was resumed
  * (`continued`) lives on in its chain's current end, which is the one looked at.
  */
-function endedLine(store: ThreadStore, parentThreadId: string): string | undefined {
+async function endedLine(store: ThreadStore, parentThreadId: string): Promise<string | undefined> {
   const seen = new Set<string>();
   for (let id: string | null = parentThreadId; id && !seen.has(id) && seen.size < MAX_LINE; ) {
     seen.add(id);
-    const row = store.registry.getChain(id).at(-1);
+    const row = (await store.registry.getChain(id)).at(-1);
     if (!row) return undefined;
     if (row.status === 'error' || row.status === 'cancelled')
       return `thread ${row.thread_id} ended (${row.status})`;
@@ -93,8 +95,8 @@ function endedLine(store: ThreadStore, parentThreadId: string): string | undefin
       row.pid !== null &&
       !isProcessAlive(row.pid)
     ) {
-      // Opening the store marks such threads stale and releases their budget, as any reader would.
-      openThreadStore(store.stateDir).close();
+      // Marked stale with their budget released, as opening the store would have done.
+      await store.markStale(isProcessAlive);
       return `the process of thread ${row.thread_id} (pid ${row.pid}) is gone`;
     }
     id = row.parent_id;
@@ -123,10 +125,22 @@ export function watchToolRun(options: {
     dispose();
     options.stop(reason);
   };
+  // One registry walk at a time: a slow store never stacks up checks behind the poll.
+  let walking = false;
   const check = () => {
     if (existsSync(marker)) return end('the tool run was cancelled');
-    const ended = options.parentThreadId && store ? endedLine(store, options.parentThreadId) : undefined;
-    if (ended) end(`its thread's line ended: ${ended}`);
+    if (!options.parentThreadId || !store || walking) return;
+    walking = true;
+    endedLine(store, options.parentThreadId).then(
+      (ended) => {
+        walking = false;
+        if (ended && !done) end(`its thread's line ended: ${ended}`);
+      },
+      () => {
+        // A locked registry (or one closed by dispose meanwhile): the next poll reads again.
+        walking = false;
+      },
+    );
   };
   const poll = setInterval(check, WATCH_MS);
   poll.unref();
@@ -143,7 +157,7 @@ export function watchToolRun(options: {
     done = true;
     clearInterval(poll);
     if (timer) clearTimeout(timer);
-    store?.close();
+    store?.close().catch(() => undefined);
   }
   check();
   return dispose;

@@ -3,12 +3,12 @@
  * process — or the timeout passes, and report each one's outcome from the registry.
  *
  * Threads finish in other processes (every fork is its own, §11), so the only shared signal is
- * registry.db. The wait watches the state root folder (`fs.watch` on `.ai/state/threads/`): a
- * commit by another process writes `registry.db-wal` (or `registry.db`), which the watch reports,
- * and the registry is re-read ~10 ms later (events come in bursts; one read serves a burst). A
- * second read follows the last event of a burst, in case an event arrived before the commit was
- * visible. `fs.watch` is unreliable on some file systems (network mounts, some containers), so
- * the registry is also polled every `pollMs` (default 500, the spec's poll fallback).
+ * the store. The wait asks it to be woken at the next registry change (`waitForChange`: on
+ * SQLite a watch on the state folder, which sees another process's commit) and re-reads the
+ * registry ~10 ms later (events come in bursts; one read serves a burst). The wake-up is asked
+ * for before each read, so a commit made while reading still wakes the next round. Notifications
+ * can be lost (network mounts, some containers), so the registry is also polled every `pollMs`
+ * (default 500, the spec's poll fallback).
  *
  * Outcomes are chain-resolved like `aggregateResults`: a thread that handed off (`continued`) is
  * waited for until the end of its continuation chain finishes. An id not in the registry may be
@@ -16,11 +16,12 @@
  * when the timeout passes. Every watcher and timer is released on every way out (all finished,
  * timeout, abort, error): a resolved wait never keeps the process alive.
  */
-import { existsSync, type FSWatcher, watch } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { RyeError } from '@ryeos/lillux';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isRyeError, RyeError } from '@ryeos/lillux';
 import { threadsStateRoot } from '../persistence/paths.js';
-import { openThreadStore, REGISTRY_DB, type ThreadStore } from '../store/index.js';
+import { openThreadStore, REGISTRY_DB, type ThreadRegistry, type ThreadStore } from '../store/index.js';
 import { checkProjectPath, checkThreadIds, resolveThread, type ThreadOutcome } from './query.js';
 
 /** Default `timeout` (coordination.yaml `wait_threads.timeout`), in seconds. */
@@ -31,8 +32,6 @@ export const MAX_WAIT_TIMEOUT_SECONDS = 3600;
 export const DEFAULT_POLL_MS = 500;
 /** Delay from a file event to the registry read: a commit writes in bursts. */
 export const WATCH_DEBOUNCE_MS = 10;
-/** A second read this long after the last event of a burst. */
-const WATCH_SETTLE_MS = 100;
 const MIN_POLL_MS = 10;
 /**
  * How long a thread whose status is final but whose result is not written yet is waited for:
@@ -62,10 +61,9 @@ function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('The wait was aborted', 'AbortError');
 }
 
-/** SQLite busy on a read (another process recovering the WAL, say): try again at the next check. */
+/** The store was locked past its timeout (another process recovering it, say): read again next round. */
 function isTransient(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+  return isRyeError(error) && error.code === 'UNAVAILABLE';
 }
 
 /**
@@ -104,132 +102,97 @@ export async function waitThreads(
   const timeoutMs = Math.min(timeoutSeconds, MAX_WAIT_TIMEOUT_SECONDS) * 1000;
   const root = threadsStateRoot(projectPath);
   const registryPath = join(root, REGISTRY_DB);
-
-  return new Promise<WaitThreadsResult>((resolve, reject) => {
-    let settled = false;
-    let store: ThreadStore | undefined;
-    let watcher: FSWatcher | undefined;
-    let watchFailed = false;
-    let soon: NodeJS.Timeout | undefined;
-    let settle: NodeJS.Timeout | undefined;
-    let poll: NodeJS.Timeout | undefined;
-    let deadline: NodeJS.Timeout | undefined;
-    let grace: NodeJS.Timeout | undefined;
-    // When each thread was first seen final without its result (see RESULT_GRACE_MS).
-    const unrecordedSince = new Map<string, number>();
-
-    const release = () => {
-      settled = true;
-      clearTimeout(soon);
-      clearTimeout(settle);
-      clearInterval(poll);
-      clearTimeout(deadline);
-      clearTimeout(grace);
-      signal?.removeEventListener('abort', onAbort);
+  const deadline = Date.now() + timeoutMs;
+  const reader = new OutcomeReader(ids);
+  const aborted = signal ? abortedPromise(signal) : undefined;
+  let store: ThreadStore | undefined;
+  try {
+    for (;;) {
+      // A project where no thread ran yet has no registry: wait for it (polling), never create it.
+      if (!store && existsSync(registryPath)) store = openThreadStore(root);
+      const round = new AbortController();
       try {
-        watcher?.close();
-      } catch {
-        // already closed
-      }
-      watcher = undefined;
-      try {
-        store?.close();
-      } catch {
-        // nothing left to release
-      }
-      store = undefined;
-    };
-
-    const fail = (error: unknown) => {
-      if (settled) return;
-      release();
-      reject(error);
-    };
-
-    function onAbort() {
-      fail(abortReason(signal!));
-    }
-
-    const onEvent = (_event: string, filename: string | Buffer | null) => {
-      // Only the registry's files matter (thread folders and the ledger change too).
-      if (filename !== null && !String(filename).startsWith(REGISTRY_DB)) return;
-      soon ??= setTimeout(() => {
-        soon = undefined;
-        check(false);
-      }, WATCH_DEBOUNCE_MS);
-      clearTimeout(settle);
-      settle = setTimeout(() => check(false), WATCH_SETTLE_MS);
-    };
-
-    const startWatcher = () => {
-      if (watcher || watchFailed || !existsSync(root)) return;
-      try {
-        // Not persistent: the poll timer keeps the process alive while waiting, nothing after.
-        watcher = watch(root, { persistent: false }, onEvent);
-        watcher.on('error', () => {
-          // The watch broke (folder removed, inotify gone): the poll carries on alone.
-          try {
-            watcher?.close();
-          } catch {
-            // already closed
-          }
-          watcher = undefined;
-          watchFailed = true;
+        const changed = store?.waitForChange(round.signal).then(() => sleep(WATCH_DEBOUNCE_MS));
+        changed?.catch(() => undefined); // ended with the round: never an unhandled rejection
+        const final = Date.now() >= deadline;
+        const read = await reader.read(store?.registry, final).catch((error: unknown) => {
+          if (!final && isTransient(error)) return undefined; // the next round reads again
+          throw error;
         });
-      } catch {
-        watchFailed = true; // e.g. ENOSPC (inotify watch limit): poll only
-      }
-    };
-
-    function check(final: boolean): void {
-      if (settled) return;
-      let outcomes: ThreadOutcome[];
-      let done: boolean;
-      try {
-        startWatcher();
-        // A project where no thread ran yet has no registry: wait for it, never create it.
-        if (!store && existsSync(registryPath)) store = openThreadStore(root);
-        const registry = store?.registry;
-        const now = Date.now();
-        let graceLeft = Number.POSITIVE_INFINITY;
-        const read = ids.map((id) => {
-          const { outcome, progress } = resolveThread(registry, id);
-          let finished = progress === 'final';
-          if (progress === 'unrecorded') {
-            const since = unrecordedSince.get(id) ?? now;
-            unrecordedSince.set(id, since);
-            finished = now - since >= RESULT_GRACE_MS;
-            if (!finished) graceLeft = Math.min(graceLeft, since + RESULT_GRACE_MS - now);
-          } else unrecordedSince.delete(id);
-          return { outcome, progress, finished };
-        });
-        done = read.every((r) => r.finished);
-        outcomes = read.map(({ outcome, progress, finished }) =>
-          finished || !final || outcome.status === 'not_found'
-            ? outcome
-            : progress === 'unrecorded'
-              ? outcome // final status, result still missing: report what there is
-              : { ...outcome, status: 'timeout', last_status: outcome.status as ThreadProgressStatus },
+        if (read?.done) return read.result;
+        const wakeIn = Math.min(
+          Math.max(MIN_POLL_MS, pollMs),
+          deadline - Date.now(),
+          read?.graceLeft ?? Infinity,
         );
-        if (!done && !final && graceLeft !== Number.POSITIVE_INFINITY) {
-          clearTimeout(grace);
-          grace = setTimeout(() => check(false), graceLeft);
-        }
-      } catch (error) {
-        if (!final && isTransient(error)) return; // the next event or poll reads again
-        fail(error);
-        return;
+        await Promise.race([
+          ...(changed ? [changed] : []),
+          sleep(Math.max(0, wakeIn), undefined, { signal: round.signal }),
+          ...(aborted ? [aborted.promise] : []),
+        ]);
+      } finally {
+        round.abort(); // the round's watch and timer go with it
       }
-      if (!done && !final) return;
-      release();
-      const results = Object.fromEntries(ids.map((id, i) => [id, outcomes[i]!]));
-      resolve({ success: outcomes.every((outcome) => outcome.status === 'completed'), results });
     }
+  } finally {
+    aborted?.dispose();
+    await store?.close().catch(() => undefined);
+  }
+}
 
-    check(timeoutMs === 0);
-    if (settled) return;
-    signal?.addEventListener('abort', onAbort, { once: true });
-    poll = setInterval(() => check(false), Math.max(MIN_POLL_MS, pollMs));
-    deadline = setTimeout(() => check(true), timeoutMs);
+/** A promise that rejects with the signal's reason when it aborts; `dispose` drops the listener. */
+function abortedPromise(signal: AbortSignal): { promise: Promise<never>; dispose(): void } {
+  let onAbort: () => void = () => undefined;
+  const promise = new Promise<never>((_resolve, reject) => {
+    onAbort = () => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
   });
+  promise.catch(() => undefined);
+  return { promise, dispose: () => signal.removeEventListener('abort', onAbort) };
+}
+
+/** Reads every waited-for thread's outcome, tracking how long each has been final without its result. */
+class OutcomeReader {
+  // When each thread was first seen final without its result (see RESULT_GRACE_MS).
+  readonly #unrecordedSince = new Map<string, number>();
+  readonly #ids: string[];
+
+  constructor(ids: string[]) {
+    this.#ids = ids;
+  }
+
+  /**
+   * `done` with the result when every thread finished, or `final` (the deadline) says to report
+   * now: unfinished threads as `timeout`; otherwise how soon a grace period ends.
+   */
+  async read(
+    registry: ThreadRegistry | undefined,
+    final: boolean,
+  ): Promise<{ done: true; result: WaitThreadsResult } | { done: false; graceLeft: number }> {
+    const now = Date.now();
+    let graceLeft = Number.POSITIVE_INFINITY;
+    const read = [];
+    for (const id of this.#ids) {
+      const { outcome, progress } = await resolveThread(registry, id);
+      let finished = progress === 'final';
+      if (progress === 'unrecorded') {
+        const since = this.#unrecordedSince.get(id) ?? now;
+        this.#unrecordedSince.set(id, since);
+        finished = now - since >= RESULT_GRACE_MS;
+        if (!finished) graceLeft = Math.min(graceLeft, since + RESULT_GRACE_MS - now);
+      } else this.#unrecordedSince.delete(id);
+      read.push({ outcome, progress, finished });
+    }
+    if (!final && !read.every((r) => r.finished)) return { done: false, graceLeft };
+    const outcomes = read.map(({ outcome, progress, finished }) =>
+      finished || outcome.status === 'not_found' || progress === 'unrecorded'
+        ? outcome // final status, result still missing: report what there is
+        : { ...outcome, status: 'timeout' as const, last_status: outcome.status as ThreadProgressStatus },
+    );
+    const results = Object.fromEntries(this.#ids.map((id, i) => [id, outcomes[i]!]));
+    return {
+      done: true,
+      result: { success: outcomes.every((outcome) => outcome.status === 'completed'), results },
+    };
+  }
 }

@@ -86,9 +86,9 @@ export interface LoopContext {
   permission: Permission;
   dispatch: PrimaryDispatch;
   guard: ResultGuard;
-  checkLimits(cost: ThreadCost): LimitBreach | undefined;
+  checkLimits(cost: ThreadCost): LimitBreach | undefined | Promise<LimitBreach | undefined>;
   /** What the thread may still spend (its limit and its ledger's remaining); default its limit. */
-  remainingSpend?(cost: ThreadCost): number;
+  remainingSpend?(cost: ThreadCost): number | Promise<number>;
   classifyError(error: ProviderCallErrorInfo): ErrorClassification;
   /** Seconds to wait before retry `attempt` (0-based consecutive failure index). */
   retryDelay(classification: ErrorClassification, attempt: number, error: ProviderCallErrorInfo): number;
@@ -96,8 +96,8 @@ export interface LoopContext {
   isCancelled(): boolean;
   signal?: AbortSignal;
   /** Called after every model response with the spend it added (the ledger's `increment_actual`). */
-  onSpend(delta: number): void;
-  onCostSnapshot(cost: ThreadCost): void;
+  onSpend(delta: number): void | Promise<void>;
+  onCostSnapshot(cost: ThreadCost): void | Promise<void>;
   /**
    * At the context threshold: registers the continuation thread, links it and records the
    * handoff; answers its id, or undefined when it could not (the hooks decide then).
@@ -180,12 +180,12 @@ export async function runLoop(
   const spendOf = (input: number, output: number) =>
     (input * (ctx.pricing?.input ?? 0) + output * (ctx.pricing?.output ?? 0)) / 1e6;
 
-  const account = (usage: { inputTokens: number; outputTokens: number }) => {
+  const account = async (usage: { inputTokens: number; outputTokens: number }) => {
     cost.input_tokens += usage.inputTokens;
     cost.output_tokens += usage.outputTokens;
     const delta = spendOf(usage.inputTokens, usage.outputTokens);
     cost.spend += delta;
-    if (delta > 0) ctx.onSpend(delta);
+    if (delta > 0) await ctx.onSpend(delta);
   };
 
   const finish = (result: LoopResult) => {
@@ -214,9 +214,9 @@ export async function runLoop(
     : ctx.palette.entries.map(({ name, description, schema }) => ({ name, description, schema }));
   const inputBound = new InputTokenBound(fixedRequestBytes(ctx.system, tools));
   // The next request's max_tokens, or its refusal when the budget cannot pay for it.
-  const outputCap = (): OutputCap =>
+  const outputCap = async (): Promise<OutputCap> =>
     capOutputTokens({
-      remainingSpend: ctx.remainingSpend?.(cost) ?? ctx.limits.spend - cost.spend,
+      remainingSpend: (await ctx.remainingSpend?.(cost)) ?? ctx.limits.spend - cost.spend,
       ...(ctx.pricing ? { pricing: ctx.pricing } : {}),
       inputTokens: inputBound.of(messages),
       maxTokens: ctx.maxTokens,
@@ -231,9 +231,9 @@ export async function runLoop(
     for (;;) {
       elapsed();
       const tokens = cost.input_tokens + cost.output_tokens;
-      const cap = outputCap();
+      const cap = await outputCap();
       const breach =
-        ctx.checkLimits(cost) ??
+        (await ctx.checkLimits(cost)) ??
         ('refused' in cap
           ? {
               limit_code: 'spend_exceeded',
@@ -326,12 +326,12 @@ export async function runLoop(
       clearTimeout(timer);
       ctx.signal?.removeEventListener('abort', onStop);
       if (result.error && outOfTime && !ctx.isCancelled()) {
-        account(reply.usage);
+        await account(reply.usage);
         if (result.calls.length > 0) for (const m of turnMessages(result)) messages.push(m);
         continue;
       }
       if (result.error) {
-        account(reply.usage);
+        await account(reply.usage);
         // Calls that completed before the break ran; they stay in the conversation so the retry
         // continues after them instead of running them again.
         if (result.calls.length > 0) for (const m of turnMessages(result)) messages.push(m);
@@ -393,7 +393,7 @@ export async function runLoop(
 
       consecutiveFailures = 0;
       cost.turns += 1;
-      account(reply.usage);
+      await account(reply.usage);
       inputBound.calibrate(reply.usage.inputTokens);
 
       if (result.calls.length === 0) {
@@ -450,7 +450,7 @@ export async function runLoop(
         });
         // Hand off to a continuation thread (§10.6); the hooks decide only when that fails. A
         // thread whose budget is spent does not: the limit check ends it on its next pass.
-        const next = ctx.checkLimits(cost) ? undefined : await ctx.prepareHandoff?.(cost.turns);
+        const next = (await ctx.checkLimits(cost)) ? undefined : await ctx.prepareHandoff?.(cost.turns);
         if (typeof next === 'object') return finish({ success: false, ...next });
         if (next) {
           return finish({
@@ -499,5 +499,5 @@ function outputsMissing(text: string, required: readonly string[]): LoopResult {
 
 async function afterStep(ctx: LoopContext, cost: ThreadCost): Promise<void> {
   await ctx.hooks.control('after_step', { cost: { ...cost }, thread_id: ctx.threadId }).catch(() => null);
-  ctx.onCostSnapshot({ ...cost });
+  await ctx.onCostSnapshot({ ...cost });
 }

@@ -63,7 +63,7 @@ export class ThreadAlreadyRegistered extends RyeError {
 
   constructor(threadId: string, cause?: unknown) {
     super('VALIDATION', `Thread ${threadId} is already registered`, {
-      hint: 'Pick a fresh id: makeThreadId(directive, Date.now(), (id) => registry.exists(id)).',
+      hint: 'Pick a fresh id: makeThreadId(directive, stamp) for the next stamp that await registry.exists(id) answers false for.',
       details: { reason: 'thread_exists', thread_id: threadId },
       cause,
     });

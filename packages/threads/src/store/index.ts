@@ -4,8 +4,9 @@
  */
 import { join } from 'node:path';
 import { ensureThreadsStateRoot } from '../persistence/paths.js';
-import { type BudgetWarning, SqliteBudgetLedger } from './ledger.js';
-import { isProcessAlive, SqliteThreadRegistry } from './registry.js';
+import { type BudgetWarning, SqliteBudgetLedger } from './sqlite-ledger.js';
+import { isProcessAlive, SqliteThreadRegistry } from './sqlite-registry.js';
+import { markStaleSync, sqliteThreadStore } from './sqlite-store.js';
 import type { ThreadStore } from './types.js';
 
 export {
@@ -15,9 +16,9 @@ export {
   ThreadAlreadyRegistered,
   ThreadRegistryLocked,
 } from './errors.js';
-export { type BudgetWarning, USD_EPSILON } from './ledger.js';
-export { isProcessAlive } from './registry.js';
 export { BUSY_TIMEOUT_MS, loadDriver as loadStoreDriver } from './sqlite.js';
+export { type BudgetWarning, USD_EPSILON } from './sqlite-ledger.js';
+export { isProcessAlive } from './sqlite-registry.js';
 export * from './types.js';
 
 export const REGISTRY_DB = 'registry.db';
@@ -36,7 +37,8 @@ export interface ThreadStoreOptions {
 }
 
 /**
- * Opens (creating, mode 0700) `stateDir` and its two databases. One connection per file for the
+ * Opens (creating, mode 0700) `stateDir` and its two databases, behind the async `ThreadStore`
+ * (opening stays synchronous: it is local files, and callers in exit paths need it). One connection per file for the
  * store's lifetime; several stores, in one process or many, may share the files.
  *
  * `stateDir` is made one level at a time and refused (INTEGRITY) when a folder from the project's
@@ -59,23 +61,10 @@ export function openThreadStore(stateDir: string, options: ThreadStoreOptions = 
   }
   if (options.markStale !== false) {
     try {
-      for (const id of registry.markStale(isProcessAlive)) {
-        if (ledger.get(id)?.status === 'active') ledger.release(id, 'error');
-      }
+      markStaleSync(registry, ledger, isProcessAlive);
     } catch {
       // Another process holds the lock: it can mark them as well as we can.
     }
   }
-  let open = true;
-  return {
-    stateDir,
-    registry,
-    ledger,
-    close() {
-      if (!open) return;
-      open = false;
-      registry.close();
-      ledger.close();
-    },
-  };
+  return sqliteThreadStore({ stateDir, registryFile: REGISTRY_DB, registry, ledger });
 }

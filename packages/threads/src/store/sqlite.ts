@@ -10,12 +10,17 @@
  */
 import { chmodSync, existsSync, lstatSync } from 'node:fs';
 import { RyeError } from '@ryeos/lillux';
-import { loadDriver, type SqliteDatabase, type SqliteStatement } from './driver.js';
-import { initVerifiedSchema, refuseForeignObjects } from './schema-check.js';
+import { loadDriver, type SqliteDatabase, type SqliteStatement } from './sqlite-driver.js';
+import { initVerifiedSchema, refuseForeignObjects } from './sqlite-schema-check.js';
 
-export { loadDriver } from './driver.js';
+export { loadDriver } from './sqlite-driver.js';
 export type Database = SqliteDatabase;
 export type Statement = SqliteStatement;
+
+/** The synchronous twin of an async store interface: what the SQLite classes implement. */
+export type Sync<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => R : T[K];
+};
 
 /** Spec threads §2: a writer waits up to 5 s for another process's lock before giving up. */
 export const BUSY_TIMEOUT_MS = 5000;
@@ -53,7 +58,7 @@ export function refuseLinkedDatabase(path: string): void {
  * Opens (creating if needed, mode 0600) a database in WAL mode with the busy timeout and foreign
  * keys on, then runs `init` (schema, migrations) in one `BEGIN IMMEDIATE` transaction so that
  * processes opening a fresh store at the same moment do not trip over each other. An existing
- * file whose schema is not exactly what `init` creates is refused (see schema-check.ts).
+ * file whose schema is not exactly what `init` creates is refused (see sqlite-schema-check.ts).
  */
 export function openDatabase(
   path: string,

@@ -1,8 +1,10 @@
 /**
  * The thread store: registry (spec threads §2.1) and budget ledger (§2.2) behind one small
- * interface, so the runner never knows they are SQLite files and a server-grade store can be
- * added later. Every method is synchronous: better-sqlite3 is, and a server store would wrap
- * its own calls in the runner's process anyway.
+ * interface, so the runner never knows they are SQLite files. Every method returns a promise and
+ * every multi-step change is one named operation (`reserve`, `settle`, `tryIncrementSpawn`,
+ * `markStale` …), so a server store (Postgres, a queue's worker) is a new implementation of this
+ * file's interfaces, never a change to its callers. The embedded SQLite store (sqlite-store.ts)
+ * wraps synchronous calls: its promises are already settled when they are returned.
  */
 
 export type ThreadStatus = 'created' | 'running' | 'completed' | 'error' | 'cancelled' | 'continued';
@@ -38,38 +40,40 @@ export interface ThreadRow {
   chain_root_id: string | null;
 }
 
+/**
+ * A store that stays locked or unreachable past its timeout rejects with a RyeError UNAVAILABLE
+ * (`ThreadRegistryLocked`, `BudgetLedgerLocked`), reads included: callers may retry on that code.
+ */
 export interface ThreadRegistry {
   /** Inserts `created` with this process's pid. Throws if the id exists. */
-  register(threadId: string, directive: string, parentId?: string | null): void;
-  exists(threadId: string): boolean;
-  updatePid(threadId: string, pid: number): void;
+  register(threadId: string, directive: string, parentId?: string | null): Promise<void>;
+  exists(threadId: string): Promise<boolean>;
+  updatePid(threadId: string, pid: number): Promise<void>;
   /** Terminal statuses also set `completed_at`. */
-  updateStatus(threadId: string, status: ThreadStatus): void;
-  setModel(threadId: string, model: string): void;
-  getThread(threadId: string): ThreadRow | undefined;
-  setResult(threadId: string, result: Record<string, unknown>): void;
+  updateStatus(threadId: string, status: ThreadStatus): Promise<void>;
+  setModel(threadId: string, model: string): Promise<void>;
+  getThread(threadId: string): Promise<ThreadRow | undefined>;
+  setResult(threadId: string, result: Record<string, unknown>): Promise<void>;
   /** Best-effort: false when the registry stayed locked past the busy timeout. */
-  updateCostSnapshot(threadId: string, cost: ThreadCost): boolean;
+  updateCostSnapshot(threadId: string, cost: ThreadCost): Promise<boolean>;
   /** Non-terminal threads, newest first. */
-  listActive(): ThreadRow[];
-  list(filter?: { status?: ThreadStatus; limit?: number }): ThreadRow[];
-  listChildren(parentId: string): ThreadRow[];
+  listActive(): Promise<ThreadRow[]>;
+  list(filter?: { status?: ThreadStatus; limit?: number }): Promise<ThreadRow[]>;
+  listChildren(parentId: string): Promise<ThreadRow[]>;
   /**
    * Links `threadId` to the thread that continues it; false (nothing changed) when another
    * thread already does: a chain never forks, whichever of two concurrent resumes comes second.
    */
-  setContinuation(threadId: string, nextThreadId: string): boolean;
-  setChainInfo(threadId: string, chainRootId: string, previousThreadId: string): void;
+  setContinuation(threadId: string, nextThreadId: string): Promise<boolean>;
+  setChainInfo(threadId: string, chainRootId: string, previousThreadId: string): Promise<void>;
   /** Root → terminal, cycle-safe. */
-  getChain(threadId: string): ThreadRow[];
+  getChain(threadId: string): Promise<ThreadRow[]>;
   /** Atomic: false when the parent already has `max` children (or does not exist). */
-  tryIncrementSpawn(parentId: string, max: number): boolean;
+  tryIncrementSpawn(parentId: string, max: number): Promise<boolean>;
   /** Gives back a slot `tryIncrementSpawn` took for a child that was then refused. */
-  releaseSpawn(parentId: string): void;
+  releaseSpawn(parentId: string): Promise<void>;
   /** Deletes a row still `created` (a fork refused before it ran); false when there was none. */
-  unregister(threadId: string): boolean;
-  /** Running threads whose pid is gone become `error` (issue 15 calls it on open). */
-  markStale(isAlive: (pid: number) => boolean): string[];
+  unregister(threadId: string): Promise<boolean>;
 }
 
 export type BudgetStatus = 'active' | 'completed' | 'error' | 'cancelled';
@@ -85,45 +89,71 @@ export interface BudgetRow {
   updated_at: string;
 }
 
+export interface TreeSpend {
+  total_actual: number;
+  total_reserved: number;
+  thread_count: number;
+  active_count: number;
+}
+
 export interface BudgetLedger {
   /** Roots: `{max_spend: max, reserved_spend: max, active}`; a no-op when the row exists. */
-  register(threadId: string, maxSpend: number): void;
-  /** Atomic (`BEGIN IMMEDIATE`); idempotent for an existing active row with the same parent. */
-  reserve(threadId: string, amount: number, parentId: string, childMax?: number): void;
-  incrementActual(threadId: string, delta: number): void;
+  register(threadId: string, maxSpend: number): Promise<void>;
+  /**
+   * Atomic: the check against the parent's remaining budget and the new row are one step, whatever
+   * other processes reserve meanwhile. Rejects with `InsufficientBudget` (LIMIT,
+   * `details.reason: 'insufficient_budget'`) or `BudgetNotRegistered`; idempotent for an existing
+   * active row with the same parent.
+   */
+  reserve(threadId: string, amount: number, parentId: string, childMax?: number): Promise<void>;
+  incrementActual(threadId: string, delta: number): Promise<void>;
   /** `actual = own + Σ children.actual`. */
-  reportActual(threadId: string, ownSpend: number): void;
+  reportActual(threadId: string, ownSpend: number): Promise<void>;
   /**
    * Adds the child's subtree spend to an active parent; without `amount`, the child's recorded
    * `actual_spend` (its subtree's, after `reportActual`).
    */
-  cascadeSpend(childId: string, parentId: string, amount?: number): void;
+  cascadeSpend(childId: string, parentId: string, amount?: number): Promise<void>;
   /** `reserved = actual`, status set: the unused reservation returns to the parent. */
-  release(threadId: string, status: Exclude<BudgetStatus, 'active'>): void;
+  release(threadId: string, status: Exclude<BudgetStatus, 'active'>): Promise<void>;
   /**
    * A thread's end in one transaction: `reportActual`, `cascadeSpend` to its budget parent (the
    * parent of record, or the ancestor that adopted it), then `release`. Done as three steps, a
    * reader between them sees the spend twice (in the parent and in the open reservation).
    */
-  settle(threadId: string, ownSpend: number, status: Exclude<BudgetStatus, 'active'>): void;
-  getRemaining(threadId: string): number;
-  canSpawn(parentId: string, amount: number): { affordable: boolean; remaining: number; requested: number };
-  getTreeSpend(threadId: string): {
-    total_actual: number;
-    total_reserved: number;
-    thread_count: number;
-    active_count: number;
-  };
-  get(threadId: string): BudgetRow | undefined;
+  settle(threadId: string, ownSpend: number, status: Exclude<BudgetStatus, 'active'>): Promise<void>;
+  getRemaining(threadId: string): Promise<number>;
+  canSpawn(
+    parentId: string,
+    amount: number,
+  ): Promise<{ affordable: boolean; remaining: number; requested: number }>;
+  getTreeSpend(threadId: string): Promise<TreeSpend>;
+  get(threadId: string): Promise<BudgetRow | undefined>;
 }
 
-/** Registry + ledger for one project; `close()` releases file handles. */
+/**
+ * Registry + ledger for one project, and the two things that span processes: noticing that a
+ * thread's process is gone, and being woken when another process changes the registry.
+ */
 export interface ThreadStore {
-  /** `<project>/.ai/state/threads/`. */
+  /** `<project>/.ai/state/threads/`: where each thread's folder (transcript, thread.json) lives. */
   readonly stateDir: string;
   readonly registry: ThreadRegistry;
   readonly ledger: BudgetLedger;
-  close(): void;
+  /**
+   * Threads still `created`/`running` whose process is gone (`isAlive(pid)` false) become `error`
+   * and their active reservation is released; answers their ids. A store that tracks liveness
+   * another way (heartbeats) may ignore `isAlive`.
+   */
+  markStale(isAlive: (pid: number) => boolean): Promise<string[]>;
+  /**
+   * Resolves at the next change to the registry made by any process after this call (it may
+   * also resolve early: callers re-read and wait again); rejects with the signal's reason when
+   * aborted. Callers keep a slow poll besides it, for file systems whose notifications are lost.
+   */
+  waitForChange(signal: AbortSignal): Promise<void>;
+  /** Releases the store's connections; a second call does nothing. */
+  close(): Promise<void>;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

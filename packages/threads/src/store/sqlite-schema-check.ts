@@ -7,7 +7,7 @@
  */
 import { statSync } from 'node:fs';
 import { RyeError } from '@ryeos/lillux';
-import type { SqliteDatabase as Database, SqliteDriver } from './driver.js';
+import type { SqliteDatabase as Database, SqliteDriver } from './sqlite-driver.js';
 
 /** One row of `sqlite_schema`: a table, index, trigger or view, with the SQL that made it. */
 interface SchemaObject {

@@ -12,8 +12,8 @@
  */
 import { RyeError } from '@ryeos/lillux';
 import { BudgetLedgerLocked, BudgetNotRegistered, InsufficientBudget } from './errors.js';
-import { type Database, isBusy, nowIso, openDatabase, type Statement } from './sqlite.js';
-import type { BudgetLedger, BudgetRow, BudgetStatus } from './types.js';
+import { type Database, isBusy, nowIso, openDatabase, type Statement, type Sync } from './sqlite.js';
+import type { BudgetLedger, BudgetRow, BudgetStatus, TreeSpend } from './types.js';
 
 /** Float noise forgiven when comparing money: far below any real price. */
 export const USD_EPSILON = 1e-9;
@@ -46,7 +46,7 @@ export type BudgetWarning = (
   details: { thread_id: string; actual: number; reserved: number },
 ) => void;
 
-export class SqliteBudgetLedger implements BudgetLedger {
+export class SqliteBudgetLedger implements Sync<BudgetLedger> {
   readonly db: Database;
   readonly #warn: BudgetWarning;
   readonly #sql: Record<
@@ -275,13 +275,8 @@ export class SqliteBudgetLedger implements BudgetLedger {
    * parent's `actual_spend` (cascaded), so `total_actual` counts it twice; a tree's spend is the
    * root's own `actual_spend` once its children have finished.
    */
-  getTreeSpend(threadId: string): {
-    total_actual: number;
-    total_reserved: number;
-    thread_count: number;
-    active_count: number;
-  } {
-    return this.#sql.tree.get(threadId) as ReturnType<BudgetLedger['getTreeSpend']>;
+  getTreeSpend(threadId: string): TreeSpend {
+    return this.#sql.tree.get(threadId) as TreeSpend;
   }
 
   get(threadId: string): BudgetRow | undefined {

@@ -4,7 +4,15 @@
  * one atomic statement, never read-modify-written in JavaScript.
  */
 import { ThreadAlreadyRegistered, ThreadRegistryLocked } from './errors.js';
-import { type Database, isBusy, isUniqueViolation, nowIso, openDatabase, type Statement } from './sqlite.js';
+import {
+  type Database,
+  isBusy,
+  isUniqueViolation,
+  nowIso,
+  openDatabase,
+  type Statement,
+  type Sync,
+} from './sqlite.js';
 import {
   TERMINAL_STATUSES,
   type ThreadCost,
@@ -72,7 +80,7 @@ function parseResult(text: string | null): Record<string, unknown> | null {
   }
 }
 
-export class SqliteThreadRegistry implements ThreadRegistry {
+export class SqliteThreadRegistry implements Sync<ThreadRegistry> {
   readonly db: Database;
   readonly #sql: Record<
     | 'insert'
@@ -259,6 +267,7 @@ export class SqliteThreadRegistry implements ThreadRegistry {
     return this.#write('unregister', () => this.#sql.unregister.run(threadId)).changes === 1;
   }
 
+  /** Running threads whose pid is gone become `error` (issue 15 calls it on open). */
   markStale(isAlive: (pid: number) => boolean): string[] {
     const candidates = this.#sql.liveCandidates.all() as { thread_id: string; pid: number }[];
     const marked: string[] = [];
