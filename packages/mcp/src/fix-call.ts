@@ -1,7 +1,8 @@
 /**
  * The MCP tool call that carries out a reply's `fix`: the layers below say what fixes a problem
- * as data, and an MCP client is told which of its four tools does it. This adapter depends on no
- * other ryeos layer, so it reads only the fields it renders and leaves any other fix as prose.
+ * as data, and an MCP client is told which of its four tools does it. It checks the fields it
+ * renders itself (importing lillux's whole index for `isFix` would cost this adapter's start) and
+ * leaves any other fix as prose.
  */
 
 type Space = 'project' | 'user';
