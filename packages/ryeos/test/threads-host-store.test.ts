@@ -55,10 +55,11 @@ function recording(store: ThreadStore, calls: string[]): ThreadStore {
       ]),
     ) as T;
   return {
+    stateDir: store.stateDir,
     registry: part('registry', store.registry),
     ledger: part('ledger', store.ledger),
-    markStale: (isAlive) => store.markStale(isAlive),
-    waitForChange: (signal) => store.waitForChange(signal),
+    markStale: (isAlive: (pid: number) => boolean) => store.markStale(isAlive),
+    waitForChange: (signal: AbortSignal) => store.waitForChange(signal),
     close: () => store.close(),
   } satisfies ThreadStore;
 }
