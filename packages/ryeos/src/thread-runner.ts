@@ -118,6 +118,7 @@ async function runDirective(
   // SIGTERM (kill's first signal) stops the thread cleanly, as Ctrl-C does in the CLI.
   const stop = new AbortController();
   process.once('SIGTERM', () => stop.abort());
+  // No store opener: the run uses the SQLite store its parent registered and reserved it in.
   const host = forkHost(rye.settings, rye.projectPath, (call) => rye.dispatch(call), await rye.executor());
   const result = await runPreparedThread(host, prepared, {
     threadId: request.thread_id,

@@ -7,6 +7,7 @@ import { RyeError } from '@ryeos/lillux';
 import { TOOL_DEFINITIONS, withoutProjectPath } from '@ryeos/lillux/primaries';
 import type { PrimaryDispatch, PrimaryToolSpec, ThreadHost } from './host.js';
 import type { Signer } from './persistence/signer.js';
+import type { ThreadStoreOpener } from './store/opener.js';
 
 export interface ThreadHostOptions {
   /** Resolves, verifies and runs the thread's directive and its tools. */
@@ -25,6 +26,11 @@ export interface ThreadHostOptions {
   settings?: RyeSettings;
   /** The operations offered to the model; default `standardPrimaries()`. */
   primaries?: readonly PrimaryToolSpec[];
+  /**
+   * Opens the project's thread store (registry and ledger) for each run and query; default the
+   * SQLite store under `.ai/state/threads`. A detached run opens its own: see the README.
+   */
+  store?: ThreadStoreOpener;
 }
 
 let standard: readonly PrimaryToolSpec[] | undefined;
@@ -61,6 +67,11 @@ export function createThreadHost(options: ThreadHostOptions): ThreadHost {
       hint: 'Pass projectPath: the absolute path of the folder that holds .ai/.',
     });
   }
+  if (options.store !== undefined && typeof options.store !== 'function') {
+    throw new RyeError('VALIDATION', 'createThreadHost: store must be a function that opens a thread store', {
+      hint: 'Pass store: (projectPath) => yourStore (a ThreadStore, or a promise of one), or leave it out for SQLite.',
+    });
+  }
   let settings = options.settings ?? executor.settings;
   const signer = options.signer;
   let ownSigner: Signer | undefined;
@@ -80,5 +91,6 @@ export function createThreadHost(options: ThreadHostOptions): ThreadHost {
     dispatch,
     primaries: options.primaries ?? standardPrimaries(),
     ...(ownSigner ? { signer: ownSigner } : {}),
+    ...(options.store ? { store: options.store } : {}),
   };
 }

@@ -5,6 +5,7 @@
  */
 import type { Executor, RyeSettings } from '@ryeos/executor';
 import type { Signer } from './persistence/signer.js';
+import type { ThreadStoreOpener } from './store/opener.js';
 
 export type PrimaryName = 'execute' | 'search' | 'load' | 'sign';
 export const PRIMARY_NAMES: readonly PrimaryName[] = ['execute', 'search', 'load', 'sign'];
@@ -39,4 +40,6 @@ export interface ThreadHost {
   primaries?: readonly PrimaryToolSpec[];
   /** Signs the thread's records; absent: the key in `settings.signingKeyDir`, loaded per thread. */
   signer?: Signer;
+  /** Opens the project's registry and ledger; absent: the SQLite store under `.ai/state/threads`. */
+  store?: ThreadStoreOpener;
 }

@@ -104,6 +104,12 @@ export {
   loadStoreDriver,
   openThreadStore,
 } from './store/index.js';
+export {
+  openProjectStore,
+  openSqliteThreadStore,
+  type StoreChoice,
+  type ThreadStoreOpener,
+} from './store/opener.js';
 export type {
   BudgetLedger,
   BudgetRow,

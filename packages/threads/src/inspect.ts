@@ -14,7 +14,7 @@ import { threadDir, threadsStateRoot } from './persistence/paths.js';
 import type { Trust } from './persistence/signer.js';
 import { readThreadJson, type ThreadJson } from './persistence/thread-json.js';
 import { type TranscriptIntegrityMode, verifyTranscript } from './persistence/transcript-verify.js';
-import { openThreadStore, REGISTRY_DB } from './store/index.js';
+import { openStoreForQuery, type StoreChoice } from './store/opener.js';
 import { isToolRunRow, TERMINAL_STATUSES, type ThreadRow, type ThreadStatus } from './store/types.js';
 
 const STATUSES: readonly ThreadStatus[] = [
@@ -59,15 +59,15 @@ function summary(row: ThreadRow): ThreadSummary {
 export async function listThreads(
   projectPath: string,
   filter: { status?: string; limit?: number } = {},
+  options: StoreChoice = {},
 ): Promise<ThreadSummary[]> {
   if (filter.status !== undefined && !STATUSES.includes(filter.status as ThreadStatus)) {
     throw new RyeError('VALIDATION', `Unknown status '${filter.status}'`, {
       hint: `Use one of: ${STATUSES.join(', ')}`,
     });
   }
-  const root = threadsStateRoot(projectPath);
-  if (!existsSync(join(root, REGISTRY_DB))) return [];
-  const store = openThreadStore(root);
+  const store = await openStoreForQuery(projectPath, options.store);
+  if (!store) return [];
   try {
     const rows = await store.registry.list({
       ...(filter.status ? { status: filter.status as ThreadStatus } : {}),
@@ -273,12 +273,13 @@ export async function showThread(
   executor: Executor,
   projectPath: string,
   threadId: string,
+  options: StoreChoice = {},
 ): Promise<ThreadReport> {
   const root = threadsStateRoot(projectPath);
   const dir = threadDir(root, threadId);
   let row: ThreadRow | undefined;
-  if (existsSync(join(root, REGISTRY_DB))) {
-    const store = openThreadStore(root);
+  const store = await openStoreForQuery(projectPath, options.store);
+  if (store) {
     try {
       row = await store.registry.getThread(threadId);
     } finally {

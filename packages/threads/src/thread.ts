@@ -60,7 +60,8 @@ import { runLoop } from './runner/loop.js';
 import { buildPalette, type Palette, READ_ARTIFACT_ENTRY } from './runner/palette.js';
 import { directivePrompt, joinBlocks } from './runner/prompt.js';
 import { ResultGuard } from './runner/result-guard.js';
-import { openThreadStore, USD_EPSILON } from './store/index.js';
+import { USD_EPSILON } from './store/index.js';
+import { openProjectStore, type StoreChoice } from './store/opener.js';
 import { TERMINAL_STATUSES, type ThreadCost, type ThreadStatus, type ThreadStore } from './store/types.js';
 import { parseStreamingConfig, streamModeOf } from './streaming/config.js';
 import { createSinks, FanOut } from './streaming/sinks.js';
@@ -209,7 +210,7 @@ export async function runThread(host: ThreadHost, request: ForkRequest): Promise
       : (request.parentThreadId ?? (settings.env.RYE_PARENT_THREAD_ID || undefined));
     let parent = parentId ? await readParent(host, stateRoot, parentId) : undefined;
 
-    const opened = openThreadStore(stateRoot);
+    const opened = await openProjectStore(host.projectPath, host.store);
     store = opened;
     // Children belong to a live parent: one that has ended no longer holds a budget they could
     // be paid from. A continuation whose parent has ended becomes a root.
@@ -300,7 +301,7 @@ export async function runPreparedThread(
   let running = false;
   try {
     host = await withThreadsHost(host);
-    store = openThreadStore(stateRoot);
+    store = await openProjectStore(host.projectPath, host.store);
     const row = await store.registry.getThread(threadId);
     running = row?.status === 'running';
     if (!running) {
@@ -360,10 +361,11 @@ export async function abandonThread(
   projectPath: string,
   threadId: string,
   message: string,
+  options: StoreChoice = {},
 ): Promise<boolean> {
   let store: ThreadStore | undefined;
   try {
-    store = openThreadStore(threadsStateRoot(projectPath));
+    store = await openProjectStore(projectPath, options.store);
     if ((await store.registry.getThread(threadId))?.status !== 'running') return false;
     await releaseReservation(store, threadId);
     await store.registry.setResult(threadId, { error: message, cost: ZERO_COST });

@@ -10,7 +10,8 @@
 import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureThreadDir, threadsStateRoot } from '../persistence/paths.js';
-import { isProcessAlive, openThreadStore } from '../store/index.js';
+import { isProcessAlive } from '../store/index.js';
+import { openProjectStore, type StoreChoice } from '../store/opener.js';
 import { TERMINAL_STATUSES, type ThreadRow, type ThreadStore } from '../store/types.js';
 
 export const CANCEL_MARKER = '.cancel_requested';
@@ -58,9 +59,13 @@ export interface CancelResult {
 }
 
 /** Asks a thread, and its descendants, to stop. */
-export async function cancelThread(projectPath: string, threadId: string): Promise<CancelResult> {
+export async function cancelThread(
+  projectPath: string,
+  threadId: string,
+  options: StoreChoice = {},
+): Promise<CancelResult> {
   const stateRoot = threadsStateRoot(projectPath);
-  const store = openThreadStore(stateRoot);
+  const store = await openProjectStore(projectPath, options.store);
   try {
     const row = await store.registry.getThread(threadId);
     if (!row)
@@ -143,10 +148,10 @@ export interface KillResult {
 export async function killThread(
   projectPath: string,
   threadId: string,
-  options: { graceMs?: number } = {},
+  options: { graceMs?: number } & StoreChoice = {},
 ): Promise<KillResult> {
   const stateRoot = threadsStateRoot(projectPath);
-  const store = openThreadStore(stateRoot);
+  const store = await openProjectStore(projectPath, options.store);
   try {
     const asked = await store.registry.getThread(threadId);
     if (!asked)

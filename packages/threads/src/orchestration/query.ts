@@ -12,7 +12,7 @@
  * Results are chain-resolved (§10.6): a thread that handed off (`continued`) is reported by the
  * terminal thread of its continuation chain, with `resolved_from` naming the id asked about.
  */
-import { constants, existsSync, lstatSync, realpathSync } from 'node:fs';
+import { constants, lstatSync, realpathSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
@@ -26,7 +26,7 @@ import {
 } from '../persistence/paths.js';
 import { TRANSCRIPT_JSONL } from '../persistence/transcript.js';
 import { re2 } from '../re2.js';
-import { openThreadStore, REGISTRY_DB } from '../store/index.js';
+import { openStoreForQuery, type StoreChoice, type ThreadStoreOpener } from '../store/opener.js';
 import type { ThreadRegistry, ThreadRow, ThreadStatus } from '../store/types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -98,10 +98,10 @@ export function checkThreadIds(threadIds: unknown): string[] {
 export async function withRegistry<T>(
   projectPath: string,
   fn: (registry: ThreadRegistry | undefined) => Promise<T>,
+  opener?: ThreadStoreOpener,
 ): Promise<T> {
-  const root = threadsStateRoot(projectPath);
-  if (!existsSync(join(root, REGISTRY_DB))) return fn(undefined);
-  const store = openThreadStore(root);
+  const store = await openStoreForQuery(projectPath, opener);
+  if (!store) return fn(undefined);
   try {
     return await fn(store.registry);
   } finally {
@@ -195,10 +195,18 @@ export interface StatusResult {
 }
 
 /** `get_status`: the thread's registry status (not chain-resolved), or `not_found`. */
-export async function getStatus(projectPath: string, threadId: string): Promise<StatusResult> {
+export async function getStatus(
+  projectPath: string,
+  threadId: string,
+  options: StoreChoice = {},
+): Promise<StatusResult> {
   checkProjectPath(projectPath);
   checkThreadId(threadId);
-  const row = await withRegistry(projectPath, async (registry) => registry?.getThread(threadId));
+  const row = await withRegistry(
+    projectPath,
+    async (registry) => registry?.getThread(threadId),
+    options.store,
+  );
   if (!row) {
     return {
       success: false,
@@ -226,9 +234,13 @@ export interface ListActiveResult {
 }
 
 /** `list_active`: every non-terminal thread of the project (any process), newest first. */
-export async function listActive(projectPath: string): Promise<ListActiveResult> {
+export async function listActive(projectPath: string, options: StoreChoice = {}): Promise<ListActiveResult> {
   checkProjectPath(projectPath);
-  const rows = await withRegistry(projectPath, async (registry) => (await registry?.listActive()) ?? []);
+  const rows = await withRegistry(
+    projectPath,
+    async (registry) => (await registry?.listActive()) ?? [],
+    options.store,
+  );
   const active = rows.map((row) => ({
     thread_id: row.thread_id,
     directive: row.directive,
@@ -247,14 +259,22 @@ export interface AggregateResult {
 }
 
 /** `aggregate_results`: each thread's outcome now (no waiting), chain-resolved. */
-export async function aggregateResults(projectPath: string, threadIds: string[]): Promise<AggregateResult> {
+export async function aggregateResults(
+  projectPath: string,
+  threadIds: string[],
+  options: StoreChoice = {},
+): Promise<AggregateResult> {
   checkProjectPath(projectPath);
   const ids = checkThreadIds(threadIds);
-  const results = await withRegistry(projectPath, async (registry) => {
-    const outcomes: Record<string, ThreadOutcome> = {};
-    for (const id of ids) outcomes[id] = await threadOutcome(registry, id);
-    return outcomes;
-  });
+  const results = await withRegistry(
+    projectPath,
+    async (registry) => {
+      const outcomes: Record<string, ThreadOutcome> = {};
+      for (const id of ids) outcomes[id] = await threadOutcome(registry, id);
+      return outcomes;
+    },
+    options.store,
+  );
   return { success: Object.values(results).every((r) => r.status !== 'not_found'), results };
 }
 
@@ -273,12 +293,17 @@ export interface ChainResult {
 }
 
 /** `get_chain`: the continuation chain through a thread, root → terminal. */
-export async function getChain(projectPath: string, threadId: string): Promise<ChainResult> {
+export async function getChain(
+  projectPath: string,
+  threadId: string,
+  options: StoreChoice = {},
+): Promise<ChainResult> {
   checkProjectPath(projectPath);
   checkThreadId(threadId);
   const rows = await withRegistry(
     projectPath,
     async (registry) => (await registry?.getChain(threadId)) ?? [],
+    options.store,
   );
   if (rows.length === 0) {
     return {
@@ -301,7 +326,7 @@ export async function getChain(projectPath: string, threadId: string): Promise<C
 
 export type SearchType = 'text' | 'regex';
 
-export interface ChainSearchOptions {
+export interface ChainSearchOptions extends StoreChoice {
   /** `text` (default): the query literally; `regex`: an RE2 pattern. Both case-insensitive. */
   searchType?: SearchType;
   /** Default 50. */
@@ -467,7 +492,11 @@ export async function chainSearch(
   }
   const re = compileQuery(query, searchType);
   const chain = (
-    await withRegistry(projectPath, async (registry) => (await registry?.getChain(threadId)) ?? [])
+    await withRegistry(
+      projectPath,
+      async (registry) => (await registry?.getChain(threadId)) ?? [],
+      options.store,
+    )
   ).map((row) => row.thread_id);
   const results: ChainSearchHit[] = [];
   if (chain.length === 0) {

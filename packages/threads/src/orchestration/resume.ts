@@ -7,7 +7,7 @@
 import { isRyeError } from '@ryeos/lillux';
 import type { ThreadHost } from '../host.js';
 import { threadDir, threadsStateRoot } from '../persistence/paths.js';
-import { openThreadStore } from '../store/index.js';
+import { openProjectStore } from '../store/opener.js';
 import type { ForkRequest, RunThread, ThreadResult } from '../thread-request.js';
 import { verifiedRecord } from './continuation.js';
 
@@ -45,7 +45,7 @@ export async function resumeWith(
   host: ThreadHost,
   request: ResumeRequest,
 ): Promise<ResumeResult> {
-  const store = openThreadStore(threadsStateRoot(host.projectPath));
+  const store = await openProjectStore(host.projectPath, host.store);
   let terminal:
     | { thread_id: string; directive: string; status: string; parent_id: string | null }
     | undefined;

@@ -9,8 +9,7 @@
  */
 import { RyeError, toRyeError } from '@ryeos/lillux';
 import type { ThreadHost } from '../host.js';
-import { threadsStateRoot } from '../persistence/paths.js';
-import { openThreadStore } from '../store/index.js';
+import { openProjectStore, type ThreadStoreOpener } from '../store/opener.js';
 import type { RunThread } from '../thread-request.js';
 import { DEFAULT_CONTINUATION_MESSAGE } from './continuation.js';
 import { cancelThread, descendantsOf, killThread } from './control.js';
@@ -26,6 +25,8 @@ export interface OrchestrateOptions {
   /** `resume_thread` / `handoff_thread` of a finished thread: runs the continuation. */
   continueThread: (threadId: string, message: string, handoff: boolean) => Promise<Record<string, unknown>>;
   signal?: AbortSignal;
+  /** Opens the project's thread store; default SQLite. */
+  store?: ThreadStoreOpener;
 }
 
 function text(params: Record<string, unknown>, key: string): string {
@@ -51,6 +52,7 @@ export async function orchestrate(
   options: OrchestrateOptions,
 ): Promise<Record<string, unknown>> {
   const { checkScope = () => undefined, visible = () => true, signal } = options;
+  const store = options.store ? { store: options.store } : {};
   const one = (key = 'thread_id') => {
     const id = text(params, key);
     checkScope([id]);
@@ -70,28 +72,32 @@ export async function orchestrate(
           ...(await waitThreads(projectPath, ids, {
             timeoutSeconds: timeout,
             ...(signal ? { signal } : {}),
+            ...store,
           })),
         };
       }
       case 'aggregate_results':
-        return { ...(await aggregateResults(projectPath, many())) };
+        return { ...(await aggregateResults(projectPath, many(), store)) };
       case 'list_active': {
-        const active = (await listActive(projectPath)).active_threads.filter((t) => visible(t.thread_id));
+        const active = (await listActive(projectPath, store)).active_threads.filter((t) =>
+          visible(t.thread_id),
+        );
         return { success: true, active_threads: active, count: active.length };
       }
       case 'get_status':
-        return { ...(await getStatus(projectPath, one())) };
+        return { ...(await getStatus(projectPath, one(), store)) };
       case 'get_chain':
-        return { ...(await getChain(projectPath, one())) };
+        return { ...(await getChain(projectPath, one(), store)) };
       case 'cancel_thread':
-        return { ...(await cancelThread(projectPath, one())) };
+        return { ...(await cancelThread(projectPath, one(), store)) };
       case 'kill_thread':
-        return { ...(await killThread(projectPath, one())) };
+        return { ...(await killThread(projectPath, one(), store)) };
       case 'chain_search':
         return {
           ...(await chainSearch(projectPath, one(), text(params, 'query'), {
             searchType: params.search_type === 'regex' ? 'regex' : 'text',
             ...(params.max_results ? { maxResults: Number(params.max_results) } : {}),
+            ...store,
           })),
         };
       case 'read_transcript':
@@ -124,7 +130,7 @@ export async function orchestrateFor(
   run: RunThread,
   signal?: AbortSignal,
 ): Promise<Record<string, unknown>> {
-  const store = openThreadStore(threadsStateRoot(host.projectPath));
+  const store = await openProjectStore(host.projectPath, host.store);
   let scope: Set<string>;
   try {
     scope = new Set(await descendantsOf(store, callerId));
@@ -132,6 +138,7 @@ export async function orchestrateFor(
     await store.close();
   }
   return orchestrate(host.projectPath, params, {
+    ...(host.store ? { store: host.store } : {}),
     checkScope: (ids) => {
       const outside = ids.filter((id) => !scope.has(id));
       if (outside.length) {

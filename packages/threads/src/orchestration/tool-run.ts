@@ -12,6 +12,7 @@ import { threadDir, threadsStateRoot } from '../persistence/paths.js';
 import type { Trust } from '../persistence/signer.js';
 import { asRecord } from '../records.js';
 import { isProcessAlive, openThreadStore } from '../store/index.js';
+import { openProjectStore, type ThreadStoreOpener } from '../store/opener.js';
 import { TERMINAL_STATUSES, type ThreadStore } from '../store/types.js';
 import { CANCEL_MARKER } from './control.js';
 
@@ -115,11 +116,23 @@ export function watchToolRun(options: {
   parentThreadId?: string;
   deadline?: number;
   stop(reason: string): void;
+  /** Opens the project's thread store; default SQLite (opened at once, as before). */
+  store?: ThreadStoreOpener;
 }): () => void {
   const stateRoot = threadsStateRoot(options.projectPath);
   const marker = join(threadDir(stateRoot, options.threadId), CANCEL_MARKER);
-  const store = options.parentThreadId ? openThreadStore(stateRoot) : undefined;
+  let store = options.parentThreadId && !options.store ? openThreadStore(stateRoot) : undefined;
   let done = false;
+  if (options.parentThreadId && options.store) {
+    // Until an opener's store arrives the poll checks the marker alone; a late one is closed at once.
+    openProjectStore(options.projectPath, options.store).then(
+      (opened) => {
+        if (done) opened.close().catch(() => undefined);
+        else store = opened;
+      },
+      () => undefined,
+    );
+  }
   const end = (reason: string) => {
     if (done) return;
     dispose();

@@ -16,12 +16,10 @@
  * when the timeout passes. Every watcher and timer is released on every way out (all finished,
  * timeout, abort, error): a resolved wait never keeps the process alive.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isRyeError, RyeError } from '@ryeos/lillux';
-import { threadsStateRoot } from '../persistence/paths.js';
-import { openThreadStore, REGISTRY_DB, type ThreadRegistry, type ThreadStore } from '../store/index.js';
+import type { ThreadRegistry, ThreadStore } from '../store/index.js';
+import { openStoreForQuery, type StoreChoice } from '../store/opener.js';
 import { checkProjectPath, checkThreadIds, resolveThread, type ThreadOutcome } from './query.js';
 
 /** Default `timeout` (coordination.yaml `wait_threads.timeout`), in seconds. */
@@ -40,7 +38,7 @@ const MIN_POLL_MS = 10;
  */
 export const RESULT_GRACE_MS = 1000;
 
-export interface WaitThreadsOptions {
+export interface WaitThreadsOptions extends StoreChoice {
   /** Seconds (default 600; more than 3600 is cut to 3600; 0 checks once). */
   timeoutSeconds?: number;
   /** Aborting rejects the wait with the signal's reason. */
@@ -100,8 +98,6 @@ export async function waitThreads(
   }
   if (signal?.aborted) throw abortReason(signal);
   const timeoutMs = Math.min(timeoutSeconds, MAX_WAIT_TIMEOUT_SECONDS) * 1000;
-  const root = threadsStateRoot(projectPath);
-  const registryPath = join(root, REGISTRY_DB);
   const deadline = Date.now() + timeoutMs;
   const reader = new OutcomeReader(ids);
   const aborted = signal ? abortedPromise(signal) : undefined;
@@ -109,7 +105,7 @@ export async function waitThreads(
   try {
     for (;;) {
       // A project where no thread ran yet has no registry: wait for it (polling), never create it.
-      if (!store && existsSync(registryPath)) store = openThreadStore(root);
+      store ??= await openStoreForQuery(projectPath, options.store);
       const round = new AbortController();
       try {
         const changed = store?.waitForChange(round.signal).then(() => sleep(WATCH_DEBOUNCE_MS));
