@@ -20,7 +20,7 @@ import { outsideOperation } from './observations.js';
 import { realPath } from './real-paths.js';
 import { canonicalRef } from './refs.js';
 import type { RunContext } from './run-chain.js';
-import { PRIMITIVE_RUNNERS, prepareRun, runPrimitive } from './run-chain.js';
+import { PRIMITIVE_RUNNERS, prepareRun, runPrimitive, warmPrimitive } from './run-chain.js';
 import { interpreterFiles, runFromSnapshot } from './run-files.js';
 import type { InterpreterPart, PlanBuild, RunPlan } from './run-plan.js';
 import { runPlansOf } from './run-plan.js';
@@ -131,15 +131,17 @@ export async function executeTool(
     if (plan) {
       chain.push(...plan.chain);
       if (options.trace) trace.push(...traceOf(chain));
-      await checkToolParameters(id, chain[0]!.metadata, params);
+      if (!options.warmOnly) await checkToolParameters(id, chain[0]!.metadata, params);
     } else {
       build = plans?.begin(id);
       let badParams = false;
-      const checkParams = (metadata: ToolMetadata) =>
-        checkToolParameters(id, metadata, params).catch((error: unknown) => {
+      const checkParams = async (metadata: ToolMetadata) => {
+        if (options.warmOnly) return;
+        await checkToolParameters(id, metadata, params).catch((error: unknown) => {
           badParams = true;
           throw error;
         });
+      };
       try {
         plan = await buildPlan(
           executor,
@@ -210,6 +212,17 @@ export async function executeTool(
     // What runs is what was verified (DECISIONS 29): the interpreter loads the snapshot.
     if (PRIMITIVE_RUNNERS[prepared.primitive].runsFiles)
       runFromSnapshot(prepared, chain, anchor, verifiedFiles, executor.spaces.user.base, interpreter.runs);
+    if (options.warmOnly) {
+      const warmed = outsideOperation(() => warmPrimitive(prepared, context));
+      return {
+        status: 'success',
+        type: 'tool',
+        item_id: itemId,
+        chain: chain.map((el) => el.id),
+        metadata: elapsed(started),
+        data: { warmed },
+      };
+    }
     // The run happens outside the operation's observations: a worker started here keeps its
     // callbacks, which must not see this operation's answers later.
     const outcome = await outsideOperation(() => runPrimitive(prepared, context));
