@@ -15,6 +15,11 @@ export interface ExecuteToolOptions {
    * credentials), unless an element of its chain sets one by name in its signed `env_config`.
    */
   withheldEnv?: readonly string[];
+  /**
+   * Verify and prepare the tool as a call would, then only start its warm worker (a thread about
+   * to use it): nothing runs, the parameters are not checked, and the envelope says `warmed`.
+   */
+  warmOnly?: boolean;
   signal?: AbortSignal;
   onOutput?: RunContext['onOutput'];
 }

@@ -19,8 +19,8 @@ import type { ToolMetadata } from './metadata.js';
 import { outsideOperation } from './observations.js';
 import { realPath } from './real-paths.js';
 import { canonicalRef } from './refs.js';
-import type { RunContext } from './run-chain.js';
-import { PRIMITIVE_RUNNERS, prepareRun, runPrimitive } from './run-chain.js';
+import type { PreparedRun, RunContext } from './run-chain.js';
+import { PRIMITIVE_RUNNERS, prepareRun, runPrimitive, warmPrimitive } from './run-chain.js';
 import { interpreterFiles, runFromSnapshot } from './run-files.js';
 import type { InterpreterPart, PlanBuild, RunPlan } from './run-plan.js';
 import { runPlansOf } from './run-plan.js';
@@ -111,6 +111,25 @@ async function interpreterPart(
   return { key, files, looked, runs: new Map() };
 }
 
+/** A `warmOnly` call: starts the worker a call would use (outside the operation, as a run). */
+function warmedEnvelope(
+  prepared: PreparedRun,
+  context: RunContext,
+  itemId: string,
+  ids: string[],
+  started: number,
+): ToolEnvelope {
+  const warmed = outsideOperation(() => warmPrimitive(prepared, context));
+  return {
+    status: 'success',
+    type: 'tool',
+    item_id: itemId,
+    chain: ids,
+    metadata: elapsed(started),
+    data: { warmed },
+  };
+}
+
 /** Runs a tool through its chain and returns the envelope of spec items §7.4; never throws. */
 export async function executeTool(
   executor: ToolHost,
@@ -122,6 +141,8 @@ export async function executeTool(
   const itemId = canonicalRef('tool', id);
   const chain: ChainElement[] = [];
   const trace: TraceEvent[] = [];
+  // Warming runs nothing with the parameters, so it has none to check.
+  const checkParameters = options.warmOnly ? async () => {} : checkToolParameters;
   let build: PlanBuild | undefined;
   try {
     const projectPath = executor.spaces.projectPath ?? process.cwd();
@@ -131,12 +152,12 @@ export async function executeTool(
     if (plan) {
       chain.push(...plan.chain);
       if (options.trace) trace.push(...traceOf(chain));
-      await checkToolParameters(id, chain[0]!.metadata, params);
+      await checkParameters(id, chain[0]!.metadata, params);
     } else {
       build = plans?.begin(id);
       let badParams = false;
       const checkParams = (metadata: ToolMetadata) =>
-        checkToolParameters(id, metadata, params).catch((error: unknown) => {
+        checkParameters(id, metadata, params).catch((error: unknown) => {
           badParams = true;
           throw error;
         });
@@ -210,6 +231,14 @@ export async function executeTool(
     // What runs is what was verified (DECISIONS 29): the interpreter loads the snapshot.
     if (PRIMITIVE_RUNNERS[prepared.primitive].runsFiles)
       runFromSnapshot(prepared, chain, anchor, verifiedFiles, executor.spaces.user.base, interpreter.runs);
+    if (options.warmOnly)
+      return warmedEnvelope(
+        prepared,
+        context,
+        itemId,
+        chain.map((el) => el.id),
+        started,
+      );
     // The run happens outside the operation's observations: a worker started here keeps its
     // callbacks, which must not see this operation's answers later.
     const outcome = await outsideOperation(() => runPrimitive(prepared, context));

@@ -26,6 +26,8 @@ export interface ToolMetadata {
   inputs?: string[];
   outputs?: string[];
   childConstraints?: Record<string, { min_version?: string; max_version?: string }>;
+  /** The tool's calls may run side by side (a read-only tool); absent means one after another. */
+  parallelSafe?: boolean;
   /** Every field the parser found, as written. */
   fields: Record<string, unknown>;
 }
@@ -57,7 +59,7 @@ export function parserFor(name: string): MetadataParser {
   return parser;
 }
 
-type Expect = 'string' | 'object' | 'string-or-null' | 'string-list' | 'any';
+type Expect = 'string' | 'object' | 'string-or-null' | 'string-list' | 'boolean' | 'any';
 
 /** Field → [names to try in order, expected type]. Dunder/UPPER first, then bare/lower (§2.1). */
 const FIELDS: Record<Exclude<keyof ToolMetadata, 'fields'>, [string[], Expect]> = {
@@ -75,6 +77,7 @@ const FIELDS: Record<Exclude<keyof ToolMetadata, 'fields'>, [string[], Expect]> 
   inputs: [['inputs'], 'string-list'],
   outputs: [['outputs'], 'string-list'],
   childConstraints: [['child_constraints'], 'object'],
+  parallelSafe: [['__parallel_safe__', 'parallel_safe'], 'boolean'],
 };
 
 function typeOk(value: unknown, expect: Expect): boolean {
@@ -87,6 +90,8 @@ function typeOk(value: unknown, expect: Expect): boolean {
       return typeof value === 'object' && value !== null && !Array.isArray(value);
     case 'string-list':
       return Array.isArray(value) && value.every((v) => typeof v === 'string');
+    case 'boolean':
+      return typeof value === 'boolean';
     default:
       return true;
   }
@@ -97,6 +102,7 @@ const EXPECTED: Record<Expect, string> = {
   'string-or-null': 'a string or null',
   object: 'a mapping',
   'string-list': 'a list of strings',
+  boolean: 'true or false',
   any: 'a value',
 };
 

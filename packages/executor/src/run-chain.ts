@@ -1,6 +1,14 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { EnvConfig, EventSink, HttpMethod, WorkerSettings } from '@ryeos/lillux';
-import { httpRequest, httpStream, RyeError, resolveEnvConfig, runSubprocess, runWarm } from '@ryeos/lillux';
+import {
+  httpRequest,
+  httpStream,
+  RyeError,
+  resolveEnvConfig,
+  runSubprocess,
+  runWarm,
+  startWarm,
+} from '@ryeos/lillux';
 import type { AnchorState } from './anchor.js';
 import { applyEnvPaths } from './anchor.js';
 import { ensureBytecodeCache } from './bytecode-cache.js';
@@ -499,13 +507,31 @@ function workerSettings(value: unknown, context: RunContext): WorkerSettings | u
   };
 }
 
-async function runProcess(prepared: PreparedRun, context: RunContext): Promise<RunOutcome> {
-  const { config } = prepared;
-  ensureBytecodeCache(prepared.env);
+function commandLine(config: Record<string, unknown>): { command: string; args: string[] } {
   const command = typeof config.command === 'string' ? config.command : '';
   const args = Array.isArray(config.args)
     ? config.args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a)))
     : [];
+  return { command, args };
+}
+
+/**
+ * Starts the warm worker a call of this prepared run would use, without running a call; false
+ * when the run has no worker (an HTTP tool, a plain subprocess, warm workers turned off).
+ */
+export function warmPrimitive(prepared: PreparedRun, context: RunContext): boolean {
+  const { config } = prepared;
+  if (prepared.primitive === 'rye/core/primitives/http_client') return false;
+  const worker = prepared.callerTimeout ? undefined : workerSettings(config.worker, context);
+  if (!worker) return false;
+  ensureBytecodeCache(prepared.env);
+  return startWarm({ ...commandLine(config), cwd: String(config.cwd), env: prepared.env, worker });
+}
+
+async function runProcess(prepared: PreparedRun, context: RunContext): Promise<RunOutcome> {
+  const { config } = prepared;
+  ensureBytecodeCache(prepared.env);
+  const { command, args } = commandLine(config);
   const input =
     config.input_data === undefined || config.input_data === '' ? undefined : String(config.input_data);
   const cap = outputCap(config);

@@ -83,6 +83,7 @@ export {
   runSubprocess,
   runWarm,
   spawnDetached,
+  startWarm,
   WorkerPool,
   warmWorkerCount,
 } from './subprocess.js';

@@ -14,4 +14,4 @@ export type {
   SubprocessResult,
 } from './subprocess/types.js';
 export type { WarmCallOptions, WorkerSettings } from './subprocess/workers.js';
-export { closeWorkers, runWarm, WorkerPool, warmWorkerCount } from './subprocess/workers.js';
+export { closeWorkers, runWarm, startWarm, WorkerPool, warmWorkerCount } from './subprocess/workers.js';

@@ -60,6 +60,7 @@ import { runLoop } from './runner/loop.js';
 import { buildPalette, type Palette, READ_ARTIFACT_ENTRY } from './runner/palette.js';
 import { directivePrompt, joinBlocks } from './runner/prompt.js';
 import { ResultGuard } from './runner/result-guard.js';
+import { warmPaletteTools } from './runner/warm-workers.js';
 import { USD_EPSILON } from './store/index.js';
 import { openProjectStore, type StoreChoice } from './store/opener.js';
 import { TERMINAL_STATUSES, type ThreadCost, type ThreadStatus, type ThreadStore } from './store/types.js';
@@ -762,13 +763,15 @@ async function runPrepared(
   const { limits, capabilities, hooks, context, inputs, outputs, warnings, streaming } = prepared;
   const resolved = prepared.model;
   // Every tool this thread runs, a hook's included, runs without the provider's credentials.
-  host = withCredentialsWithheld(host, prepared.withheld_env ?? providerCredentialNames([resolved.config]));
+  const withheldEnv = prepared.withheld_env ?? providerCredentialNames([resolved.config]);
+  host = withCredentialsWithheld(host, withheldEnv);
   const baseRecord = prepared.record;
   const palette: Palette = {
     entries: prepared.palette.entries,
     byName: new Map(prepared.palette.entries.map((entry) => [entry.name, entry])),
     warnings: prepared.palette.warnings,
   };
+  void warmPaletteTools(host.executor, palette.entries, withheldEnv);
   const spendLimit = Number(limits.spend);
   let released = false;
   const releaseBudget = async (status: 'completed' | 'error' | 'cancelled') => {

@@ -264,6 +264,11 @@ class WarmWorker {
     } else if (this.running.size === 0) this.rest();
   }
 
+  /** Started ahead of its first call: idle from birth, so it retires if no call comes. */
+  startIdle(): void {
+    if (!this.busy) this.rest();
+  }
+
   /** Idle: let the host exit, and retire after the idle time. */
   private rest(): void {
     if (this.dead) return;
@@ -339,16 +344,36 @@ export class WorkerPool {
 
   /** Runs one call on the worker for these options, starting it if needed. Never throws for a failed call. */
   run(options: WarmCallOptions): Promise<SubprocessResult> {
-    if (typeof options.command !== 'string' || options.command === '') {
-      throw new RyeError('VALIDATION', 'runWarm: command must be a non-empty string');
-    }
-    const settings: Required<WorkerSettings> = {
-      idleMs: positive(options.worker?.idleMs, DEFAULT_IDLE_MS),
-      maxConcurrency: Math.floor(positive(options.worker?.maxConcurrency, DEFAULT_CONCURRENCY)),
-      thread: options.worker?.thread === true,
-      signedAnswers: options.worker?.signedAnswers === true,
-    };
+    const settings = settingsOf(options, 'runWarm');
     return new Promise((resolve) => this.place(options, settings, monotonicMs(), resolve));
+  }
+
+  /**
+   * Starts the worker a call with these options would use, without a call, so the first call does
+   * not wait for it. False when it already runs or no slot is free (a call would then run one-shot).
+   */
+  start(options: WarmCallOptions): boolean {
+    const settings = settingsOf(options, 'startWarm');
+    const existing = this.workers.get(identity(options, settings));
+    if (existing && !existing.dead) return false;
+    this.trimIdle();
+    if (this.workers.size >= MAX_WORKERS) return false;
+    this.spawn(identity(options, settings), options, settings).startIdle();
+    return true;
+  }
+
+  private spawn(key: string, options: WarmCallOptions, settings: Required<WorkerSettings>): WarmWorker {
+    const worker = new WarmWorker(
+      key,
+      options,
+      settings,
+      (gone) => {
+        if (this.workers.get(gone.key) === gone) this.workers.delete(gone.key);
+      },
+      (again, at, done) => this.place(again, settings, at, done),
+    );
+    this.workers.set(key, worker);
+    return worker;
   }
 
   private place(
@@ -366,16 +391,7 @@ export class WorkerPool {
         void runOneShot(options).then(resolve);
         return;
       }
-      worker = new WarmWorker(
-        key,
-        options,
-        settings,
-        (gone) => {
-          if (this.workers.get(gone.key) === gone) this.workers.delete(gone.key);
-        },
-        (again, at, done) => this.place(again, settings, at, done),
-      );
-      this.workers.set(key, worker);
+      worker = this.spawn(key, options, settings);
     }
     worker.accept(options, start, resolve);
   }
@@ -406,6 +422,18 @@ function runOneShot(options: WarmCallOptions): Promise<SubprocessResult> {
   return runSubprocess({ ...rest, envMode: 'replace' });
 }
 
+function settingsOf(options: WarmCallOptions, caller: string): Required<WorkerSettings> {
+  if (typeof options.command !== 'string' || options.command === '') {
+    throw new RyeError('VALIDATION', `${caller}: command must be a non-empty string`);
+  }
+  return {
+    idleMs: positive(options.worker?.idleMs, DEFAULT_IDLE_MS),
+    maxConcurrency: Math.floor(positive(options.worker?.maxConcurrency, DEFAULT_CONCURRENCY)),
+    thread: options.worker?.thread === true,
+    signedAnswers: options.worker?.signedAnswers === true,
+  };
+}
+
 function positive(value: number | undefined, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback;
 }
@@ -434,6 +462,12 @@ const holder = globalThis as Record<symbol, WorkerPool | undefined>;
 export function runWarm(options: WarmCallOptions): Promise<SubprocessResult> {
   holder[SHARED] ??= new WorkerPool();
   return holder[SHARED].run(options);
+}
+
+/** Starts this process's shared warm worker for these options ahead of a call (see `WorkerPool.start`). */
+export function startWarm(options: WarmCallOptions): boolean {
+  holder[SHARED] ??= new WorkerPool();
+  return holder[SHARED].start(options);
 }
 
 /**

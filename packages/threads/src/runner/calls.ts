@@ -108,9 +108,11 @@ function isDirectiveReturn(call: ToolCall, entry: PaletteEntry): boolean {
 
 /**
  * Calls in one lane run one after another, in stream order; lanes run side by side (§9 "grouped
- * by item_id"). The lane is the item a call acts on: two calls of one tool never overlap.
+ * by item_id"). The lane is the item a call acts on, so two calls of one tool never overlap —
+ * unless its signed metadata declares them parallel-safe, when each call gets a lane of its own.
  */
 function laneOf(call: ToolCall, entry: PaletteEntry): string {
+  if (entry.kind === 'tool' && entry.parallelSafe === true) return `call:${call.id}`;
   if (entry.kind === 'primary') {
     const target = call.input.item_id;
     return `${entry.primary}:${typeof target === 'string' ? target.replace(/^[a-z]+:/, '') : ''}`;

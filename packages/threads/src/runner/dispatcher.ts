@@ -9,7 +9,8 @@
  *
  * Released calls run in lanes: one lane per item, calls of a lane one after another in stream
  * order, lanes side by side up to `max_concurrency`. So five calls of one tool run once each in
- * the order the model wrote them, while calls of different tools overlap.
+ * the order the model wrote them, while calls of different tools overlap (a tool that declares
+ * `__parallel_safe__` gives each call its own lane: calls.ts `laneOf`).
  */
 
 export interface DispatchSettings {

@@ -26,6 +26,8 @@ export interface PaletteEntry extends ToolDefinition {
   /** The item the call runs (`rye/execute` for the primary, the tool id for a preloaded tool). */
   itemId: string;
   primary: PrimaryName;
+  /** The tool declares `__parallel_safe__`: its calls may overlap instead of queueing in stream order. */
+  parallelSafe?: boolean;
 }
 
 export interface Palette {
@@ -70,16 +72,23 @@ async function listToolIds(executor: Executor, pattern: string): Promise<string[
   return response.results.map((r) => r.id).filter((id) => !id.startsWith(PROVIDERS_PREFIX));
 }
 
-async function toolDefinition(
-  executor: Executor,
-  id: string,
-): Promise<{ description: string; schema: Record<string, unknown> }> {
+interface ToolDefinitionOf {
+  description: string;
+  schema: Record<string, unknown>;
+  parallelSafe?: boolean;
+}
+
+async function toolDefinition(executor: Executor, id: string): Promise<ToolDefinitionOf> {
   const { item, text } = await executor.verifyItemFile('tool', id);
   const kind = await executor.kinds.get('tool');
   const parser = kind.parsers[item.extension];
   const metadata = parser ? extractToolMetadata(text, item.path, parser) : undefined;
   const schema = (metadata && toolParameterSchema(metadata)) ?? { type: 'object', properties: {} };
-  return { description: metadata?.description ?? id, schema };
+  return {
+    description: metadata?.description ?? id,
+    schema,
+    ...(metadata?.parallelSafe === true ? { parallelSafe: true } : {}),
+  };
 }
 
 export interface OutputField {
@@ -185,7 +194,7 @@ export async function buildPalette(executor: Executor, options: BuildPaletteOpti
         warnings.push(`Tool ${id} left out of the palette: its API name '${name}' is too long or taken`);
         continue;
       }
-      let definition: { description: string; schema: Record<string, unknown> };
+      let definition: ToolDefinitionOf;
       try {
         definition = await toolDefinition(executor, id);
       } catch (error) {

@@ -1,8 +1,10 @@
-// rye:signed:2026-11-27T19:31:56Z:7a16b71e5537efb3abfd84ff17a27d2fdab834926e3e5e0ab9a12ca2b17240b5:GF_HtFR1s-I9Qxx0w8Wg_e8nyBA_WHMRjkAM6Nz_P1Nrz8otsadIuJh7cmAqsEKgAaW5U6OCK_kQ7neVYHUqBg==:007af625371e6e71
+// rye:signed:2026-11-29T02:49:00Z:3240dde0b76e02cade7818ea8753fe0548d89d66a176fe31e76062f443200cbb:vUDX8_5RzVmKUmdsvo2qR5EVszXeHeo7ZKxb6dV1wL05Pq64TMDXm1PuNcojVdM1hSXqOFwP-VLAmSz0imuVDQ==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
 export const __category__ = 'rye/file-system';
+// Read-only: calls of one response may run side by side.
+export const __parallel_safe__ = true;
 export const __tool_description__ =
   'Find files inside the project by glob pattern (e.g. src/**/*.ts); sorted paths relative to the project root';
 export const CONFIG_SCHEMA = {

@@ -1,8 +1,10 @@
-// rye:signed:2026-11-28T04:11:37Z:b19429a11736519646808c46a385c9d1ecbb231e9fa915480517878c67fab07b:0U7nwLYYNYQL48Wcg4-z7Nlmgc1mOzgxa0zE7pBgGccZEyQcr7fVFQybbkJVawbc3bap_UfGGrUpoYysSr48Bw==:007af625371e6e71
+// rye:signed:2026-11-29T02:49:00Z:ff04f75ef7239c9afb17247acd6194e50e0876337526fe0fbcb9d7447b4cfcda:H1w9hAZRywsleep-DdRAzD9f9oyWQ4liXVj5tBjb_1gQOZUL0eKO955PtggD6O7ZcyWq-pD1Xmk8Esk3hxf0Cg==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
 export const __category__ = 'rye/file-system';
+// Read-only: calls of one response may run side by side.
+export const __parallel_safe__ = true;
 export const __tool_description__ =
   'Search file contents inside the project with a regular expression; matching lines with line numbers';
 export const CONFIG_SCHEMA = {

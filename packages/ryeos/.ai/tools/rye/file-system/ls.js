@@ -1,8 +1,10 @@
-// rye:signed:2026-11-28T02:13:05Z:0a99f7bd314366d41f1c9d6fde434299ab1e3f6a2275e0509f2bfc1e03246ef4:AWpU3HtVeIp8qNnHIZ1p0NLVLVjeig4aJNzho7jcaAI3I6jj5oR2I2lg_9kXVXvQRyNcuzHvTCj2klEbDfl8AQ==:007af625371e6e71
+// rye:signed:2026-11-29T02:49:00Z:48a746e5d243e2602f10b246550f9aaed246c0642ef00926cfd17bd66e4c20cc:uNtkPLyHDGRCU1SuOrPdJ7EunS4OBkJLbLyt27wvoNq1spIPzLnhu3FyaS7rcESCqn1PpAGX9Puj6JG128yYDw==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
 export const __category__ = 'rye/file-system';
+// Read-only: calls of one response may run side by side.
+export const __parallel_safe__ = true;
 export const __tool_description__ =
   'List a directory inside the project: name, type and size, directories first';
 export const CONFIG_SCHEMA = {

@@ -1,8 +1,10 @@
-// rye:signed:2026-11-28T04:11:37Z:49fe244151cd6a8ae2d4d44f32b50b63409782874d7cbceef64aade945af0444:tSyDdprvSB82C6Rq1NbDTguBFblLJwTIV4kGiKMNVNSMNQhWNFwOftjJnJqIsX1HvSPT6fHoQ_3fEJQCBIYsDw==:007af625371e6e71
+// rye:signed:2026-11-29T02:49:00Z:eb200866c8e08bd9a5ce7d7056c81409a6b2411eb87a36aaec767c7c8bb528ee:pv1DjTKWnWBZeM8ZvWKPBJkMF-VmhQ8qfhs7UMTMM3tOS5fhfGniZjyFievhXXrNtouU-AVegxnSgQfrZcewBA==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/function';
 export const __category__ = 'rye/file-system';
+// Read-only: calls of one response may run side by side.
+export const __parallel_safe__ = true;
 export const __tool_description__ =
   'Read a text file inside the project as numbered lines (cat -n style), a window at a time (offset/limit)';
 export const CONFIG_SCHEMA = {
