@@ -113,6 +113,35 @@ describe('parallel-safe tools', () => {
     expect(results).toEqual(TAGS.map((tag) => ({ id: `toolu_${tag}`, tag })));
   }, 30_000);
 
+  it('calls of an unmarked tool through rye_execute, however its id is spelled, share its lane', async () => {
+    const spellings = ['tool:acme/poke', 'tool:acme/poke ', ' tool:acme/poke', 'acme/poke'];
+    await fixture().serve({
+      turns: [
+        {
+          tool_calls: [
+            ...spellings.map((item_id, i) => ({
+              name: 'rye_execute',
+              id: `toolu_x${i}`,
+              input: {
+                item_id,
+                ...(i === 3 ? { item_type: 'tool' } : {}),
+                parameters: { tag: `x${i}`, ms: 200 },
+              },
+            })),
+            { name: 'acme_poke', id: 'toolu_p', input: { tag: 'p', ms: 200 } },
+          ],
+          chunk_delay_ms: 5,
+        },
+        { tool_calls: [done] },
+      ],
+    });
+    const result = await fixture().rye.execute({ item_id: 'directive:acme/marker', thread: 'fork' });
+    expect(result, JSON.stringify(result)).toMatchObject({ status: 'success' });
+    const seen = marks('poke');
+    expect(seen).toHaveLength(5);
+    expect(anyOverlap(seen)).toBe(false);
+  }, 30_000);
+
   it("the bundle's read-only file-system tools are parallel-safe; the writing ones are not", async () => {
     const executor = await fixture().rye.executor();
     const palette = await buildPalette(executor, {

@@ -78,18 +78,23 @@ export function cleanResult(itemId: string, envelope: Record<string, unknown>): 
   return out;
 }
 
-/** The id of the item a palette call runs: the inner item of `rye_execute`, else the entry's own. */
-function executedItem(call: ToolCall, entry: PaletteEntry): string | undefined {
-  if (entry.kind !== 'primary' || entry.primary !== 'execute') return entry.itemId;
-  const raw = call.input.item_id;
+/**
+ * An `item_id` argument exactly as the executor will resolve it (parseRef trims, for one): two
+ * spellings of one item are one item, for the orchestrator's scoped path and for lanes alike.
+ */
+function resolvedId(raw: unknown): string | undefined {
   if (typeof raw !== 'string') return undefined;
-  // The id exactly as the executor will resolve it (parseRef trims, for one): a spelling the
-  // executor routes to the orchestrator must never miss the scoped path below.
   try {
     return parseRef(raw).id;
   } catch {
     return raw;
   }
+}
+
+/** The id of the item a palette call runs: the inner item of `rye_execute`, else the entry's own. */
+function executedItem(call: ToolCall, entry: PaletteEntry): string | undefined {
+  if (entry.kind !== 'primary' || entry.primary !== 'execute') return entry.itemId;
+  return resolvedId(call.input.item_id);
 }
 
 /** The arguments meant for the item: `rye_execute`'s `parameters`, else the call's own input. */
@@ -113,10 +118,7 @@ function isDirectiveReturn(call: ToolCall, entry: PaletteEntry): boolean {
  */
 function laneOf(call: ToolCall, entry: PaletteEntry): string {
   if (entry.kind === 'tool' && entry.parallelSafe === true) return `call:${call.id}`;
-  if (entry.kind === 'primary') {
-    const target = call.input.item_id;
-    return `${entry.primary}:${typeof target === 'string' ? target.replace(/^[a-z]+:/, '') : ''}`;
-  }
+  if (entry.kind === 'primary') return `${entry.primary}:${resolvedId(call.input.item_id) ?? ''}`;
   return `execute:${entry.itemId}`;
 }
 
