@@ -771,7 +771,9 @@ async function runPrepared(
     byName: new Map(prepared.palette.entries.map((entry) => [entry.name, entry])),
     warnings: prepared.palette.warnings,
   };
-  void warmPaletteTools(host.executor, palette.entries, withheldEnv);
+  // Warming stops with the loop: nothing starts a worker for a thread that has ended.
+  const warming = new AbortController();
+  void warmPaletteTools(host.executor, palette.entries, withheldEnv, warming.signal);
   const spendLimit = Number(limits.spend);
   let released = false;
   const releaseBudget = async (status: 'completed' | 'error' | 'cancelled') => {
@@ -1049,6 +1051,7 @@ async function runPrepared(
         },
       });
     } finally {
+      warming.abort();
       clearInterval(markerWatch);
       request.signal?.removeEventListener('abort', onCallerAbort);
       // Sinks are droppable: a local flush gets a few ms, the rest closes on its own bound without

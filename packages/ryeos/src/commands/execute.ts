@@ -111,6 +111,10 @@ export async function executeCommand(args: string[], io: CliIo, settings: RyeSet
   if (result.type === 'tool') {
     void closeWorkers();
     io.nothingLeftToRun?.();
+  } else if (result.type === 'directive') {
+    // A thread's palette workers (started with it, or by its calls) end with this one-shot run:
+    // an imported tool's module code must not go on after the CLI has answered.
+    void closeWorkers();
   }
   return result.status === 'error' ? 1 : 0;
 }

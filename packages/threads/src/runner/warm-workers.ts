@@ -14,12 +14,15 @@ export function warmPaletteTools(
   executor: Executor,
   entries: readonly PaletteEntry[],
   withheldEnv: readonly string[],
+  signal?: AbortSignal,
 ): Promise<void> {
   const ids = entries.filter((entry) => entry.kind === 'tool').map((entry) => entry.itemId);
   if (ids.length === 0) return Promise.resolve();
   return new Promise((resolve) => {
     setImmediate(async () => {
       for (const id of ids) {
+        // The thread has ended: the rest are not started (a one-shot host is about to exit).
+        if (signal?.aborted) break;
         // The same options as the thread's own calls, so the worker started is the one they use.
         await executor.executeTool(id, {}, { warmOnly: true, withheldEnv }).catch(() => undefined);
       }
