@@ -16,30 +16,14 @@ import {
   standardPrimaries,
 } from '@ryeos/threads';
 import { describe, expect, it } from 'vitest';
-import { directive, useThreadFixture } from './threads-helpers.js';
+import { LOOK_SCRIPT, useLookFixture } from './threads-helpers.js';
 
-const fixture = useThreadFixture(async (fx) => {
-  await fx.write(
-    '.ai/directives/acme/look.md',
-    directive('look', {
-      metadata: '    <limits turns="4" spend="0.5"/>\n    <permissions><search>*</search></permissions>',
-      body: 'Search for notes, then say what you found.',
-    }),
-  );
-  await fx.sign('directive:acme/look');
-});
-
-const SCRIPT = {
-  turns: [
-    { tool_calls: [{ id: 'toolu_1', name: 'rye_search', input: { scope: 'tool', query: 'notes' } }] },
-    { text: 'Found one note.' },
-  ],
-};
+const fixture = useLookFixture();
 
 describe('createThreadHost: a thread without the facade', () => {
   it('runs with the embedder dispatch and a signer given as a value, the user key folder empty', async () => {
     const fx = fixture();
-    await fx.serve(SCRIPT);
+    await fx.serve(LOOK_SCRIPT);
     const executor = await fx.rye.executor();
     // The user's own key is gone: only the signer handed to the host can sign.
     rmSync(executor.settings.signingKeyDir, { recursive: true, force: true });
@@ -69,7 +53,7 @@ describe('createThreadHost: a thread without the facade', () => {
 
   it('takes the signing key from a key folder of its own', async () => {
     const fx = fixture();
-    await fx.serve(SCRIPT);
+    await fx.serve(LOOK_SCRIPT);
     const executor = await fx.rye.executor();
     rmSync(executor.settings.signingKeyDir, { recursive: true, force: true });
     const keyDir = join(await mkdtemp(join(fx.root, 'keys-')), 'signing');

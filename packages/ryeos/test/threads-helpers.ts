@@ -107,3 +107,27 @@ export function useThreadFixture(setup?: (fx: ThreadFixture) => Promise<void>): 
   });
   return () => fx;
 }
+
+/**
+ * A project with `directive:acme/look` (may only search) and the model script it runs with: one
+ * search, then an answer. The embedded-host tests start from it.
+ */
+export function useLookFixture(): () => ThreadFixture {
+  return useThreadFixture(async (fx) => {
+    await fx.write(
+      '.ai/directives/acme/look.md',
+      directive('look', {
+        metadata: '    <limits turns="4" spend="0.5"/>\n    <permissions><search>*</search></permissions>',
+        body: 'Search for notes, then say what you found.',
+      }),
+    );
+    await fx.sign('directive:acme/look');
+  });
+}
+
+export const LOOK_SCRIPT = {
+  turns: [
+    { tool_calls: [{ id: 'toolu_1', name: 'rye_search', input: { scope: 'tool', query: 'notes' } }] },
+    { text: 'Found one note.' },
+  ],
+};

@@ -19,25 +19,9 @@ import {
   waitThreads,
 } from '@ryeos/threads';
 import { describe, expect, it } from 'vitest';
-import { directive, useThreadFixture } from './threads-helpers.js';
+import { LOOK_SCRIPT, useLookFixture } from './threads-helpers.js';
 
-const fixture = useThreadFixture(async (fx) => {
-  await fx.write(
-    '.ai/directives/acme/look.md',
-    directive('look', {
-      metadata: '    <limits turns="4" spend="0.5"/>\n    <permissions><search>*</search></permissions>',
-      body: 'Search for notes, then say what you found.',
-    }),
-  );
-  await fx.sign('directive:acme/look');
-});
-
-const SCRIPT = {
-  turns: [
-    { tool_calls: [{ id: 'toolu_1', name: 'rye_search', input: { scope: 'tool', query: 'notes' } }] },
-    { text: 'Found one note.' },
-  ],
-};
+const fixture = useLookFixture();
 
 /** Wraps `store` so each registry and ledger call is recorded as `registry.getThread`, … */
 function recording(store: ThreadStore, calls: string[]): ThreadStore {
@@ -86,7 +70,7 @@ function embedderStore(stateDir: string) {
 describe("a thread's store comes from its host", () => {
   it("sends the run's registry and ledger calls to the host's store, and writes no registry.db in the project", async () => {
     const fx = fixture();
-    await fx.serve(SCRIPT);
+    await fx.serve(LOOK_SCRIPT);
     const mine = embedderStore(join(fx.root, 'embedder-store'));
     const host = createThreadHost({
       executor: await fx.rye.executor(),
@@ -129,7 +113,7 @@ describe("a thread's store comes from its host", () => {
 
   it('lets the functions called without a host read the same store', async () => {
     const fx = fixture();
-    await fx.serve(SCRIPT);
+    await fx.serve(LOOK_SCRIPT);
     const mine = embedderStore(join(fx.root, 'embedder-store'));
     const host = createThreadHost({
       executor: await fx.rye.executor(),
