@@ -10,7 +10,7 @@ import type { ChainElement } from './chain.js';
 import { buildChain, validateChain } from './chain.js';
 import { resolveToolConfig } from './config-resolve.js';
 import type { ItemContext } from './context.js';
-import type { ChainDetail, ToolEnvelope, TraceEvent } from './envelope.js';
+import type { ChainDetail, ToolEnvelope, ToolSuccess, TraceEvent } from './envelope.js';
 import { elapsed } from './envelope.js';
 import type { ExecuteToolOptions } from './execute-options.js';
 import type { VerifiedLooseFile } from './files.js';
@@ -19,7 +19,7 @@ import type { ToolMetadata } from './metadata.js';
 import { outsideOperation } from './observations.js';
 import { realPath } from './real-paths.js';
 import { canonicalRef } from './refs.js';
-import type { PreparedRun, RunContext } from './run-chain.js';
+import type { PreparedRun, RunContext, RunOutcome } from './run-chain.js';
 import { PRIMITIVE_RUNNERS, prepareRun, runPrimitive, warmPrimitive } from './run-chain.js';
 import { interpreterFiles, runFromSnapshot } from './run-files.js';
 import type { InterpreterPart, PlanBuild, RunPlan } from './run-plan.js';
@@ -116,7 +116,7 @@ function warmedEnvelope(
   prepared: PreparedRun,
   context: RunContext,
   itemId: string,
-  ids: string[],
+  chain: readonly ChainElement[],
   started: number,
 ): ToolEnvelope {
   const warmed = outsideOperation(() => warmPrimitive(prepared, context));
@@ -124,9 +124,43 @@ function warmedEnvelope(
     status: 'success',
     type: 'tool',
     item_id: itemId,
-    chain: ids,
+    chain: chain.map((el) => el.id),
     metadata: elapsed(started),
     data: { warmed },
+  };
+}
+
+/** Where the run happens and what it may inherit, from the host and the caller's options. */
+function runContext(executor: ToolHost, projectPath: string, options: ExecuteToolOptions): RunContext {
+  return {
+    projectPath,
+    userSpace: executor.spaces.user.base,
+    systemSpace: executor.spaces.systemSpace ?? '',
+    hostEnv: executor.env,
+    ...(options.workerThread ? { workerThread: true } : {}),
+    ...(options.withheldEnv?.length ? { withheldEnv: options.withheldEnv } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+  };
+}
+
+/** The reply for what the primitive answered: its data either way, a failure typed. */
+function outcomeEnvelope(
+  outcome: RunOutcome,
+  common: Omit<ToolSuccess, 'status' | 'type' | 'data'>,
+): ToolEnvelope {
+  if (outcome.success) return { status: 'success', type: 'tool', ...common, data: outcome.data };
+  return {
+    status: 'error',
+    type: 'tool',
+    error: outcome.error || 'Tool failed',
+    // A tool that reports its own timeout (e.g. rye/bash) is a timeout too.
+    error_type:
+      outcome.timedOut || (outcome.data as { timed_out?: unknown })?.timed_out === true
+        ? 'timeout'
+        : 'execution',
+    ...common,
+    data: outcome.data,
   };
 }
 
@@ -184,16 +218,7 @@ export async function executeTool(
       ...plan.dependencies.flatMap((file) => file.verification.warnings),
     ];
     const { anchor } = plan;
-    const context: RunContext = {
-      projectPath,
-      userSpace: executor.spaces.user.base,
-      systemSpace: executor.spaces.systemSpace ?? '',
-      hostEnv: executor.env,
-      ...(options.workerThread ? { workerThread: true } : {}),
-      ...(options.withheldEnv?.length ? { withheldEnv: options.withheldEnv } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.onOutput ? { onOutput: options.onOutput } : {}),
-    };
+    const context = runContext(executor, projectPath, options);
     const configResolve = chain[0]!.metadata.configResolve;
     const runParams =
       configResolve === undefined
@@ -214,14 +239,13 @@ export async function executeTool(
     }
     for (const file of interpreter.files) allWarnings.push(...file.verification.warnings);
     const verifiedFiles = [...plan.dependencies, ...interpreter.files];
-    const pairs = plan.pairs;
     if (options.dryRun) {
       return {
         status: 'validation_passed',
         message: 'Tool chain validation passed (dry run)',
         item_id: itemId,
         chain: chain.map((el) => el.id),
-        validated_pairs: pairs,
+        validated_pairs: plan.pairs,
         chain_detail: chain.map(detail),
         ...(allWarnings.length ? { warnings: allWarnings } : {}),
         ...(options.trace ? { trace } : {}),
@@ -231,14 +255,7 @@ export async function executeTool(
     // What runs is what was verified (DECISIONS 29): the interpreter loads the snapshot.
     if (PRIMITIVE_RUNNERS[prepared.primitive].runsFiles)
       runFromSnapshot(prepared, chain, anchor, verifiedFiles, executor.spaces.user.base, interpreter.runs);
-    if (options.warmOnly)
-      return warmedEnvelope(
-        prepared,
-        context,
-        itemId,
-        chain.map((el) => el.id),
-        started,
-      );
+    if (options.warmOnly) return warmedEnvelope(prepared, context, itemId, chain, started);
     // The run happens outside the operation's observations: a worker started here keeps its
     // callbacks, which must not see this operation's answers later.
     const outcome = await outsideOperation(() => runPrimitive(prepared, context));
@@ -250,19 +267,7 @@ export async function executeTool(
       ...(allWarnings.length ? { warnings: allWarnings } : {}),
       ...(options.trace ? { trace, chain_detail: chain.map(detail) } : {}),
     };
-    if (outcome.success) return { status: 'success', type: 'tool', ...common, data: outcome.data };
-    return {
-      status: 'error',
-      type: 'tool',
-      error: outcome.error || 'Tool failed',
-      // A tool that reports its own timeout (e.g. rye/bash) is a timeout too.
-      error_type:
-        outcome.timedOut || (outcome.data as { timed_out?: unknown })?.timed_out === true
-          ? 'timeout'
-          : 'execution',
-      ...common,
-      data: outcome.data,
-    };
+    return outcomeEnvelope(outcome, common);
   } catch (error) {
     build?.drop();
     const envelope = toErrorEnvelope(error, {
