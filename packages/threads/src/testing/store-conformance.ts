@@ -147,174 +147,202 @@ export function storeConformance(target: StoreConformanceTarget, t: ConformanceT
       await cleanup();
     });
 
-    registryTests(t, () => store);
-    ledgerTests(t, () => store);
-    staleTests(t, () => store);
+    const current = () => store;
+    const sharedOf = () => shared;
+    registryTests(t, current);
+    ledgerTests(t, current);
+    staleTests(t, current);
+    raceTests(t, target, current, sharedOf);
+    budgetRaceTest(t, target, current, sharedOf);
+    waitTests(t, target, current, sharedOf);
+  });
+}
 
-    t.it(
-      'holds the spawn limit when six processes race for one parent',
-      async () => {
-        await store.registry.register('parent/p-1', 'parent');
-        const results = await race<{ granted: number }>(
-          target,
-          shared,
-          Array.from({ length: 6 }, () => ({
-            kind: 'spawn' as const,
-            parent: 'parent/p-1',
-            max: 600,
-            attempts: 150,
-          })),
-        );
-        const granted = results.reduce((sum, r) => sum + r.granted, 0);
-        check(granted === 600, 'exactly the limit is granted across processes', granted);
-        const row = await store.registry.getThread('parent/p-1');
-        check(row?.spawn_count === 600, 'the spawn count is the limit', row?.spawn_count);
-      },
-      RACE_TIMEOUT_MS,
-    );
+/** Real processes racing one store: spawn limits, a budget, slots. */
+function raceTests(
+  t: ConformanceTestApi,
+  target: StoreConformanceTarget,
+  current: () => ThreadStore,
+  sharedOf: () => unknown,
+): void {
+  t.it(
+    'holds the spawn limit when six processes race for one parent',
+    async () => {
+      await current().registry.register('parent/p-1', 'parent');
+      const results = await race<{ granted: number }>(
+        target,
+        sharedOf(),
+        Array.from({ length: 6 }, () => ({
+          kind: 'spawn' as const,
+          parent: 'parent/p-1',
+          max: 600,
+          attempts: 150,
+        })),
+      );
+      const granted = results.reduce((sum, r) => sum + r.granted, 0);
+      check(granted === 600, 'exactly the limit is granted across processes', granted);
+      const row = await current().registry.getThread('parent/p-1');
+      check(row?.spawn_count === 600, 'the spawn count is the limit', row?.spawn_count);
+    },
+    RACE_TIMEOUT_MS,
+  );
 
-    t.it(
-      'keeps one $1.00 budget exact while eight processes reserve, spend and settle from it',
-      async () => {
-        const BUDGET = 1;
-        const SPEND_PER_TURN = 1 / 512; // two turns: 1/256 a cycle, so the budget pays 256 cycles
-        const ATTEMPTS = 40; // 8 × 40 = 320 attempts: the budget runs out
-        await store.ledger.register('root', BUDGET);
-        // The invariant, read through the store over and over while the workers run.
-        const violations: number[] = [];
-        let reads = 0;
-        const watch = async () => {
-          const remaining = await store.ledger.getRemaining('root');
-          reads++;
-          if (remaining < -1e-9) violations.push(remaining);
-        };
-        const results = await race<{ completed: string[]; refused: number }>(
-          target,
-          shared,
-          Array.from({ length: 8 }, (_, worker) => ({
-            kind: 'budget' as const,
-            parent: 'root',
-            worker,
-            attempts: ATTEMPTS,
-            reserve: 1 / 32,
-            turns: 2,
-            spendPerTurn: SPEND_PER_TURN,
-          })),
-          watch,
-        );
-        await watch();
-        check(violations.length === 0, 'the root is never over-committed', violations);
-        check(reads > 1, 'the invariant was read while the workers ran', reads);
-        const completed = results.flatMap((r) => r.completed);
-        const refused = results.reduce((sum, r) => sum + r.refused, 0);
-        check(completed.length + refused === 8 * ATTEMPTS, 'every attempt is accounted for', {
-          completed: completed.length,
-          refused,
-        });
-        check(completed.length > 0 && completed.length <= 256, 'some cycles completed, within budget');
-        check(refused > 0, 'the budget ran out');
-        const rootRow = await store.ledger.get('root');
+  t.it(
+    'never over-reserves a parent that fits four children while eight processes contend',
+    async () => {
+      await current().ledger.register('root', 1);
+      const results = await race<{ granted: number; refused: number; overReserved: number[] }>(
+        target,
+        sharedOf(),
+        Array.from({ length: 8 }, (_, worker) => ({
+          kind: 'hold' as const,
+          parent: 'root',
+          worker,
+          reserve: 0.25,
+          ms: 400,
+          holdMs: 1,
+        })),
+      );
+      const over = results.flatMap((r) => r.overReserved);
+      check(over.length === 0, 'a grant never left the parent over-reserved', over);
+      const granted = results.reduce((sum, r) => sum + r.granted, 0);
+      check(granted > 8, 'slots were reused', granted);
+      check(results.reduce((sum, r) => sum + r.refused, 0) > 0, 'contention was refused, not over-granted');
+      const tree = await current().ledger.getTreeSpend('root');
+      check(
+        tree.total_actual === 0 && tree.active_count === 1 && tree.thread_count === granted + 1,
+        'every hold was released',
+        tree,
+      );
+      check((await current().ledger.getRemaining('root')) === 1, 'the whole budget is free again');
+    },
+    RACE_TIMEOUT_MS,
+  );
+}
+
+/** Eight processes reserving, spending and settling from one budget: it stays exact. */
+function budgetRaceTest(
+  t: ConformanceTestApi,
+  target: StoreConformanceTarget,
+  current: () => ThreadStore,
+  sharedOf: () => unknown,
+): void {
+  t.it(
+    'keeps one $1.00 budget exact while eight processes reserve, spend and settle from it',
+    async () => {
+      const BUDGET = 1;
+      const SPEND_PER_TURN = 1 / 512; // two turns: 1/256 a cycle, so the budget pays 256 cycles
+      const ATTEMPTS = 40; // 8 × 40 = 320 attempts: the budget runs out
+      await current().ledger.register('root', BUDGET);
+      // The invariant, read through the store over and over while the workers run.
+      const violations: number[] = [];
+      let reads = 0;
+      const watch = async () => {
+        const remaining = await current().ledger.getRemaining('root');
+        reads++;
+        if (remaining < -1e-9) violations.push(remaining);
+      };
+      const results = await race<{ completed: string[]; refused: number }>(
+        target,
+        sharedOf(),
+        Array.from({ length: 8 }, (_, worker) => ({
+          kind: 'budget' as const,
+          parent: 'root',
+          worker,
+          attempts: ATTEMPTS,
+          reserve: 1 / 32,
+          turns: 2,
+          spendPerTurn: SPEND_PER_TURN,
+        })),
+        watch,
+      );
+      await watch();
+      check(violations.length === 0, 'the root is never over-committed', violations);
+      check(reads > 1, 'the invariant was read while the workers ran', reads);
+      const completed = results.flatMap((r) => r.completed);
+      const refused = results.reduce((sum, r) => sum + r.refused, 0);
+      check(completed.length + refused === 8 * ATTEMPTS, 'every attempt is accounted for', {
+        completed: completed.length,
+        refused,
+      });
+      check(completed.length > 0 && completed.length <= 256, 'some cycles completed, within budget');
+      check(refused > 0, 'the budget ran out');
+      const rootRow = await current().ledger.get('root');
+      check(
+        rootRow?.actual_spend === completed.length / 256,
+        'every completed cycle reached the root exactly once',
+        rootRow,
+      );
+      for (const child of completed) {
+        const row = await current().ledger.get(child);
         check(
-          rootRow?.actual_spend === completed.length / 256,
-          'every completed cycle reached the root exactly once',
-          rootRow,
+          row?.status === 'completed' && row.reserved_spend === 1 / 256 && row.actual_spend === 1 / 256,
+          `child ${child} kept only what it spent`,
+          row,
         );
-        for (const child of completed) {
-          const row = await store.ledger.get(child);
-          check(
-            row?.status === 'completed' && row.reserved_spend === 1 / 256 && row.actual_spend === 1 / 256,
-            `child ${child} kept only what it spent`,
-            row,
-          );
-        }
-        const tree = await store.ledger.getTreeSpend('root');
-        check(
-          tree.thread_count === completed.length + 1 && tree.active_count === 1,
-          'no reservation left',
-          tree,
-        );
-        const remaining = await store.ledger.getRemaining('root');
-        check(remaining === BUDGET - completed.length / 256, 'the rest of the budget is free', remaining);
-      },
-      RACE_TIMEOUT_MS,
-    );
+      }
+      const tree = await current().ledger.getTreeSpend('root');
+      check(
+        tree.thread_count === completed.length + 1 && tree.active_count === 1,
+        'no reservation left',
+        tree,
+      );
+      const remaining = await current().ledger.getRemaining('root');
+      check(remaining === BUDGET - completed.length / 256, 'the rest of the budget is free', remaining);
+    },
+    RACE_TIMEOUT_MS,
+  );
+}
 
-    t.it(
-      'never over-reserves a parent that fits four children while eight processes contend',
-      async () => {
-        await store.ledger.register('root', 1);
-        const results = await race<{ granted: number; refused: number; overReserved: number[] }>(
-          target,
-          shared,
-          Array.from({ length: 8 }, (_, worker) => ({
-            kind: 'hold' as const,
-            parent: 'root',
-            worker,
-            reserve: 0.25,
-            ms: 400,
-            holdMs: 1,
-          })),
-        );
-        const over = results.flatMap((r) => r.overReserved);
-        check(over.length === 0, 'a grant never left the parent over-reserved', over);
-        const granted = results.reduce((sum, r) => sum + r.granted, 0);
-        check(granted > 8, 'slots were reused', granted);
-        check(results.reduce((sum, r) => sum + r.refused, 0) > 0, 'contention was refused, not over-granted');
-        const tree = await store.ledger.getTreeSpend('root');
-        check(
-          tree.total_actual === 0 && tree.active_count === 1 && tree.thread_count === granted + 1,
-          'every hold was released',
-          tree,
-        );
-        check((await store.ledger.getRemaining('root')) === 1, 'the whole budget is free again');
-      },
-      RACE_TIMEOUT_MS,
-    );
+/** Waiting for a change another process makes, and giving up on a signal. */
+function waitTests(
+  t: ConformanceTestApi,
+  target: StoreConformanceTarget,
+  current: () => ThreadStore,
+  sharedOf: () => unknown,
+): void {
+  t.it(
+    'wakes a waiter when another process changes the registry (no polling)',
+    async () => {
+      const stop = new AbortController();
+      const timer = setTimeout(() => stop.abort(new Error('no change notification within 20 s')), 20_000);
+      try {
+        const seen = (async () => {
+          // Armed before the writer starts; early wake-ups are allowed, so it re-reads and re-arms.
+          while (!(await current().registry.exists('w/written-1'))) {
+            const changed = current().waitForChange(stop.signal);
+            if (await current().registry.exists('w/written-1')) break;
+            await changed;
+          }
+        })();
+        await race(target, sharedOf(), [{ kind: 'write', threadId: 'w/written-1' }]);
+        await seen;
+      } finally {
+        clearTimeout(timer);
+        stop.abort();
+      }
+      check((await current().registry.getThread('w/written-1'))?.status === 'completed', 'the write is seen');
+    },
+    RACE_TIMEOUT_MS,
+  );
 
-    t.it(
-      'wakes a waiter when another process changes the registry (no polling)',
-      async () => {
-        const stop = new AbortController();
-        const timer = setTimeout(() => stop.abort(new Error('no change notification within 20 s')), 20_000);
-        try {
-          const seen = (async () => {
-            // Armed before the writer starts; early wake-ups are allowed, so it re-reads and re-arms.
-            while (!(await store.registry.exists('w/written-1'))) {
-              const changed = store.waitForChange(stop.signal);
-              if (await store.registry.exists('w/written-1')) break;
-              await changed;
-            }
-          })();
-          await race(target, shared, [{ kind: 'write', threadId: 'w/written-1' }]);
-          await seen;
-        } finally {
-          clearTimeout(timer);
-          stop.abort();
-        }
-        check((await store.registry.getThread('w/written-1'))?.status === 'completed', 'the write is seen');
-      },
-      RACE_TIMEOUT_MS,
-    );
-
-    t.it(
-      'rejects a wait with the signal reason when aborted, and at once for an aborted signal',
-      async () => {
-        const stop = new AbortController();
-        const waiting = store.waitForChange(stop.signal);
-        const reason = new Error('stop waiting');
-        stop.abort(reason);
-        let caught: unknown;
-        await waiting.catch((error: unknown) => {
-          caught = error;
-        });
-        check(caught === reason, 'the wait rejects with the reason');
-        caught = undefined;
-        await store.waitForChange(stop.signal).catch((error: unknown) => {
-          caught = error;
-        });
-        check(caught === reason, 'an aborted signal rejects at once');
-      },
-    );
+  t.it('rejects a wait with the signal reason when aborted, and at once for an aborted signal', async () => {
+    const stop = new AbortController();
+    const waiting = current().waitForChange(stop.signal);
+    const reason = new Error('stop waiting');
+    stop.abort(reason);
+    let caught: unknown;
+    await waiting.catch((error: unknown) => {
+      caught = error;
+    });
+    check(caught === reason, 'the wait rejects with the reason');
+    caught = undefined;
+    await current()
+      .waitForChange(stop.signal)
+      .catch((error: unknown) => {
+        caught = error;
+      });
+    check(caught === reason, 'an aborted signal rejects at once');
   });
 }
 
