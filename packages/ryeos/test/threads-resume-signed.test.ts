@@ -99,4 +99,36 @@ describe('resume trusts the signed records', () => {
     expect(again.error).toMatch(/ends before the thread did/);
     expect(fx.server!.requests.length).toBe(before);
   });
+
+  it('a resume handed to a detached runner carries the old conversation there', async () => {
+    const fx = fixture();
+    const first = await finishedThread();
+    const { parsePreparedThread, resumeThread, runPreparedThread } = await threads();
+    const { forkHost } = await import('../src/execute/fork.js');
+    const host = forkHost(
+      fx.rye.settings,
+      fx.project,
+      (call) => fx.rye.dispatch(call),
+      await fx.rye.executor(),
+    );
+    let ran: Promise<unknown> | undefined;
+    const before = fx.server!.requests.length;
+    const resumed = await resumeThread(host, {
+      threadId: first,
+      message: 'Once more.',
+      // The hand-off a detached process gets: the prepared thread as JSON, checked where it lands.
+      detach: async (threadId, prepared) => {
+        const landed = parsePreparedThread(JSON.parse(JSON.stringify(prepared)), threadId);
+        ran = runPreparedThread(host, landed, { threadId });
+        return process.pid;
+      },
+    });
+    expect(resumed.success).toBe(true);
+    expect(await ran).toMatchObject({ success: true, status: 'completed' });
+    const sent = JSON.stringify(fx.server!.requests[before]!.body);
+    // The old thread's read of notes.txt and its answer come along, and the new message follows.
+    expect(sent).toContain('alpha');
+    expect(sent).toContain('answer 0');
+    expect(sent).toContain('Once more.');
+  });
 });

@@ -11,12 +11,26 @@ import type { Hook } from './hooks/layers.js';
 import type { ThreadJson } from './persistence/thread-json.js';
 import type { Limits } from './policy/limits.js';
 import type { ResolvedModel } from './provider/resolve-model.js';
+import type { ChatMessage } from './provider/types.js';
 import { isRecord } from './records.js';
 import type { PaletteEntry } from './runner/palette.js';
 import type { StreamingSettings } from './streaming/config.js';
 
 /** Bumped when the shape changes: a runner never runs a setup it does not understand. */
-export const PREPARED_VERSION = 1;
+export const PREPARED_VERSION = 2;
+
+/**
+ * A continuation's start: the previous thread's verified record and the tail of its conversation
+ * (both read and checked in prepare), and how the continuation was asked for.
+ */
+export interface PreparedContinuation {
+  previous_thread_id: string;
+  record: ThreadJson;
+  messages: ChatMessage[];
+  /** The resume's message (none for a handoff). */
+  message?: string;
+  handoff: boolean;
+}
 
 export interface PreparedThread {
   version: typeof PREPARED_VERSION;
@@ -49,6 +63,8 @@ export interface PreparedThread {
   continuation: Record<string, unknown>;
   /** This thread's place in its chain of continuations (1 for a thread that continues none). */
   chain_length?: number;
+  /** Set for a continuation (a resume or a handoff): what it carries on. */
+  carried?: PreparedContinuation;
   /** What the caller asked for, which a handoff's continuation asks for again. */
   request: { model?: string; limit_overrides?: Record<string, unknown> };
 }
@@ -84,6 +100,18 @@ export function parsePreparedThread(value: unknown, threadId: string): PreparedT
     !isRecord(value.request)
   ) {
     throw new RyeError('VALIDATION', 'The thread setup has no palette or model');
+  }
+  const carried = value.carried;
+  if (
+    carried !== undefined &&
+    !(
+      isRecord(carried) &&
+      typeof carried.previous_thread_id === 'string' &&
+      isRecord(carried.record) &&
+      Array.isArray(carried.messages)
+    )
+  ) {
+    throw new RyeError('VALIDATION', 'The thread setup carries a continuation it does not describe');
   }
   const withheld = value.withheld_env;
   if (

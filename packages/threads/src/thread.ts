@@ -13,7 +13,6 @@
 import { toRyeError } from '@ryeos/lillux';
 import type { ThreadHost } from './host.js';
 import { withThreadsHost } from './layer-bundle.js';
-import type { Carried } from './lifecycle/chain-limits.js';
 import { chainResult, finalizeThread } from './lifecycle/finalize.js';
 import { declaredParent, liveParent } from './lifecycle/parent.js';
 import { prepareThread } from './lifecycle/prepare.js';
@@ -48,10 +47,10 @@ export async function runThread(host: ThreadHost, request: ForkRequest): Promise
     const parent = await liveParent(declared, request, store);
     const place: ThreadPlace = { store, signer, parent, directiveId, stateRoot };
     registration = new Registration(store, directiveId, parent?.threadId, stateRoot, request.registeredId);
-    const { prepared, carried } = await prepareThread(host, request, place, registration);
+    const prepared = await prepareThread(host, request, place, registration);
     const registered: RunPlace = { ...place, threadId: prepared.thread_id };
     if (request.detach) return await handToDetachedRunner(request.detach, registered, prepared);
-    return await runAndFinalize(host, request, registered, prepared, carried);
+    return await runAndFinalize(host, request, registered, prepared);
   } catch (error) {
     return await failedThread(error, store, registration?.threadId ?? request.registeredId, directiveId);
   } finally {
@@ -69,11 +68,10 @@ async function runAndFinalize(
   request: RunRequest,
   place: RunPlace,
   prepared: PreparedThread,
-  carried: Carried | undefined,
 ): Promise<ThreadResult> {
   const reservation = new Reservation(place.store, place.threadId);
   try {
-    const run = await runPhase({ host, request, place, prepared, carried, runThread });
+    const run = await runPhase({ host, request, place, prepared, runThread });
     const ended = await finalizeThread(run, reservation);
     if (ended.status !== 'continued' || !run.handoffTo) return ended;
     const next = await runThread(run.host, {
@@ -160,7 +158,7 @@ export async function runPreparedThread(
       ...(prepared.request.model ? { model: prepared.request.model } : {}),
       ...(prepared.request.limit_overrides ? { limitOverrides: prepared.request.limit_overrides } : {}),
     };
-    return await runAndFinalize(host, request, place, prepared, undefined);
+    return await runAndFinalize(host, request, place, prepared);
   } catch (error) {
     // The thread will not run: its reservation goes back and its row says why. A row that is not
     // running (cancelled or killed before this process got going) keeps its status.

@@ -8,14 +8,12 @@ import type { HookRunner } from '../hook-runner.js';
 import type { ThreadHost } from '../host.js';
 import { continuationPrompt, linkContinuation, withPrompt } from '../orchestration/continuation.js';
 import { threadDir } from '../persistence/paths.js';
-import type { PreparedThread } from '../prepared.js';
+import type { PreparedContinuation, PreparedThread } from '../prepared.js';
 import type { ChatMessage } from '../provider/types.js';
 import type { ThreadLog } from '../runner/loop.js';
 import type { PaletteEntry } from '../runner/palette.js';
 import { joinBlocks } from '../runner/prompt.js';
 import { textModeToolsPrompt } from '../streaming/text-prompt.js';
-import type { ForkRequest } from '../thread-request.js';
-import type { Carried } from './chain-limits.js';
 import type { RunPlace } from './run-types.js';
 
 export interface Opening {
@@ -25,10 +23,8 @@ export interface Opening {
 
 export interface OpeningInput {
   host: ThreadHost;
-  request: Pick<ForkRequest, 'previousThreadId' | 'continuationMessage' | 'handoff'>;
   place: RunPlace;
   prepared: PreparedThread;
-  carried: Carried | undefined;
   hooks: HookRunner;
   log: ThreadLog;
   /** Tools are described in the system prompt when the model writes its calls as text. */
@@ -37,7 +33,8 @@ export interface OpeningInput {
 
 /** The system prompt and the first messages, each recorded in the transcript as it is made. */
 export async function openConversation(input: OpeningInput): Promise<Opening> {
-  const { hooks, log, prepared, carried, request, place } = input;
+  const { hooks, log, prepared, place } = input;
+  const { carried } = prepared;
   const { context, limits } = prepared;
   const baseContext = hookContext(prepared);
   const built = await hooks.context('build_system_prompt', baseContext);
@@ -51,7 +48,7 @@ export async function openConversation(input: OpeningInput): Promise<Opening> {
   const started = carried
     ? await hooks.context('thread_continued', {
         ...baseContext,
-        previous_thread_id: request.previousThreadId,
+        previous_thread_id: carried.previous_thread_id,
       })
     : await hooks.context('thread_started', {
         ...baseContext,
@@ -87,11 +84,11 @@ export async function openConversation(input: OpeningInput): Promise<Opening> {
     return { system, messages: [{ role: 'user', content: first }] };
   }
   const prompt = continuationPrompt({
-    previousThreadId: request.previousThreadId!,
+    previousThreadId: carried.previous_thread_id,
     directiveId: place.directiveId,
     directivePrompt: joinBlocks(context.before, prepared.directive_prompt, context.after),
-    ...(request.continuationMessage ? { message: request.continuationMessage } : {}),
-    handoff: request.handoff === true,
+    ...(carried.message ? { message: carried.message } : {}),
+    handoff: carried.handoff,
     carried: carried.messages.length > 0,
   });
   const messages = withPrompt(carried.messages, joinBlocks(started.before, prompt, started.after));
@@ -111,15 +108,15 @@ export function hookContext(prepared: PreparedThread): Record<string, unknown> {
 }
 
 /** Links a continuation to its previous thread before it runs; a resume also notes it in the old transcript. */
-async function linkToPrevious(input: OpeningInput, carried: Carried): Promise<void> {
-  const { place, request } = input;
+async function linkToPrevious(input: OpeningInput, carried: PreparedContinuation): Promise<void> {
+  const { place } = input;
   await linkContinuation({
     store: place.store,
     stateDir: (id) => threadDir(place.stateRoot, id),
     previous: carried.record,
     nextThreadId: place.threadId,
     signer: place.signer,
-    ...(request.handoff
+    ...(carried.handoff
       ? {}
       : {
           event: {
@@ -127,7 +124,7 @@ async function linkToPrevious(input: OpeningInput, carried: Carried): Promise<vo
             payload: {
               new_thread_id: place.threadId,
               directive: place.directiveId,
-              message_preview: clipText(request.continuationMessage ?? '', 200),
+              message_preview: clipText(carried.message ?? '', 200),
             },
           },
         }),

@@ -39,12 +39,6 @@ import { checkBudgetRoom, checkSpawnRoom, claimSlotAndBudget } from './register.
 import type { ThreadPlace } from './run-types.js';
 import { fail, nowIso, ZERO_COST } from './setup-failure.js';
 
-/** A prepared thread and, for a continuation, the conversation it carries on. */
-export interface Preparation {
-  prepared: PreparedThread;
-  carried: Carried | undefined;
-}
-
 /** The directive a fork runs, with what it brings: inputs, extends chain, context, hooks. */
 interface DirectiveSetup {
   carried: Carried | undefined;
@@ -85,7 +79,7 @@ export async function prepareThread(
   request: ForkRequest,
   place: ThreadPlace,
   registration: { register(): Promise<string>; unregister(): Promise<void> },
-): Promise<Preparation> {
+): Promise<PreparedThread> {
   const config = await loadThreadConfig(host.executor);
   const directive = await directiveSetup(host, request, place, config);
   const limits = await limitsSetup(request, place, config, directive);
@@ -106,8 +100,7 @@ export async function prepareThread(
   );
   try {
     const record = await writeRunningRecord(threadId, request, place, directive, limits, tools, model);
-    const prepared = preparedThread(record, place, config, directive, limits, tools, model, request);
-    return { prepared, carried: directive.carried };
+    return preparedThread(record, place, config, directive, limits, tools, model, request);
   } catch (error) {
     await place.store.ledger.release(threadId, 'error');
     throw error;
@@ -399,6 +392,17 @@ function preparedThread(
     streaming: setup.streaming,
     continuation: continuationConfig(config),
     chain_length: limits.chainLength,
+    ...(setup.carried && request.previousThreadId
+      ? {
+          carried: {
+            previous_thread_id: request.previousThreadId,
+            record: setup.carried.record,
+            messages: setup.carried.messages,
+            ...(request.continuationMessage ? { message: request.continuationMessage } : {}),
+            handoff: request.handoff === true,
+          },
+        }
+      : {}),
     request: {
       ...(request.model ? { model: request.model } : {}),
       ...(request.limitOverrides ? { limit_overrides: request.limitOverrides } : {}),

@@ -21,7 +21,6 @@ import { createSinks, FanOut } from '../streaming/sinks.js';
 import { TextToolParser } from '../streaming/text-parser.js';
 import type { ForkRequest, RunThread } from '../thread-request.js';
 import { type CancelWatch, watchCancellation } from './cancel-watch.js';
-import type { Carried } from './chain-limits.js';
 import { loopOptions } from './loop-options.js';
 import { openConversation } from './opening.js';
 import { renderTranscript } from './render-transcript.js';
@@ -30,17 +29,14 @@ import type { RunPlace } from './run-types.js';
 /** How long a thread waits for its stream sinks to flush before its result goes out without them. */
 const SINK_CLOSE_GRACE_MS = 10;
 
-export type RunRequest = Pick<
-  ForkRequest,
-  'model' | 'limitOverrides' | 'signal' | 'previousThreadId' | 'continuationMessage' | 'handoff'
->;
+/** What the caller asked that the run still needs: its signal, and what a handoff asks for again. */
+export type RunRequest = Pick<ForkRequest, 'model' | 'limitOverrides' | 'signal'>;
 
 export interface RunInput {
   host: ThreadHost;
   request: RunRequest;
   place: RunPlace;
   prepared: PreparedThread;
-  carried?: Carried | undefined;
   runThread: RunThread;
 }
 
@@ -89,10 +85,8 @@ export async function runPhase(input: RunInput): Promise<RunOutcome> {
     const textParsed = prepared.model.config.tool_use?.mode === 'text_parsed';
     const opening = await openConversation({
       host,
-      request: input.request,
       place,
       prepared,
-      carried: input.carried,
       hooks,
       log,
       textModeTools: textParsed ? palette.entries : undefined,
