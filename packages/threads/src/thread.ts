@@ -19,6 +19,7 @@ import { buildHookList, buildResolveExtendsHooks } from './hooks/layers.js';
 import type { ThreadHost } from './host.js';
 import { verifyThreadRecords } from './inspect.js';
 import { withThreadsHost } from './layer-bundle.js';
+import { claimRun, readRunResume, recordRunResume } from './lifecycle/run-resume.js';
 import {
   carriedConversation,
   continuationPrompt,
@@ -62,7 +63,7 @@ import { directivePrompt, joinBlocks } from './runner/prompt.js';
 import { ResultGuard } from './runner/result-guard.js';
 import { warmPaletteTools } from './runner/warm-workers.js';
 import { USD_EPSILON } from './store/index.js';
-import { openProjectStore, type StoreChoice } from './store/opener.js';
+import { openProjectStore, openStoreForRun, type StoreChoice } from './store/opener.js';
 import { TERMINAL_STATUSES, type ThreadCost, type ThreadStatus, type ThreadStore } from './store/types.js';
 import { parseStreamingConfig, streamModeOf } from './streaming/config.js';
 import { createSinks, FanOut } from './streaming/sinks.js';
@@ -302,15 +303,8 @@ export async function runPreparedThread(
   let running = false;
   try {
     host = await withThreadsHost(host);
-    store = await openProjectStore(host.projectPath, host.store);
-    const row = await store.registry.getThread(threadId);
-    running = row?.status === 'running';
-    if (!running) {
-      fail(
-        'NOT_FOUND',
-        `Thread '${threadId}' is not a running thread its caller set up (${row ? `status ${row.status}` : 'no registry row'})`,
-      );
-    }
+    store = await openStoreForRun(host.projectPath, host.store);
+    running = await claimRun(store, threadId);
     if (prepared.thread_id !== threadId) {
       fail('VALIDATION', `The thread setup handed to the runner is not that of thread '${threadId}'`);
     }
@@ -793,114 +787,121 @@ async function runPrepared(
     const streamMode = streamModeOf(streamConfig, resolved.provider.toolId);
     const textParsed = resolved.config.tool_use?.mode === 'text_parsed';
 
-    // 14. The run.
+    // 14. The run, from where its transcript stands when an earlier process of it was killed.
+    const resumed = await readRunResume(host, dir, threadId, prepared);
     const writer = new TranscriptWriter(join(dir, 'transcript.jsonl'), threadId, signer);
     const log = {
       emit: (eventType: string, payload: Record<string, unknown>) => writer.write(eventType, payload),
       checkpoint: (turn: number) => void writer.checkpoint(turn),
     };
     const hookRunner = new HookRunner({ hooks, host, threadId, log, suppress: context.suppressed });
-    const baseContext = {
-      directive: directiveId,
-      directive_body: prepared.directive_body,
-      model: resolved.modelId,
-      limits,
-      inputs,
-    };
-    for (const message of warnings) log.emit('thread_warning', { message });
     const attenuated = prepared.attenuated_capabilities ?? [];
-    if (attenuated.length) {
-      log.emit('capabilities_attenuated', {
-        grants: attenuated,
-        parent_thread_id: parent?.threadId ?? null,
-        kept: capabilities,
-      });
-    }
-    const built = await hookRunner.context('build_system_prompt', baseContext);
-    const system = joinBlocks(
-      built.before,
-      built.after,
-      context.system,
-      textParsed ? textModeToolsPrompt(palette.entries) : '',
-    );
-    log.emit('system_prompt', { text: system, layers: built.blocks.map((b) => b.id) });
-    const started = carried
-      ? await hookRunner.context('thread_continued', {
-          ...baseContext,
-          previous_thread_id: request.previousThreadId,
-        })
-      : await hookRunner.context('thread_started', {
-          ...baseContext,
-          project_path: host.projectPath,
-          depth: limits.depth,
-          parent_thread_id: parent?.threadId ?? 'none',
-          spend_limit: limits.spend,
-          max_turns: limits.turns,
-          capabilities_summary: capabilities.join(', '),
+    const opened = resumed ? { system: resumed.system, messages: resumed.messages } : await openRun();
+    if (resumed) await recordRunResume(resumed, log, store, threadId);
+    const { system, messages } = opened;
+    async function openRun(): Promise<{ system: string; messages: ChatMessage[] }> {
+      const baseContext = {
+        directive: directiveId,
+        directive_body: prepared.directive_body,
+        model: resolved.modelId,
+        limits,
+        inputs,
+      };
+      for (const message of warnings) log.emit('thread_warning', { message });
+      if (attenuated.length) {
+        log.emit('capabilities_attenuated', {
+          grants: attenuated,
+          parent_thread_id: parent?.threadId ?? null,
+          kept: capabilities,
         });
-    for (const [position, text, blocks] of [
-      [
-        'before',
-        joinBlocks(started.before, context.before),
-        started.blocks.filter((b) => b.position !== 'after'),
-      ],
-      [
-        'after',
-        joinBlocks(context.after, started.after),
-        started.blocks.filter((b) => b.position === 'after'),
-      ],
-    ] as const) {
-      if (text)
-        log.emit('context_injected', {
-          position,
-          blocks: blocks.length ? blocks : [{ id: 'directive-context', content: text, role: 'user' }],
-        });
-    }
-    const firstMessage = joinBlocks(
-      started.before,
-      context.before,
-      prepared.directive_prompt,
-      context.after,
-      started.after,
-    );
-    const messages: ChatMessage[] = carried
-      ? withPrompt(
-          carried.messages,
-          joinBlocks(
-            started.before,
-            continuationPrompt({
-              previousThreadId: request.previousThreadId!,
-              directiveId,
-              directivePrompt: joinBlocks(context.before, prepared.directive_prompt, context.after),
-              ...(request.continuationMessage ? { message: request.continuationMessage } : {}),
-              handoff: request.handoff === true,
-              carried: carried.messages.length > 0,
-            }),
-            started.after,
-          ),
-        )
-      : [{ role: 'user', content: firstMessage }];
-    if (carried) {
-      // Linked before the new thread runs (§10.6); a resume also notes it in the old transcript.
-      await linkContinuation({
-        store,
-        stateDir: (id) => threadDir(reg.stateRoot, id),
-        previous: carried.record,
-        nextThreadId: threadId,
-        signer,
-        ...(request.handoff
-          ? {}
-          : {
-              event: {
-                type: 'thread_resumed',
-                payload: {
-                  new_thread_id: threadId,
-                  directive: directiveId,
-                  message_preview: clipText(request.continuationMessage ?? '', 200),
+      }
+      const built = await hookRunner.context('build_system_prompt', baseContext);
+      const system = joinBlocks(
+        built.before,
+        built.after,
+        context.system,
+        textParsed ? textModeToolsPrompt(palette.entries) : '',
+      );
+      log.emit('system_prompt', { text: system, layers: built.blocks.map((b) => b.id) });
+      const started = carried
+        ? await hookRunner.context('thread_continued', {
+            ...baseContext,
+            previous_thread_id: request.previousThreadId,
+          })
+        : await hookRunner.context('thread_started', {
+            ...baseContext,
+            project_path: host.projectPath,
+            depth: limits.depth,
+            parent_thread_id: parent?.threadId ?? 'none',
+            spend_limit: limits.spend,
+            max_turns: limits.turns,
+            capabilities_summary: capabilities.join(', '),
+          });
+      for (const [position, text, blocks] of [
+        [
+          'before',
+          joinBlocks(started.before, context.before),
+          started.blocks.filter((b) => b.position !== 'after'),
+        ],
+        [
+          'after',
+          joinBlocks(context.after, started.after),
+          started.blocks.filter((b) => b.position === 'after'),
+        ],
+      ] as const) {
+        if (text)
+          log.emit('context_injected', {
+            position,
+            blocks: blocks.length ? blocks : [{ id: 'directive-context', content: text, role: 'user' }],
+          });
+      }
+      const firstMessage = joinBlocks(
+        started.before,
+        context.before,
+        prepared.directive_prompt,
+        context.after,
+        started.after,
+      );
+      const messages: ChatMessage[] = carried
+        ? withPrompt(
+            carried.messages,
+            joinBlocks(
+              started.before,
+              continuationPrompt({
+                previousThreadId: request.previousThreadId!,
+                directiveId,
+                directivePrompt: joinBlocks(context.before, prepared.directive_prompt, context.after),
+                ...(request.continuationMessage ? { message: request.continuationMessage } : {}),
+                handoff: request.handoff === true,
+                carried: carried.messages.length > 0,
+              }),
+              started.after,
+            ),
+          )
+        : [{ role: 'user', content: firstMessage }];
+      if (carried) {
+        // Linked before the new thread runs (§10.6); a resume also notes it in the old transcript.
+        await linkContinuation({
+          store,
+          stateDir: (id) => threadDir(reg.stateRoot, id),
+          previous: carried.record,
+          nextThreadId: threadId,
+          signer,
+          ...(request.handoff
+            ? {}
+            : {
+                event: {
+                  type: 'thread_resumed',
+                  payload: {
+                    new_thread_id: threadId,
+                    directive: directiveId,
+                    message_preview: clipText(request.continuationMessage ?? '', 200),
+                  },
                 },
-              },
-            }),
-      });
+              }),
+        });
+      }
+      return { system, messages };
     }
     await writeCapabilitiesMd(
       dir,
@@ -961,6 +962,7 @@ async function runPrepared(
         model,
         system,
         messages,
+        ...(resumed ? { resumedFrom: { cost: resumed.cost } } : {}),
         palette,
         ...(outputs ? { outputs } : {}),
         limits: limitsForLoop,
