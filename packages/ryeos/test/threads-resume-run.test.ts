@@ -5,8 +5,10 @@
  * are not repeated, the model is told which call was interrupted, and the spend in the result,
  * `thread.json`, the registry and the ledger is exactly what the scripted responses cost.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Executor } from '@ryeos/executor';
+import type { ThreadHost } from '@ryeos/threads';
 import {
   openThreadStore,
   type PreparedThread,
@@ -15,6 +17,7 @@ import {
   runThread,
   threadsStateRoot,
 } from '@ryeos/threads';
+import type { ReplayServer } from '@ryeos/threads/testing';
 import { describe, expect, it } from 'vitest';
 import { launchDetached } from '../src/execute/detach.js';
 import { forkHost } from '../src/execute/fork.js';
@@ -95,59 +98,84 @@ function alive(pid: number): boolean {
   }
 }
 
+interface Killed {
+  server: ReplayServer;
+  host: ThreadHost;
+  executor: Executor;
+  prepared: PreparedThread;
+  threadId: string;
+  transcript: string;
+  lines(): string[];
+}
+
+/**
+ * Starts the thread detached through a hand-off that keeps its setup, waits until its third call
+ * runs (and its response is on record), and SIGKILLs the runner's process group.
+ */
+async function startAndKill(): Promise<Killed> {
+  const fx = fixture();
+  const server = await fx.serve(SCRIPT);
+  const executor = await fx.rye.executor();
+  const host = forkHost(fx.rye.settings, fx.project, (call) => fx.rye.dispatch(call), executor);
+  let prepared: PreparedThread | undefined;
+  const started = await runThread(host, {
+    directiveId: 'acme/steps',
+    detach: async (threadId, setup, recordPid) => {
+      prepared = setup;
+      const dir = join(threadsStateRoot(fx.project), threadId);
+      return launchDetached(
+        fx.rye.settings,
+        {
+          kind: 'directive',
+          project_path: fx.project,
+          thread_id: threadId,
+          directive_id: setup.directive_id,
+          inputs: {},
+          prepared: setup,
+        },
+        dir,
+        recordPid,
+        setup.withheld_env,
+      );
+    },
+  });
+  expect(started, JSON.stringify(started)).toMatchObject({ status: 'running' });
+  const threadId = String(started.thread_id);
+  const pid = Number(started.pid);
+  const marks = join(fx.project, 'marks.log');
+  const transcript = join(threadsStateRoot(fx.project), threadId, 'transcript.jsonl');
+  const lines = () => (existsSync(marks) ? readFileSync(marks, 'utf8').trim().split('\n') : []);
+
+  await until('the third call to start', () => lines().some((line) => line.startsWith('started c ')));
+  // The third response's end is on record once its stream is over (the call runs on); a runner
+  // that does not record it is killed all the same, and the assertions say what it lost.
+  await until('the third response to end', () =>
+    readFileSync(transcript, 'utf8').includes('"event_type":"response_usage","payload":{"turn":3'),
+  ).catch(() => undefined);
+  const toolPid = Number(
+    lines()
+      .find((line) => line.startsWith('started c '))!
+      .split(' ')[2],
+  );
+  // While its runner lives, the thread is not run a second time, and the live run is left alone.
+  const twice = await runPreparedThread(host, prepared!, { threadId });
+  expect(twice, JSON.stringify(twice)).toMatchObject({ success: false, error_type: 'unavailable' });
+  expect(alive(pid)).toBe(true);
+  process.kill(-pid, 'SIGKILL');
+  await until('the runner to die', () => !alive(pid));
+  // The blocked call's worker leads a process group of its own: it ends itself once its
+  // runner's channel closes, so nothing finishes the call behind the resumed run's back.
+  await until('the blocked call to die with its runner', () => !alive(toolPid));
+  return { server, host, executor, prepared: prepared!, threadId, transcript, lines };
+}
+
 describe('a detached run resumes from its transcript', () => {
   it('after a SIGKILL during its third call: no completed call repeats, the cut one is reported, the spend adds up', async () => {
+    const { server, host, executor, prepared, threadId, lines } = await startAndKill();
     const fx = fixture();
-    const server = await fx.serve(SCRIPT);
-    const executor = await fx.rye.executor();
-    const host = forkHost(fx.rye.settings, fx.project, (call) => fx.rye.dispatch(call), executor);
-    let prepared: PreparedThread | undefined;
-    const started = await runThread(host, {
-      directiveId: 'acme/steps',
-      detach: async (threadId, setup, recordPid) => {
-        prepared = setup;
-        const dir = join(threadsStateRoot(fx.project), threadId);
-        return launchDetached(
-          fx.rye.settings,
-          {
-            kind: 'directive',
-            project_path: fx.project,
-            thread_id: threadId,
-            directive_id: setup.directive_id,
-            inputs: {},
-            prepared: setup,
-          },
-          dir,
-          recordPid,
-          setup.withheld_env,
-        );
-      },
-    });
-    expect(started, JSON.stringify(started)).toMatchObject({ status: 'running' });
-    const threadId = String(started.thread_id);
-    const pid = Number(started.pid);
-    const marks = join(fx.project, 'marks.log');
-    const transcript = join(threadsStateRoot(fx.project), threadId, 'transcript.jsonl');
-    const lines = () => (existsSync(marks) ? readFileSync(marks, 'utf8').trim().split('\n') : []);
-
-    await until('the third call to start', () => lines().some((line) => line.startsWith('started c ')));
-    // The third response's end is on record once its stream is over (the call runs on).
-    await until('the third response to end', () =>
-      readFileSync(transcript, 'utf8').includes('"event_type":"response_usage","payload":{"turn":3'),
-    ).catch(() => undefined);
-    const toolPid = Number(
-      lines()
-        .find((line) => line.startsWith('started c '))!
-        .split(' ')[2],
-    );
-    process.kill(-pid, 'SIGKILL');
-    await until('the runner to die', () => !alive(pid));
-    // The blocked call's worker leads a process group of its own: it ends itself once its
-    // runner's channel closes, so nothing finishes the call behind the resumed run's back.
-    await until('the blocked call to die with its runner', () => !alive(toolPid));
     expect(server.requests).toHaveLength(3);
 
-    const result = await runPreparedThread(host, prepared!, { threadId });
+    const result = await runPreparedThread(host, prepared, { threadId });
     expect(result, JSON.stringify(result)).toMatchObject({
       success: true,
       status: 'completed',
@@ -187,7 +215,7 @@ describe('a detached run resumes from its transcript', () => {
     ]);
 
     // The spend is every response's cost, each counted once, summed as the loop sums it.
-    const pricing = prepared!.model.pricing;
+    const pricing = prepared.model.pricing;
     expect(pricing?.input).toBeGreaterThan(0);
     let spend = 0;
     for (const usage of USAGE)
@@ -209,6 +237,27 @@ describe('a detached run resumes from its transcript', () => {
       const row = await store.registry.getThread(threadId);
       expect(row).toMatchObject({ status: 'completed', turns: 4, ...tokens, spend });
       expect((await store.ledger.get(threadId))?.actual_spend).toBe(spend);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
+  it('refuses to resume from a transcript whose signed part was changed: the thread ends in error, nothing runs again', async () => {
+    const { server, host, prepared, threadId, transcript, lines } = await startAndKill();
+    // Turning the first completed call into an interrupted one would have it run again.
+    const text = readFileSync(transcript, 'utf8');
+    writeFileSync(
+      transcript,
+      text.replace(/\n[^\n]*"event_type":"tool_call_result"[^\n]*"call_id":"toolu_a"[^\n]*/, ''),
+    );
+    const result = await runPreparedThread(host, prepared, { threadId });
+    expect(result, JSON.stringify(result)).toMatchObject({ success: false, error_type: 'integrity' });
+    expect(server.requests).toHaveLength(3);
+    expect(lines().filter((line) => line.startsWith('done '))).toEqual(['done a', 'done b']);
+    const store = openThreadStore(threadsStateRoot(fixture().project));
+    try {
+      expect(await store.registry.getThread(threadId)).toMatchObject({ status: 'error' });
+      expect(await store.ledger.get(threadId)).toMatchObject({ status: 'error' });
     } finally {
       await store.close();
     }
