@@ -19,8 +19,9 @@ import { isProcessAlive } from '../store/index.js';
 import type { ThreadStore } from '../store/types.js';
 
 /**
- * Takes the thread up for this process: its row must be `running`, and held by this process or
- * by one that is gone (a killed runner). A thread another live process runs is never run twice.
+ * Takes the thread up for this process: its row must be `running` with its budget unsettled, and
+ * held by this process or by one that is gone (a killed runner). A thread another live process
+ * runs is never run twice.
  * Answers true once this process's pid is recorded.
  */
 export async function claimRun(
@@ -33,6 +34,14 @@ export async function claimRun(
     throw new RyeError(
       'NOT_FOUND',
       `Thread '${threadId}' is not a running thread its caller set up (${row ? `status ${row.status}` : 'no registry row'})`,
+    );
+  }
+  const budget = await store.ledger.get(threadId);
+  if (budget && budget.status !== 'active') {
+    // Its end was being recorded when its process died: its spend is settled, so it cannot run on.
+    throw new RyeError(
+      'NOT_FOUND',
+      `Thread '${threadId}' cannot run: its budget was already settled (${budget.status})`,
     );
   }
   if (row.pid !== null && row.pid !== process.pid && isAlive(row.pid)) {
