@@ -17,6 +17,8 @@ import type { ThreadLog } from '../runner/loop.js';
 import { INTERRUPTED_CALL_RESULT, type ResumePoint, readResumePoint } from '../runner/resume-point.js';
 import { isProcessAlive } from '../store/index.js';
 import type { ThreadStore } from '../store/types.js';
+import type { Opening } from './opening.js';
+import type { RunPlace } from './run-types.js';
 
 /**
  * Takes the thread up for this process: its row must be `running` with its budget unsettled, and
@@ -65,6 +67,16 @@ export function readRunResume(
     trust: host.executor.trust,
     ...(prepared.model.pricing ? { pricing: prepared.model.pricing } : {}),
   });
+}
+
+/** The conversation a resumed run goes on with, once `recordRunResume` has noted it. */
+export async function resumedOpening(
+  point: ResumePoint,
+  log: Pick<ThreadLog, 'emit'>,
+  place: RunPlace,
+): Promise<Opening> {
+  await recordRunResume(point, log, place.store, place.threadId);
+  return { system: point.system, messages: point.messages, resumedFrom: { cost: point.cost } };
 }
 
 /**
