@@ -35,8 +35,7 @@ import { parseStreamingConfig, type StreamingSettings } from '../streaming/confi
 import type { ForkRequest } from '../thread-request.js';
 import { continuationConfig, hookLayers, loadThreadConfig, type ThreadConfig } from './agent-config.js';
 import { type Carried, limitToChain } from './chain-limits.js';
-import type { ParentFacts } from './parent.js';
-import { checkBudgetRoom, checkSpawnRoom, claimSlotAndBudget, registerThread } from './register.js';
+import { checkBudgetRoom, checkSpawnRoom, claimSlotAndBudget } from './register.js';
 import type { ThreadPlace } from './run-types.js';
 import { fail, nowIso, ZERO_COST } from './setup-failure.js';
 
