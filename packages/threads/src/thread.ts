@@ -18,13 +18,14 @@ import { declaredParent, liveParent } from './lifecycle/parent.js';
 import { prepareThread } from './lifecycle/prepare.js';
 import { Registration, Reservation, releaseReservation } from './lifecycle/register.js';
 import { type RunRequest, runPhase } from './lifecycle/run.js';
+import { claimRun } from './lifecycle/run-resume.js';
 import type { RunPlace, ThreadPlace } from './lifecycle/run-types.js';
 import { fail, failedThread, SetupFailure, ZERO_COST } from './lifecycle/setup-failure.js';
 import { type ResumeRequest, type ResumeResult, resumeWith } from './orchestration/resume.js';
 import { threadsStateRoot } from './persistence/paths.js';
 import { loadSigner, type Signer } from './persistence/signer.js';
 import type { PreparedThread } from './prepared.js';
-import { openProjectStore, type StoreChoice } from './store/opener.js';
+import { openProjectStore, openStoreForRun, type StoreChoice } from './store/opener.js';
 import type { ThreadStore } from './store/types.js';
 import type { ForkRequest, ThreadResult } from './thread-request.js';
 
@@ -132,15 +133,8 @@ export async function runPreparedThread(
   let running = false;
   try {
     host = await withThreadsHost(host);
-    store = await openProjectStore(host.projectPath, host.store);
-    const row = await store.registry.getThread(threadId);
-    running = row?.status === 'running';
-    if (!running) {
-      fail(
-        'NOT_FOUND',
-        `Thread '${threadId}' is not a running thread its caller set up (${row ? `status ${row.status}` : 'no registry row'})`,
-      );
-    }
+    store = await openStoreForRun(host.projectPath, host.store);
+    running = await claimRun(store, threadId);
     if (prepared.thread_id !== threadId) {
       fail('VALIDATION', `The thread setup handed to the runner is not that of thread '${threadId}'`);
     }

@@ -152,9 +152,16 @@ describe('streaming inline tool execution', () => {
     const finalSent = s.requests[0]!.finalSentAt!;
     expect(finalSent).toBeGreaterThan(0);
     expect(runs[0]!.ended).toBeLessThan(finalSent);
-    // Seed 002's order: the call starts and ends before the turn's full text is recorded.
+    // Seed 002's order: the call starts and ends before the turn's full text is recorded (the
+    // response's usage is on record as its stream ends).
     const turn1 = events.filter((e) => e.payload.turn === 1);
-    expect(types(turn1)).toEqual(['cognition_in', 'tool_call_start', 'tool_call_result', 'cognition_out']);
+    expect(types(turn1)).toEqual([
+      'cognition_in',
+      'tool_call_start',
+      'tool_call_result',
+      'response_usage',
+      'cognition_out',
+    ]);
     expect(turn1.find((e) => e.event_type === 'cognition_out')!.payload).toMatchObject({
       text: 'Marking.',
       is_partial: false,

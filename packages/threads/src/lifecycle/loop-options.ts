@@ -71,6 +71,7 @@ export function loopOptions(input: LoopOptionsInput): LoopContext {
     model: input.model,
     system: input.opening.system,
     messages: input.opening.messages,
+    ...(input.opening.resumedFrom ? { resumedFrom: input.opening.resumedFrom } : {}),
     palette: input.palette,
     ...(prepared.outputs ? { outputs: prepared.outputs } : {}),
     limits,

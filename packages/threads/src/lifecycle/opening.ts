@@ -13,12 +13,15 @@ import type { ChatMessage } from '../provider/types.js';
 import type { ThreadLog } from '../runner/loop.js';
 import type { PaletteEntry } from '../runner/palette.js';
 import { joinBlocks } from '../runner/prompt.js';
+import type { ThreadCost } from '../store/types.js';
 import { textModeToolsPrompt } from '../streaming/text-prompt.js';
 import type { RunPlace } from './run-types.js';
 
 export interface Opening {
   system: string;
   messages: ChatMessage[];
+  /** A run resumed from its transcript: what its earlier process already spent. */
+  resumedFrom?: { cost: ThreadCost };
 }
 
 export interface OpeningInput {

@@ -1,7 +1,9 @@
 /**
  * Run, the second phase of a thread (wherever the job lands): from a `PreparedThread`, the
- * transcript opened as the durable log, the conversation opened, then the turn loop until the
- * thread completes, fails, is cancelled or hands off. What finalize needs comes back with it.
+ * transcript opened as the durable log, the conversation opened (or, when an earlier process of
+ * this run was killed, taken up where its transcript stands: run-resume.ts), then the turn loop
+ * until the thread completes, fails, is cancelled or hands off. What finalize needs comes back
+ * with it.
  */
 import { join } from 'node:path';
 import { HookRunner } from '../hook-runner.js';
@@ -22,8 +24,9 @@ import { TextToolParser } from '../streaming/text-parser.js';
 import type { ForkRequest, RunThread } from '../thread-request.js';
 import { type CancelWatch, watchCancellation } from './cancel-watch.js';
 import { loopOptions } from './loop-options.js';
-import { openConversation } from './opening.js';
+import { type Opening, type OpeningInput, openConversation } from './opening.js';
 import { renderTranscript } from './render-transcript.js';
+import { readRunResume, resumedOpening } from './run-resume.js';
 import type { RunPlace } from './run-types.js';
 
 /** How long a thread waits for its stream sinks to flush before its result goes out without them. */
@@ -69,6 +72,8 @@ export async function runPhase(input: RunInput): Promise<RunOutcome> {
   void warmPaletteTools(host.executor, palette.entries, withheldEnv, warming.signal);
   try {
     const model = createModel(prepared.model, host.settings.env);
+    // A run whose earlier process was killed goes on from its transcript, read before it is appended to.
+    const resumed = await readRunResume(host, dir, place.threadId, prepared);
     const writer = new TranscriptWriter(join(dir, 'transcript.jsonl'), place.threadId, place.signer);
     const log: ThreadLog = {
       emit: (eventType, payload) => writer.write(eventType, payload),
@@ -81,16 +86,17 @@ export async function runPhase(input: RunInput): Promise<RunOutcome> {
       log,
       suppress: prepared.context.suppressed,
     });
-    recordSetupNotes(log, prepared, place);
     const textParsed = prepared.model.config.tool_use?.mode === 'text_parsed';
-    const opening = await openConversation({
-      host,
-      place,
-      prepared,
-      hooks,
-      log,
-      textModeTools: textParsed ? palette.entries : undefined,
-    });
+    const opening = resumed
+      ? await resumedOpening(resumed, log, place)
+      : await openRun({
+          host,
+          place,
+          prepared,
+          hooks,
+          log,
+          textModeTools: textParsed ? palette.entries : undefined,
+        });
     await writeCapabilitiesMd(dir, capabilityRows(palette), undefined, place.signer);
     const cancel = watchCancellation(dir, input.request.signal);
     let handoffTo: string | undefined;
@@ -124,6 +130,12 @@ export async function runPhase(input: RunInput): Promise<RunOutcome> {
   } finally {
     warming.abort();
   }
+}
+
+/** A fresh run: what setup decided is noted, then the conversation is opened. */
+function openRun(input: OpeningInput): Promise<Opening> {
+  recordSetupNotes(input.log, input.prepared, input.place);
+  return openConversation(input);
 }
 
 /** The palette the prepared thread carries, indexed by name. */

@@ -58,6 +58,11 @@ export interface LoopContext {
   system: string;
   /** The first user message (fresh) or the resumed conversation. */
   messages: ChatMessage[];
+  /**
+   * A run resumed from its transcript: what it already cost (the loop counts on from it), and
+   * its conversation is already recorded, so no opening message is logged again.
+   */
+  resumedFrom?: { cost: ThreadCost };
   palette: Palette;
   /** Declared `<outputs>`, or undefined when the directive declares none. */
   outputs?: OutputSpec[];
@@ -165,11 +170,15 @@ function hintOf(error: ProviderCallErrorInfo): { hint?: string } {
 export async function runLoop(
   ctx: LoopContext,
 ): Promise<{ result: LoopResult; cost: ThreadCost; timing: LoopTiming }> {
-  const started = performance.now();
+  const prior = ctx.resumedFrom?.cost;
+  // A resumed run's duration limit counts the time its earlier process ran too.
+  const started = performance.now() - (prior?.elapsed_seconds ?? 0) * 1000;
   const timing: LoopTiming = { provider_ms: 0, tools_ms: 0, runner_ms: 0, tool_start_delays_ms: [] };
   const sleep = ctx.sleep ?? defaultSleep;
   const messages = ctx.messages;
-  const cost: ThreadCost = { turns: 0, input_tokens: 0, output_tokens: 0, spend: 0, elapsed_seconds: 0 };
+  const cost: ThreadCost = prior
+    ? { ...prior }
+    : { turns: 0, input_tokens: 0, output_tokens: 0, spend: 0, elapsed_seconds: 0 };
   const recentLlmErrors: Record<string, unknown>[] = [];
   let consecutiveFailures = 0;
   let nudges = 0;
@@ -226,7 +235,7 @@ export async function runLoop(
   const usedIds = new Set<string>();
   for (const m of messages) if (m.role === 'assistant') for (const c of m.tool_calls ?? []) usedIds.add(c.id);
 
-  let firstTurn = true;
+  let firstTurn = !prior;
   try {
     for (;;) {
       elapsed();

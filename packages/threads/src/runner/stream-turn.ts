@@ -280,6 +280,14 @@ export async function streamTurn(ctx: CallContext, request: TurnRequest): Promis
     error = { ...cutShort(request.model), message: `The model stream failed: ${(thrown as Error)?.message}` };
   }
 
+  // What the response cost is on record before the turn waits on its calls: a run killed while a
+  // call runs is resumed with this response paid for.
+  log.emit('response_usage', {
+    turn,
+    input_tokens: response.usage.inputTokens,
+    output_tokens: response.usage.outputTokens,
+    ...(error ? { stream_error: true } : {}),
+  });
   // Batch mode: the response is whole; its calls run now, with the same checks and lanes.
   for (const { call, preset } of deferred) startCall(call, preset);
   const streamEnded = performance.now();

@@ -28,6 +28,16 @@ export async function openProjectStore(
 }
 
 /**
+ * The store a detached run opens to take its thread up: the embedded store is opened without
+ * marking dead threads failed, because the thread this run takes over may be one (its earlier
+ * process was killed); `claimRun` then decides whether it may. A host's own opener is its own.
+ */
+export async function openStoreForRun(projectPath: string, opener?: ThreadStoreOpener): Promise<ThreadStore> {
+  if (opener) return await opener(projectPath);
+  return openThreadStore(threadsStateRoot(projectPath), { markStale: false });
+}
+
+/**
  * The store a read-only query uses, or undefined when the default SQLite store has no registry yet
  * (no thread ever ran there): a query never creates `.ai/state/threads`. A host's own store is
  * always opened: whether it holds anything is its own business.

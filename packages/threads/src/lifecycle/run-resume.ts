@@ -1,0 +1,109 @@
+/**
+ * The run phase taking up a thread whose earlier process died mid-run: who may take it up
+ * (`claimRun`), where it stands (`readRunResume`, from its own transcript), and what the new run
+ * records before its loop goes on (`recordRunResume`).
+ *
+ * Hooks: a resumed run does not run `build_system_prompt` or `thread_started` again; their output
+ * is in the recorded system prompt and opening message, and running them twice would inject their
+ * context twice and repeat their side effects. The hooks of the rest of the run (`after_step`,
+ * `error`, `limit`, `after_complete`) run as they would have.
+ */
+import { join } from 'node:path';
+import { RyeError } from '@ryeos/lillux';
+import type { ThreadHost } from '../host.js';
+import { TRANSCRIPT_JSONL } from '../persistence/transcript.js';
+import type { PreparedThread } from '../prepared.js';
+import type { ThreadLog } from '../runner/loop.js';
+import { INTERRUPTED_CALL_RESULT, type ResumePoint, readResumePoint } from '../runner/resume-point.js';
+import { isProcessAlive } from '../store/index.js';
+import type { ThreadStore } from '../store/types.js';
+import type { Opening } from './opening.js';
+import type { RunPlace } from './run-types.js';
+
+/**
+ * Takes the thread up for this process: its row must be `running` with its budget unsettled, and
+ * held by this process or by one that is gone (a killed runner). A thread another live process
+ * runs is never run twice.
+ * Answers true once this process's pid is recorded.
+ */
+export async function claimRun(
+  store: ThreadStore,
+  threadId: string,
+  isAlive: (pid: number) => boolean = isProcessAlive,
+): Promise<true> {
+  const row = await store.registry.getThread(threadId);
+  if (row?.status !== 'running') {
+    throw new RyeError(
+      'NOT_FOUND',
+      `Thread '${threadId}' is not a running thread its caller set up (${row ? `status ${row.status}` : 'no registry row'})`,
+    );
+  }
+  const budget = await store.ledger.get(threadId);
+  if (budget && budget.status !== 'active') {
+    // Its end was being recorded when its process died: its spend is settled, so it cannot run on.
+    throw new RyeError(
+      'NOT_FOUND',
+      `Thread '${threadId}' cannot run: its budget was already settled (${budget.status})`,
+    );
+  }
+  if (row.pid !== null && row.pid !== process.pid && isAlive(row.pid)) {
+    throw new RyeError('UNAVAILABLE', `Thread '${threadId}' is already being run by process ${row.pid}`, {
+      hint: 'Wait for that run to end (rye/agent/threads/orchestrator wait_threads), or cancel it first.',
+    });
+  }
+  if (row.pid !== process.pid) await store.registry.updatePid(threadId, process.pid);
+  return true;
+}
+
+/** Where the thread's run stands, from its transcript; undefined for a run that has not begun. */
+export function readRunResume(
+  host: ThreadHost,
+  dir: string,
+  threadId: string,
+  prepared: PreparedThread,
+): Promise<ResumePoint | undefined> {
+  return readResumePoint(join(dir, TRANSCRIPT_JSONL), {
+    threadId,
+    trust: host.executor.trust,
+    ...(prepared.model.pricing ? { pricing: prepared.model.pricing } : {}),
+  });
+}
+
+/** The conversation a resumed run goes on with, once `recordRunResume` has noted it. */
+export async function resumedOpening(
+  point: ResumePoint,
+  log: Pick<ThreadLog, 'emit'>,
+  place: RunPlace,
+): Promise<Opening> {
+  await recordRunResume(point, log, place.store, place.threadId);
+  return { system: point.system, messages: point.messages, resumedFrom: { cost: point.cost } };
+}
+
+/**
+ * Records the resume, answers each interrupted call in the transcript (so a later resume or a
+ * replay reads what the model was told), and sets the ledger's own spend to what the transcript
+ * says was spent: the killed process may have died before it counted its last response.
+ */
+export async function recordRunResume(
+  point: ResumePoint,
+  log: Pick<ThreadLog, 'emit'>,
+  store: ThreadStore,
+  threadId: string,
+): Promise<void> {
+  log.emit('thread_resumed_run', {
+    after_turn: point.lastTurn,
+    cost: point.cost,
+    interrupted_calls: point.interrupted.map((call) => call.id),
+  });
+  for (const call of point.interrupted) {
+    log.emit('tool_call_result', {
+      call_id: call.id,
+      output: INTERRUPTED_CALL_RESULT,
+      error: INTERRUPTED_CALL_RESULT,
+      interrupted: true,
+      turn: point.lastTurn,
+    });
+  }
+  await store.ledger.reportActual(threadId, point.cost.spend);
+  await store.registry.updateCostSnapshot(threadId, point.cost).catch(() => false);
+}
