@@ -51,7 +51,12 @@ export async function claimRun(
       hint: 'Wait for that run to end (rye/agent/threads/orchestrator wait_threads), or cancel it first.',
     });
   }
-  if (row.pid !== process.pid) await store.registry.updatePid(threadId, process.pid);
+  // Compare-and-set: of two processes that found the same dead runner, one takes the thread up.
+  if (row.pid !== process.pid && !(await store.registry.claimPid(threadId, row.pid, process.pid))) {
+    throw new RyeError('UNAVAILABLE', `Thread '${threadId}' was just taken up by another process`, {
+      hint: 'Wait for that run to end (rye/agent/threads/orchestrator wait_threads), or cancel it first.',
+    });
+  }
   return true;
 }
 

@@ -87,6 +87,7 @@ export class SqliteThreadRegistry implements Sync<ThreadRegistry> {
     | 'exists'
     | 'get'
     | 'pid'
+    | 'claimPid'
     | 'status'
     | 'statusTerminal'
     | 'model'
@@ -115,6 +116,9 @@ export class SqliteThreadRegistry implements Sync<ThreadRegistry> {
       exists: p('SELECT 1 FROM threads WHERE thread_id = ?').pluck(),
       get: p('SELECT * FROM threads WHERE thread_id = ?'),
       pid: p('UPDATE threads SET pid = ?, updated_at = ? WHERE thread_id = ?'),
+      claimPid: p(
+        `UPDATE threads SET pid = ?, updated_at = ? WHERE thread_id = ? AND status = 'running' AND pid IS ?`,
+      ),
       status: p('UPDATE threads SET status = ?, updated_at = ? WHERE thread_id = ?'),
       statusTerminal: p(
         'UPDATE threads SET status = ?, updated_at = ?, completed_at = ? WHERE thread_id = ?',
@@ -164,6 +168,12 @@ export class SqliteThreadRegistry implements Sync<ThreadRegistry> {
 
   updatePid(threadId: string, pid: number): void {
     this.#write('updatePid', () => this.#sql.pid.run(pid, nowIso(), threadId));
+  }
+
+  claimPid(threadId: string, expected: number | null, pid: number): boolean {
+    return (
+      this.#write('claimPid', () => this.#sql.claimPid.run(pid, nowIso(), threadId, expected)).changes === 1
+    );
   }
 
   updateStatus(threadId: string, status: ThreadStatus): void {

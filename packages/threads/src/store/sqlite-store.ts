@@ -20,6 +20,7 @@ const REGISTRY_METHODS = [
   'register',
   'exists',
   'updatePid',
+  'claimPid',
   'updateStatus',
   'setModel',
   'getThread',

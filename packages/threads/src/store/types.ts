@@ -49,6 +49,11 @@ export interface ThreadRegistry {
   register(threadId: string, directive: string, parentId?: string | null): Promise<void>;
   exists(threadId: string): Promise<boolean>;
   updatePid(threadId: string, pid: number): Promise<void>;
+  /**
+   * Takes a running thread over from the process recorded on it: sets `pid` only while the row
+   * is `running` and still names `expected` (null: none). Of two claimants, one wins.
+   */
+  claimPid(threadId: string, expected: number | null, pid: number): Promise<boolean>;
   /** Terminal statuses also set `completed_at`. */
   updateStatus(threadId: string, status: ThreadStatus): Promise<void>;
   setModel(threadId: string, model: string): Promise<void>;

@@ -432,6 +432,22 @@ function registryTests(t: ConformanceTestApi, current: () => ThreadStore): void 
     check(!(await registry.tryIncrementSpawn('missing', 50)), 'none for an unknown parent');
   });
 
+  t.it('lets one of two claimants take a running thread over from its recorded process', async () => {
+    const { registry } = current();
+    await registry.register('k/run', 'k');
+    check(!(await registry.claimPid('k/run', null, 11)), 'a thread that is not running is not claimed');
+    await registry.updateStatus('k/run', 'running');
+    await registry.updatePid('k/run', 10);
+    const claims = await Promise.all([
+      registry.claimPid('k/run', 10, 11),
+      registry.claimPid('k/run', 10, 12),
+    ]);
+    check(claims.filter(Boolean).length === 1, 'exactly one claimant wins', claims);
+    const pid = (await registry.getThread('k/run'))?.pid;
+    check(pid === (claims[0] ? 11 : 12), 'the winner is recorded', pid);
+    check(!(await registry.claimPid('missing', null, 11)), 'none for an unknown id');
+  });
+
   t.it('unregisters only a thread that never started', async () => {
     const { registry } = current();
     await registry.register('u/new', 'u');
