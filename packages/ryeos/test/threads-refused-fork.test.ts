@@ -2,7 +2,7 @@
  * A fork that prepare refuses writes nothing: no thread folder, no registry row, no ledger row,
  * and no spawn slot of its parent, whatever the reason it was refused.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { directive, useThreadFixture } from './threads-helpers.js';
@@ -76,6 +76,24 @@ describe('a refused fork writes nothing', () => {
     expect(result.status).toBe('error');
     expect(result.thread_id).toBeUndefined();
     await expectNothingWritten();
+    expect(fx.server!.requests).toHaveLength(0);
+  });
+
+  it('a planted symlink where its folder goes refuses it before it registers', async () => {
+    const fx = fixture();
+    await fx.serve({ turns: [{ tool_calls: [returnCall('x')] }] });
+    await addDirective('refused', `${FAST}${READ}`);
+    mkdirSync(join(fx.project, '.ai/state/threads'), { recursive: true, mode: 0o700 });
+    mkdirSync(join(fx.root, 'elsewhere'));
+    symlinkSync(join(fx.root, 'elsewhere'), join(fx.project, '.ai/state/threads/acme'));
+    const result = (await fx.rye.execute({ item_id: 'directive:acme/refused', thread: 'fork' })) as {
+      status: string;
+      thread_id?: string;
+    };
+    expect(result.status).toBe('error');
+    expect(result.thread_id).toBeUndefined();
+    await expectNothingWritten();
+    expect(readdirSync(join(fx.root, 'elsewhere'))).toEqual([]);
     expect(fx.server!.requests).toHaveLength(0);
   });
 

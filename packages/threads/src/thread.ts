@@ -18,7 +18,7 @@ import { declaredParent, liveParent } from './lifecycle/parent.js';
 import { prepareThread } from './lifecycle/prepare.js';
 import { Registration, Reservation, releaseReservation } from './lifecycle/register.js';
 import { type RunRequest, runPhase } from './lifecycle/run.js';
-import { claimRun } from './lifecycle/run-resume.js';
+import { claimRun, type RunClaim } from './lifecycle/run-resume.js';
 import type { RunPlace, ThreadPlace } from './lifecycle/run-types.js';
 import { fail, failedThread, SetupFailure, ZERO_COST } from './lifecycle/setup-failure.js';
 import { type ResumeRequest, type ResumeResult, resumeWith } from './orchestration/resume.js';
@@ -130,11 +130,11 @@ export async function runPreparedThread(
   const { threadId } = options;
   const directiveId = prepared.directive_id;
   let store: ThreadStore | undefined;
-  let running = false;
+  let claim: RunClaim | undefined;
   try {
     host = await withThreadsHost(host);
     store = await openStoreForRun(host.projectPath, host.store);
-    running = await claimRun(store, threadId);
+    claim = await claimRun(store, threadId);
     if (prepared.thread_id !== threadId) {
       fail('VALIDATION', `The thread setup handed to the runner is not that of thread '${threadId}'`);
     }
@@ -156,9 +156,10 @@ export async function runPreparedThread(
   } catch (error) {
     // The thread will not run: its reservation goes back and its row says why. A row that is not
     // running (cancelled or killed before this process got going) keeps its status.
-    if (store && running) await releaseReservation(store, threadId);
-    return await failedThread(error, store, running ? threadId : undefined, directiveId);
+    if (store && claim) await releaseReservation(store, threadId);
+    return await failedThread(error, store, claim ? threadId : undefined, directiveId);
   } finally {
+    claim?.release();
     await store?.close().catch(() => undefined);
   }
 }

@@ -35,8 +35,19 @@ function deadPid(): number {
 describe('claimRun', () => {
   it('takes up a thread whose recorded runner is gone, and records this process', async () => {
     await store.registry.updatePid(ID, deadPid());
-    await expect(claimRun(store, ID)).resolves.toBe(true);
+    const claim = await claimRun(store, ID);
     expect((await store.registry.getThread(ID))?.pid).toBe(process.pid);
+    claim.release();
+  });
+
+  it('refuses a second run of this process while the first holds the thread, and not after', async () => {
+    await store.registry.updatePid(ID, process.pid);
+    const [first, second] = await Promise.allSettled([claimRun(store, ID), claimRun(store, ID)]);
+    expect(first.status).toBe('fulfilled');
+    expect(second).toMatchObject({ status: 'rejected', reason: { code: 'UNAVAILABLE' } });
+    await expect(claimRun(store, ID)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    (first as PromiseFulfilledResult<{ release(): void }>).value.release();
+    (await claimRun(store, ID)).release();
   });
 
   it('refuses a thread another live process runs, and leaves its row alone', async () => {

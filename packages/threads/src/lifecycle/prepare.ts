@@ -32,6 +32,7 @@ import { asRecord } from '../records.js';
 import { buildPalette, type Palette, READ_ARTIFACT_ENTRY } from '../runner/palette.js';
 import { directivePrompt, joinBlocks } from '../runner/prompt.js';
 import { parseStreamingConfig, type StreamingSettings } from '../streaming/config.js';
+import { makeThreadId } from '../thread-id.js';
 import type { ForkRequest } from '../thread-request.js';
 import { continuationConfig, hookLayers, loadThreadConfig, type ThreadConfig } from './agent-config.js';
 import { type Carried, limitToChain } from './chain-limits.js';
@@ -87,6 +88,8 @@ export async function prepareThread(
   await budgetSetup(request, place, config, directive.directive, limits.limits);
   const model = await modelSetup(host, request, place, config, directive.directive);
 
+  // The folder it will write in, checked as it stands (a planted symlink refuses it here).
+  threadDir(place.stateRoot, makeThreadId(place.directiveId, Date.now()));
   // Every refusable step is behind us: from here the fork writes its row, spawn slot and budget.
   const threadId = await registration.register();
   const spendLimit = Number(limits.limits.spend);

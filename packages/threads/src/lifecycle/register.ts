@@ -108,11 +108,10 @@ export async function claimSlotAndBudget(
   }
 }
 
-/** Gives back a reservation still active (a thread that will not run). Never throws. */
+/** Ends a reservation still active (a thread that will not run on), charging what it recorded spent. Never throws. */
 export async function releaseReservation(store: ThreadStore, threadId: string): Promise<void> {
   try {
-    if ((await store.ledger.get(threadId))?.status === 'active')
-      await store.ledger.release(threadId, 'error');
+    await store.ledger.end(threadId, 'error');
   } catch {
     // The registry still records the failure.
   }
@@ -132,10 +131,11 @@ export class Reservation {
     private readonly threadId: string,
   ) {}
 
+  /** Ends it without a final spend: what the ledger recorded spent is charged to the parent. */
   async release(outcome: BudgetOutcome): Promise<void> {
     if (this.ended) return;
     this.ended = true;
-    await this.store.ledger.release(this.threadId, outcome);
+    await this.store.ledger.end(this.threadId, outcome);
   }
 
   async settle(ownSpend: number, outcome: BudgetOutcome): Promise<void> {

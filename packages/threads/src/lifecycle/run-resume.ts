@@ -11,8 +11,10 @@
 import { join } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
 import type { ThreadHost } from '../host.js';
+import { withPrompt } from '../orchestration/continuation.js';
 import { TRANSCRIPT_JSONL } from '../persistence/transcript.js';
 import type { PreparedThread } from '../prepared.js';
+import type { ChatMessage } from '../provider/types.js';
 import type { ThreadLog } from '../runner/loop.js';
 import { INTERRUPTED_CALL_RESULT, type ResumePoint, readResumePoint } from '../runner/resume-point.js';
 import { isProcessAlive } from '../store/index.js';
@@ -20,17 +22,46 @@ import type { ThreadStore } from '../store/types.js';
 import type { Opening } from './opening.js';
 import type { RunPlace } from './run-types.js';
 
+/** Threads a run of this process holds: the registry's pid cannot tell two runs of one process apart. */
+const runningHere = new Set<string>();
+
+/** This process's hold on a thread it runs; released when the run ends. */
+export interface RunClaim {
+  release(): void;
+}
+
 /**
  * Takes the thread up for this process: its row must be `running` with its budget unsettled, and
- * held by this process or by one that is gone (a killed runner). A thread another live process
- * runs is never run twice.
- * Answers true once this process's pid is recorded.
+ * held by this process or by one that is gone (a killed runner), and no other run of this process
+ * may hold it. A thread another run is running is never run twice.
  */
 export async function claimRun(
   store: ThreadStore,
   threadId: string,
   isAlive: (pid: number) => boolean = isProcessAlive,
-): Promise<true> {
+): Promise<RunClaim> {
+  // Checked and taken before the first await, so two calls of one process cannot both pass.
+  if (runningHere.has(threadId)) {
+    throw new RyeError('UNAVAILABLE', `Thread '${threadId}' is already being run by this process`, {
+      hint: 'Wait for that run to end (rye/agent/threads/orchestrator wait_threads), or cancel it first.',
+    });
+  }
+  runningHere.add(threadId);
+  const claim = { release: () => void runningHere.delete(threadId) };
+  try {
+    await takeOver(store, threadId, isAlive);
+    return claim;
+  } catch (error) {
+    claim.release();
+    throw error;
+  }
+}
+
+async function takeOver(
+  store: ThreadStore,
+  threadId: string,
+  isAlive: (pid: number) => boolean,
+): Promise<void> {
   const row = await store.registry.getThread(threadId);
   if (row?.status !== 'running') {
     throw new RyeError(
@@ -57,7 +88,6 @@ export async function claimRun(
       hint: 'Wait for that run to end (rye/agent/threads/orchestrator wait_threads), or cancel it first.',
     });
   }
-  return true;
 }
 
 /** Where the thread's run stands, from its transcript; undefined for a run that has not begun. */
@@ -77,11 +107,31 @@ export function readRunResume(
 /** The conversation a resumed run goes on with, once `recordRunResume` has noted it. */
 export async function resumedOpening(
   point: ResumePoint,
+  prepared: PreparedThread,
   log: Pick<ThreadLog, 'emit'>,
   place: RunPlace,
 ): Promise<Opening> {
   await recordRunResume(point, log, place.store, place.threadId);
-  return { system: point.system, messages: point.messages, resumedFrom: { cost: point.cost } };
+  return {
+    system: point.system,
+    messages: resumedMessages(point, prepared),
+    resumedFrom: { cost: point.cost },
+  };
+}
+
+/**
+ * The conversation a resumed run sends: its transcript's, behind the conversation a continuation
+ * carried (which its transcript never held: only its opening prompt was recorded), joined to
+ * that prompt exactly as the first run joined them.
+ */
+export function resumedMessages(
+  point: Pick<ResumePoint, 'messages'>,
+  prepared: PreparedThread,
+): ChatMessage[] {
+  const [opening, ...rest] = point.messages;
+  const carried = prepared.carried;
+  if (!carried || opening?.role !== 'user') return point.messages;
+  return [...withPrompt(structuredClone(carried.messages), opening.content), ...rest];
 }
 
 /**

@@ -88,7 +88,7 @@ export async function runPhase(input: RunInput): Promise<RunOutcome> {
     });
     const textParsed = prepared.model.config.tool_use?.mode === 'text_parsed';
     const opening = resumed
-      ? await resumedOpening(resumed, log, place)
+      ? await resumedOpening(resumed, prepared, log, place)
       : await openRun({
           host,
           place,

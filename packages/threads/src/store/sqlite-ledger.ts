@@ -69,6 +69,7 @@ export class SqliteBudgetLedger implements Sync<BudgetLedger> {
   readonly #reserve: (threadId: string, amount: number, parentId: string, childMax: number) => void;
   readonly #registerRoot: (threadId: string, maxSpend: number) => void;
   readonly #release: (threadId: string, status: string) => void;
+  readonly #end: (threadId: string, status: string) => void;
   readonly #settle: (threadId: string, ownSpend: number, status: string) => void;
 
   constructor(path: string, warn: BudgetWarning = () => {}, busyTimeoutMs?: number) {
@@ -145,10 +146,14 @@ export class SqliteBudgetLedger implements Sync<BudgetLedger> {
     // their reservations keep counting against an active ancestor's budget, and their spend
     // cascades there (otherwise the finished thread's release would free budget they still hold).
     this.#release = this.db.transaction((threadId: string, status: string) => {
-      const now = nowIso();
+      this.#close(threadId, status, this.#sql.get.get(threadId) as BudgetRow | undefined);
+    }).immediate;
+    this.#end = this.db.transaction((threadId: string, status: string) => {
       const row = this.#sql.get.get(threadId) as BudgetRow | undefined;
-      if (row?.parent_thread_id) this.#sql.adopt.run(row.parent_thread_id, now, threadId);
-      this.#sql.release.run(status, now, threadId);
+      if (row?.status !== 'active') return;
+      // What the row recorded spent is spent, however the thread ended: its parent pays it.
+      if (row.parent_thread_id) this.#sql.cascadeRecorded.run(threadId, nowIso(), row.parent_thread_id);
+      this.#close(threadId, status, row);
     }).immediate;
     this.#settle = this.db.transaction((threadId: string, ownSpend: number, status: string) => {
       const reported = this.#sql.report.get(ownSpend, threadId, nowIso(), threadId) as
@@ -158,7 +163,7 @@ export class SqliteBudgetLedger implements Sync<BudgetLedger> {
       this.#checkOverspend(threadId, reported);
       const row = this.#sql.get.get(threadId) as BudgetRow | undefined;
       if (row?.parent_thread_id) this.#sql.cascadeRecorded.run(threadId, nowIso(), row.parent_thread_id);
-      this.#release(threadId, status);
+      this.#close(threadId, status, row);
     }).immediate;
     this.#registerRoot = this.db.transaction((threadId: string, maxSpend: number) => {
       this.#assertFresh(threadId);
@@ -166,6 +171,13 @@ export class SqliteBudgetLedger implements Sync<BudgetLedger> {
       const now = nowIso();
       this.#sql.insertRoot.run(threadId, maxSpend, maxSpend, now, now);
     }).immediate;
+  }
+
+  /** Ends a row: its active children go to its parent, and its unused reservation returns. */
+  #close(threadId: string, status: string, row: BudgetRow | undefined): void {
+    const now = nowIso();
+    if (row?.parent_thread_id) this.#sql.adopt.run(row.parent_thread_id, now, threadId);
+    this.#sql.release.run(status, now, threadId);
   }
 
   register(threadId: string, maxSpend: number): void {
@@ -246,6 +258,16 @@ export class SqliteBudgetLedger implements Sync<BudgetLedger> {
       );
     }
     this.#locked('release', () => this.#release(threadId, status));
+  }
+
+  end(threadId: string, status: Exclude<BudgetStatus, 'active'>): void {
+    if (!FINAL_STATUSES.includes(status)) {
+      throw new RyeError(
+        'VALIDATION',
+        `Budget end needs a final status (completed, error, cancelled), not '${status}'`,
+      );
+    }
+    this.#locked('end', () => this.#end(threadId, status));
   }
 
   settle(threadId: string, ownSpend: number, status: Exclude<BudgetStatus, 'active'>): void {

@@ -45,6 +45,7 @@ const LEDGER_METHODS = [
   'cascadeSpend',
   'release',
   'settle',
+  'end',
   'getRemaining',
   'canSpawn',
   'getTreeSpend',
@@ -122,7 +123,7 @@ export function sqliteThreadStore(parts: SqliteStoreParts): ThreadStore {
   return store;
 }
 
-/** Marks the dead threads `error`, then gives back each one's still-active reservation. */
+/** Marks the dead threads `error`, then ends each one's still-active reservation (its recorded spend charged). */
 export function markStaleSync(
   registry: SqliteThreadRegistry,
   ledger: SqliteBudgetLedger,
@@ -130,7 +131,7 @@ export function markStaleSync(
 ): string[] {
   const marked = registry.markStale(isAlive);
   for (const id of marked) {
-    if (ledger.get(id)?.status === 'active') ledger.release(id, 'error');
+    ledger.end(id, 'error');
   }
   return marked;
 }

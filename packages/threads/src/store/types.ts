@@ -127,6 +127,12 @@ export interface BudgetLedger {
    * reader between them sees the spend twice (in the parent and in the open reservation).
    */
   settle(threadId: string, ownSpend: number, status: Exclude<BudgetStatus, 'active'>): Promise<void>;
+  /**
+   * The end of a thread that did not finalize (it failed mid-run, was abandoned, or its process
+   * died), in one transaction: what its active row recorded spent (`actual_spend`) is charged to
+   * its budget parent, then `release`. A no-op for a row that already ended.
+   */
+  end(threadId: string, status: Exclude<BudgetStatus, 'active'>): Promise<void>;
   getRemaining(threadId: string): Promise<number>;
   canSpawn(
     parentId: string,

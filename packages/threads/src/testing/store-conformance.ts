@@ -504,6 +504,19 @@ function ledgerTests(t: ConformanceTestApi, current: () => ThreadStore): void {
     check((await ledger.getRemaining('r')) === 0.8125, 'the unspent reservation is free again');
   });
 
+  t.it('charges a child that ended without finalizing what it recorded spent, once', async () => {
+    const { ledger } = current();
+    await ledger.register('e', 1);
+    await ledger.reserve('e/c', 0.5, 'e');
+    await ledger.incrementActual('e/c', 0.25);
+    await ledger.end('e/c', 'error');
+    const root = await ledger.get('e');
+    check(root?.actual_spend === 0.25, 'a child that failed mid-run still spent: its parent pays it', root);
+    check((await ledger.getRemaining('e')) === 0.75, 'and gets back only what was not spent');
+    await ledger.end('e/c', 'error');
+    check((await ledger.get('e'))?.actual_spend === 0.25, 'a second end charges nothing more');
+  });
+
   t.it('hands the children of a thread that ends first to its parent', async () => {
     const { ledger } = current();
     await ledger.register('a', 1);
