@@ -30,12 +30,14 @@ import { CANCEL_MARKER } from './orchestration/control.js';
 import { type ResumeRequest, type ResumeResult, resumeWith } from './orchestration/resume.js';
 import { orchestrateFor } from './orchestration/scoped.js';
 import { writeCapabilitiesMd } from './persistence/capabilities-md.js';
-import { renderKnowledgeTranscript, writeKnowledgeTranscript } from './persistence/knowledge-transcript.js';
+import {
+  liveKnowledgeTranscript,
+  renderFinalKnowledgeTranscript,
+} from './persistence/live-knowledge-transcript.js';
 import { ensureThreadDir, threadDir, threadsStateRoot } from './persistence/paths.js';
 import { loadSigner, type Signer } from './persistence/signer.js';
 import { type ThreadJson, writeThreadJson } from './persistence/thread-json.js';
 import { TranscriptWriter } from './persistence/transcript.js';
-import { readTranscript } from './persistence/transcript-read.js';
 import {
   attenuate,
   attenuatedAway,
@@ -1029,7 +1031,12 @@ async function runPrepared(
             // best effort (§2.1)
           }
         },
-        onCheckpoint: () => void renderTranscript(host, dir, baseRecord, signer),
+        onCheckpoint: liveKnowledgeTranscript({
+          dir,
+          projectPath: host.projectPath,
+          record: baseRecord,
+          signer,
+        }),
         orchestrate: (params) => orchestrateFor(host, threadId, params, runThread, stop.signal),
         prepareHandoff: async (turn) => {
           const maxChain = maxChainLength(continuation);
@@ -1308,11 +1315,5 @@ async function renderTranscript(
   record: ThreadJson,
   signer: Signer,
 ): Promise<void> {
-  try {
-    const events = await readTranscript(join(dir, 'transcript.jsonl'));
-    const text = renderKnowledgeTranscript(events, record);
-    await writeKnowledgeTranscript(join(host.projectPath, '.ai'), record.thread_id, text, signer);
-  } catch {
-    // The knowledge transcript is a rendering of the JSONL; failing to write it never fails a thread.
-  }
+  await renderFinalKnowledgeTranscript({ dir, projectPath: host.projectPath, record, signer });
 }
