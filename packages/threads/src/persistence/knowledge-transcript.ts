@@ -146,15 +146,21 @@ export class KnowledgeTranscriptBody {
   }
 }
 
+/** The front matter and title of a knowledge transcript (a live one renders them once). */
+export function knowledgeTranscriptHead(meta: KnowledgeTranscriptMeta): string {
+  return `${frontMatter(meta)}\n\n# ${meta.directive || meta.thread_id}`;
+}
+
 /** The unsigned markdown of a knowledge transcript: front matter, title, the body, the footer. */
 export function assembleKnowledgeTranscript(
   body: KnowledgeTranscriptBody,
   meta: KnowledgeTranscriptMeta,
+  head: string = knowledgeTranscriptHead(meta),
 ): string {
   const { cost } = meta;
   const tokens = cost.input_tokens + cost.output_tokens;
   const footer = `---\n\n**${statusLabel(meta.status)}** -- ${cost.turns} turns, ${tokens} tokens, $${cost.spend.toFixed(4)}, ${formatDuration(cost.elapsed_seconds)}`;
-  return `${[frontMatter(meta), `# ${meta.directive || meta.thread_id}`, ...body.parts, footer].join('\n\n')}\n`;
+  return `${[head, ...body.parts, footer].join('\n\n')}\n`;
 }
 
 /** The unsigned markdown of a thread's knowledge transcript. */

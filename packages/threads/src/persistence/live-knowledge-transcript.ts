@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import {
   assembleKnowledgeTranscript,
   KnowledgeTranscriptBody,
+  knowledgeTranscriptHead,
   renderKnowledgeTranscript,
   writeKnowledgeTranscript,
 } from './knowledge-transcript.js';
@@ -65,6 +66,8 @@ export function liveKnowledgeTranscript(target: KnowledgeTranscriptTarget): (tur
   let tail = new TranscriptTail(transcript);
   let body = new KnowledgeTranscriptBody();
   let again = false;
+  // The record a live render shows does not change while the thread runs: its head neither.
+  const head = knowledgeTranscriptHead(target.record);
 
   const renderOnce = async (): Promise<void> => {
     let events = await tail.next();
@@ -74,7 +77,7 @@ export function liveKnowledgeTranscript(target: KnowledgeTranscriptTarget): (tur
       events = (await tail.next()) ?? [];
     }
     body.add(events);
-    const text = assembleKnowledgeTranscript(body, target.record);
+    const text = assembleKnowledgeTranscript(body, target.record, head);
     await writeKnowledgeTranscript(
       join(target.projectPath, '.ai'),
       target.record.thread_id,

@@ -36,7 +36,7 @@ export function newLoopState(ctx: LoopContext): LoopState {
     if (m.role === 'assistant') for (const c of m.tool_calls ?? []) usedIds.add(c.id);
   return {
     started: performance.now(),
-    timing: { provider_ms: 0, tools_ms: 0, runner_ms: 0, tool_start_delays_ms: [] },
+    timing: { provider_ms: 0, tools_ms: 0, runner_ms: 0, tool_start_delays_ms: [], runner_ms_by_turn: [] },
     cost: { turns: 0, input_tokens: 0, output_tokens: 0, spend: 0, elapsed_seconds: 0 },
     messages: ctx.messages,
     recentLlmErrors: [],
@@ -68,6 +68,20 @@ export async function account(
     (usage.inputTokens * (ctx.pricing?.input ?? 0) + usage.outputTokens * (ctx.pricing?.output ?? 0)) / 1e6;
   cost.spend += delta;
   if (delta > 0) await ctx.onSpend(delta);
+}
+
+/**
+ * Times one pass of the loop: call at its start, and the returned function at its end records
+ * the pass's runner ms (its wall time less what the model and the tools took meanwhile).
+ */
+export function timePass(state: LoopState): () => void {
+  const { timing } = state;
+  const started = performance.now();
+  const elsewhere = timing.provider_ms + timing.tools_ms;
+  return () => {
+    const ms = performance.now() - started - (timing.provider_ms + timing.tools_ms - elsewhere);
+    timing.runner_ms_by_turn.push(Math.round(ms * 1000) / 1000);
+  };
 }
 
 /** What the loop answers: the result, the final cost, and where the time went. */

@@ -101,6 +101,8 @@ export interface LoopTiming {
   runner_ms: number;
   /** Per call run: ms from its completion in the stream to its start (streaming, seed 002). */
   tool_start_delays_ms: number[];
+  /** Per pass of the loop (a turn, or a retried request): the runner's own ms, as in `runner_ms`. */
+  runner_ms_by_turn: number[];
 }
 
 /** Why a thread that filled its context window may not hand off: it ends in error with this. */

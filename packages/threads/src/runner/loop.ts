@@ -11,7 +11,7 @@
  * calls' results, nudges, the directive's return, the context window).
  */
 import type { ThreadCost } from '../store/types.js';
-import { finish, newLoopState } from './loop-state.js';
+import { finish, newLoopState, timePass } from './loop-state.js';
 import type { LoopContext, LoopResult, LoopTiming } from './loop-types.js';
 import { afterFailedTurn } from './turn-failure.js';
 import { beforeTurn } from './turn-limits.js';
@@ -39,6 +39,7 @@ export async function runLoop(
   const state = newLoopState(ctx);
   try {
     for (;;) {
+      const passDone = timePass(state);
       const before = await beforeTurn(ctx, state);
       if ('end' in before) return finish(state, before.end);
       const reply = await requestTurn(ctx, state, before.cap, before.turn);
@@ -46,6 +47,7 @@ export async function runLoop(
       const end = error
         ? await afterFailedTurn(ctx, state, reply, error)
         : await afterTurn(ctx, state, reply.result, before.turn);
+      passDone();
       if (end) return finish(state, end);
     }
   } catch (error) {
