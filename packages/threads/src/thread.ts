@@ -799,7 +799,8 @@ async function runPrepared(
     const writer = new TranscriptWriter(join(dir, 'transcript.jsonl'), threadId, signer);
     const log = {
       emit: (eventType: string, payload: Record<string, unknown>) => writer.write(eventType, payload),
-      checkpoint: (turn: number) => void writer.checkpoint(turn),
+      checkpoint: (turn: number) => void writer.checkpointInBackground(turn),
+      durable: () => writer.durable(),
     };
     const hookRunner = new HookRunner({ hooks, host, threadId, log, suppress: context.suppressed });
     const baseContext = {

@@ -21,6 +21,11 @@ export interface ThreadLog {
   emit(eventType: string, payload: Record<string, unknown>): void;
   /** Flushes droppable events, then appends a signed checkpoint. */
   checkpoint(turn: number): void;
+  /**
+   * Resolves once the checkpoints so far are on disk, when `checkpoint` leaves its fsync running
+   * (tool calls wait for it); absent when every checkpoint is durable on return.
+   */
+  durable?(): Promise<void>;
 }
 
 export interface LimitBreach {

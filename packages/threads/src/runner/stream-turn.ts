@@ -63,6 +63,8 @@ export interface TurnRequest {
    * next request and in the transcript, so an id must name one call.
    */
   usedIds?: Set<string>;
+  /** Resolves once the thread's last checkpoint is on disk: a call waits for it before it runs. */
+  durable?: () => Promise<void>;
   signal?: AbortSignal;
 }
 

@@ -19,6 +19,8 @@ export interface CallsRequest {
   maxCallsPerTurn?: number;
   stopReason?: () => string | undefined;
   usedIds?: Set<string>;
+  /** Resolves once the thread's last checkpoint is on disk: a call waits for it before it runs. */
+  durable?: () => Promise<void>;
 }
 
 export interface SettledCall {
@@ -131,6 +133,8 @@ export class TurnCalls {
       return;
     }
     const result = this.dispatcher.submit(plan.lane, async () => {
+      // The results this call follows are on disk before it has any effect (resume relies on it).
+      await this.request.durable?.();
       const stop = this.request.stopReason?.();
       const outcome = stop
         ? refused(`Not run: ${stop}.`)

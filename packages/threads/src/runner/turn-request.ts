@@ -39,6 +39,7 @@ export async function requestTurn(
       signal: deadline.signal,
       ...(ctx.maxCallsPerTurn ? { maxCallsPerTurn: ctx.maxCallsPerTurn } : {}),
       usedIds: state.usedIds,
+      ...(ctx.log.durable ? { durable: () => ctx.log.durable?.() ?? Promise.resolve() } : {}),
       stopReason: () => stopReason(ctx, state),
     });
     const { timing } = state;
