@@ -2,8 +2,9 @@
  * The knowledge transcript while a thread runs: re-rendered at every checkpoint from the JSONL,
  * reading only the lines appended since the previous render, so a turn costs the same at turn 50
  * as at turn 1 (a full re-read and re-render grew with the thread). At most one render runs per
- * thread and checkpoints that arrive meanwhile fold into one more, and the final render waits for
- * it, so the last file written always carries the thread's final status.
+ * thread; checkpoints that arrive meanwhile fold into one more, at least `LIVE_RENDER_GAP_MS`
+ * later. The final render stops them and waits for the one running, so the last file written
+ * always carries the thread's final status.
  */
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -30,8 +31,18 @@ export interface KnowledgeTranscriptTarget {
 
 const NEWLINE = 0x0a;
 
+/**
+ * Checkpoints that come sooner than this after a render fold into one render this much later: a
+ * thread whose turns take milliseconds would otherwise rewrite and re-sign the file every turn.
+ */
+export const LIVE_RENDER_GAP_MS = 250;
+
 /** The live render of each thread (by its transcript), while one runs. */
 const inFlight = new Map<string, Promise<void>>();
+/** Threads whose final render was asked for: their live renders stop. */
+const finishing = new Set<string>();
+/** Ends the pause of a thread's live render before its next one. */
+const waking = new Map<string, () => void>();
 
 /** The whole lines appended to a transcript since the last read (a partial last line waits). */
 class TranscriptTail {
@@ -94,7 +105,8 @@ export function liveKnowledgeTranscript(target: KnowledgeTranscriptTarget): (tur
       } catch {
         // The knowledge transcript is a rendering of the JSONL; failing to write it never fails a thread.
       }
-    } while (again);
+      if (again && !finishing.has(transcript)) await pauseBeforeNextRender(transcript);
+    } while (again && !finishing.has(transcript));
     inFlight.delete(transcript);
   };
 
@@ -107,6 +119,19 @@ export function liveKnowledgeTranscript(target: KnowledgeTranscriptTarget): (tur
   };
 }
 
+/** Waits `LIVE_RENDER_GAP_MS`, or less when the thread's final render is asked for. */
+function pauseBeforeNextRender(transcript: string): Promise<void> {
+  return new Promise((resolve) => {
+    const wake = () => {
+      clearTimeout(timer);
+      waking.delete(transcript);
+      resolve();
+    };
+    const timer = setTimeout(wake, LIVE_RENDER_GAP_MS);
+    waking.set(transcript, wake);
+  });
+}
+
 /** Resolves once no live render of the thread in `dir` is running. */
 export async function knowledgeTranscriptSettled(dir: string): Promise<void> {
   await inFlight.get(join(dir, 'transcript.jsonl'));
@@ -115,8 +140,10 @@ export async function knowledgeTranscriptSettled(dir: string): Promise<void> {
 /** The final render (whole file, final status), after any live render of the thread settles. */
 export async function renderFinalKnowledgeTranscript(target: KnowledgeTranscriptTarget): Promise<void> {
   const transcript = join(target.dir, 'transcript.jsonl');
-  await knowledgeTranscriptSettled(target.dir);
+  finishing.add(transcript);
+  waking.get(transcript)?.();
   try {
+    await inFlight.get(transcript);
     const text = renderKnowledgeTranscript(await readTranscript(transcript), target.record);
     await writeKnowledgeTranscript(
       join(target.projectPath, '.ai'),
@@ -126,5 +153,7 @@ export async function renderFinalKnowledgeTranscript(target: KnowledgeTranscript
     );
   } catch {
     // The knowledge transcript is a rendering of the JSONL; failing to write it never fails a thread.
+  } finally {
+    finishing.delete(transcript);
   }
 }
