@@ -6,7 +6,8 @@
 //   (b) one turn of five calls to one parallel-safe tool that waits BENCH_CALL_MS (1 s), then a
 //       text answer. Median wall ms and ratio (goal ≤ 1.0×).
 //   (c) first library call → the first model request reaching the server, in a fresh process
-//       (modules already imported, nothing else warmed). Median of BENCH_FIRST samples.
+//       (modules imported and the client made, nothing else warmed). Median of BENCH_FIRST samples.
+// (a) and (b) are a long-lived host's figures: one client per process, one warm-up run first.
 // The tool does the same work in both (wait `ms`, answer `{success:true}`); what differs is where
 // it runs: ryeos verifies its signed item and runs it in a warm worker process (the palette's
 // workers start with the thread), the AI SDK calls a function in its own process. ryeos also
@@ -84,22 +85,27 @@ const SCRIPTS = {
 };
 SCRIPTS.first = SCRIPTS.parallel;
 
-// A child starts the replay server, runs the script BENCH_N times (after one warm-up run unless
-// BENCH_COLD) and prints [{wall, first}] (ms; first = the call → the request reaching the server).
+// A child is a long-lived host: one replay server playing the script once per run, one client
+// (made by \`client(url)\`, before the clock starts), the script run BENCH_N times after one
+// warm-up (none when BENCH_COLD); it prints [{wall, first}] (ms; first = the call → its first
+// request reaching the server).
 const CHILD_PRELUDE = `
 import { startReplayServer } from ${JSON.stringify(distUrl('threads/dist/testing.js'))};
 const [script, runs, cold] = [JSON.parse(process.env.BENCH_SCRIPT), Number(process.env.BENCH_N), process.env.BENCH_COLD === '1'];
+const total = runs + (cold ? 0 : 1);
+const server = await startReplayServer({ turns: Array.from({ length: total }, () => script.turns).flat() });
+const runOnce = client(server.url);
 const samples = [];
-for (let i = 0; i < runs + (cold ? 0 : 1); i++) {
-  const server = await startReplayServer(script);
+for (let i = 0; i < total; i++) {
+  const seen = server.requests.length;
   const called = Date.now();
   const startedAt = performance.now();
-  await runOnce(server.url);
+  await runOnce();
   const wall = performance.now() - startedAt;
-  const first = server.requests[0].receivedAt - called;
-  await server.close();
+  const first = server.requests[seen].receivedAt - called;
   if (cold || i > 0) samples.push({ wall, first });
 }
+await server.close();
 console.log(JSON.stringify(samples));
 // ryeos keeps its warm tool workers for the next call; the sample is done.
 process.exit(0);
@@ -107,11 +113,12 @@ process.exit(0);
 
 const RYE_CHILD = `
 import { createRye } from ${JSON.stringify(distUrl('ryeos/dist/index.js'))};
-let rye;
-async function runOnce(url) {
-  rye = createRye({ projectPath: process.env.BENCH_PROJECT, env: { ...process.env, ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: 'bench' } });
-  const result = await rye.execute({ item_id: 'directive:bench/versus', thread: 'fork' });
-  if (result.status !== 'success') throw new Error(JSON.stringify(result));
+function client(url) {
+  const rye = createRye({ projectPath: process.env.BENCH_PROJECT, env: { ...process.env, ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: 'bench' } });
+  return async () => {
+    const result = await rye.execute({ item_id: 'directive:bench/versus', thread: 'fork' });
+    if (result.status !== 'success') throw new Error(JSON.stringify(result));
+  };
 }
 ${CHILD_PRELUDE}`;
 
@@ -128,8 +135,9 @@ const wait = tool({
     return { success: true };
   },
 });
-async function runOnce(url) {
+function client(url) {
   const anthropic = createAnthropic({ baseURL: url + '/v1', apiKey: 'bench' });
+  return async () => {
   const result = streamText({
     model: anthropic('claude-3-5-haiku-latest'),
     system: 'Call the tool as the script says, then answer.',
@@ -140,6 +148,7 @@ async function runOnce(url) {
   });
   for await (const part of result.fullStream) if (part.type === 'error') throw part.error;
   if ((await result.text) !== 'done') throw new Error('the AI SDK run did not reach the final answer');
+  };
 }
 ${CHILD_PRELUDE}`;
 
