@@ -233,6 +233,11 @@ try {
     console.log(
       `${label}: ryeos ${round(rye, 1)} ms, AI SDK ${round(ai, 1)} ms, ratio ${round(rye / ai, 2)}× ${goal}`,
     );
+  // Where a warm run's time goes before its first request (setup) against the rest.
+  const setupLine = ({ rye, ai }) =>
+    console.log(
+      `    of which call → first request: ryeos ${round(median(rye.map((s) => s.first)), 1)} ms, AI SDK ${round(median(ai.map((s) => s.first)), 1)} ms`,
+    );
 
   const only = process.env.BENCH_ONLY ?? 'abc';
   if (only.includes('a')) {
@@ -243,6 +248,7 @@ try {
       median(turns.ai.map((s) => s.wall)),
       '(goal ≤ 1.0×)',
     );
+    setupLine(turns);
   }
   if (only.includes('b')) {
     const parallel = await figure('parallel', RUNS, false);
@@ -252,6 +258,7 @@ try {
       median(parallel.ai.map((s) => s.wall)),
       '(goal ≤ 1.0×)',
     );
+    setupLine(parallel);
   }
   if (only.includes('c')) {
     const first = await figure('first', FIRST, true);
