@@ -111,10 +111,13 @@ describe('checkpoints made durable in the background', () => {
       onSpend: () => undefined,
       onCostSnapshot: () => undefined,
     };
-    const { result } = await runLoop(ctx);
+    const { result, timing } = await runLoop(ctx);
     writer.close();
     await writer.durable();
     expect(result.success).toBe(true);
+    // The runner's own time, one figure per turn (the bench compares early turns with late ones).
+    expect(timing.runner_ms_by_turn).toHaveLength(3);
+    for (const ms of timing.runner_ms_by_turn) expect(ms).toBeGreaterThanOrEqual(0);
     expect(order.filter((step) => !step.startsWith('durable 2'))).toEqual([
       'run a',
       'checkpoint 1',
