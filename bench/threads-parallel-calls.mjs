@@ -2,7 +2,7 @@
 // tool marked `__parallel_safe__` (calls side by side) against the same tool without the mark
 // (calls one after another, in stream order). The replay server on 127.0.0.1 streams the calls;
 // the figure is the fork's wall time from `execute` to its result, median of BENCH_RUNS threads
-// after one warm-up. The AI SDK `streamText` comparison on the same script is not part of it yet.
+// after one warm-up. The AI SDK `streamText` comparison on the same script: bench/threads-vs-ai-sdk.mjs.
 // Run after `pnpm build`: node bench/threads-parallel-calls.mjs   (BENCH_RUNS=n, BENCH_CALL_MS=n)
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -93,7 +93,6 @@ try {
       `${name === 'parallel' ? 'parallel-safe tool' : 'tool without the mark'}: one turn of ${CALLS} × ${CALL_MS} ms calls, fork call → result median ${round(median(walls), 0)} ms (${RUNS} runs)`,
     );
   }
-  console.log('AI SDK streamText on the same script: not measured here yet');
 } finally {
   await rm(root, { recursive: true, force: true });
 }

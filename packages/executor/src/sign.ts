@@ -571,43 +571,19 @@ export async function signItems(
   const rawId = prefix ? trimmed.slice(prefix.length + 1) : trimmed;
   const glob = isGlob(rawId);
   const kinds: SignableKind[] = prefix ? [prefix] : [...ITEM_KINDS];
-  const targets: Target[] = [];
   const result: SignResult = { glob, signed: [], failed: [], summary: '' };
-  const extensionsOf = {} as Record<SignableKind, readonly string[]>;
-  for (const kind of [...ITEM_KINDS, 'config'] as SignableKind[])
-    extensionsOf[kind] = (await context.kinds.get(kind)).extensions;
+  const request: SignRequest = {
+    context,
+    space,
+    spaceName,
+    rawId,
+    kinds,
+    extensionsOf: await extensionsByKind(context),
+  };
 
-  const atPath = prefix || glob ? undefined : itemAtPath(rawId, space, extensionsOf);
-  if (atPath) targets.push(atPath);
-  else if (glob) {
-    const excludes = collectExcludes(context.spaces);
-    for (const kind of kinds) {
-      const root = typeRootOf(space, kind);
-      for (const [id, files] of listGlob(root, rawId, extensionsOf[kind], excludes)) {
-        // One id, one file: signing "the first extension that resolves" would sign a planted
-        // sibling (x.py beside the x.js you meant) with your key.
-        if (files.length > 1) {
-          result.failed.push(failure(canonicalRef(kind, id), ambiguousItemError(kind, id, files, spaceName)));
-          continue;
-        }
-        targets.push({ kind, id, path: files[0]!, extension: extname(files[0]!) });
-      }
-    }
-  } else {
-    for (const kind of kinds) {
-      const id = parseRef(`${kind}:${rawId}`).id;
-      // Throws for an id with two files in this space, naming both (resolve.ts).
-      const item = await resolveItem(context.spaces, kind, id, extensionsOf[kind], { only: spaceName });
-      if (item) targets.push({ kind, id, path: item.path, extension: item.extension });
-    }
-    if (targets.length > 1) {
-      throw new RyeError(
-        'VALIDATION',
-        `Ambiguous item_id '${rawId}': matches ${targets.map((t) => t.kind).join(' and ')}; use ${targets.map((t) => `'${t.kind}:${rawId}'`).join(' or ')}`,
-      );
-    }
-  }
-
+  // A path names one file; else a glob, or a ref resolved in the space.
+  const atPath = prefix || glob ? undefined : itemAtPath(rawId, space, request.extensionsOf);
+  const targets = atPath ? [atPath] : glob ? globTargets(request, result) : await refTargets(request);
   if (targets.length === 0 && result.failed.length === 0) {
     result.failed.push(failure(trimmed, await notFound(context, kinds, rawId, space, glob)));
   }
@@ -620,8 +596,77 @@ export async function signItems(
       result.failed.push(failure(canonicalRef(target.kind, target.id), error, target.path));
     }
   }
+  const refused = await checkPython(prepared, options, result);
+  for (const item of prepared) if (!refused.has(item)) await signOne(item, request, options, result);
+  result.summary = signSummary(result.signed.length, result.failed.length);
+  return result;
+}
 
-  // One python3 process checks every Python tool of this call (python-syntax.ts).
+/** What finding the targets of one `signItems` call needs. */
+interface SignRequest {
+  context: ItemContext;
+  space: NonNullable<ReturnType<ItemContext['spaces']['byName']>>;
+  spaceName: ReturnType<typeof signingSpace>;
+  rawId: string;
+  kinds: SignableKind[];
+  extensionsOf: Record<SignableKind, readonly string[]>;
+}
+
+async function extensionsByKind(context: ItemContext): Promise<Record<SignableKind, readonly string[]>> {
+  const extensionsOf = {} as Record<SignableKind, readonly string[]>;
+  for (const kind of [...ITEM_KINDS, 'config'] as SignableKind[])
+    extensionsOf[kind] = (await context.kinds.get(kind)).extensions;
+  return extensionsOf;
+}
+
+/** The items a glob matches in the space; an id with two files is a failure, not a guess. */
+function globTargets(request: SignRequest, result: SignResult): Target[] {
+  const { context, space, spaceName, rawId, extensionsOf } = request;
+  const excludes = collectExcludes(context.spaces);
+  const targets: Target[] = [];
+  for (const kind of request.kinds) {
+    const root = typeRootOf(space, kind);
+    for (const [id, files] of listGlob(root, rawId, extensionsOf[kind], excludes)) {
+      // One id, one file: signing "the first extension that resolves" would sign a planted
+      // sibling (x.py beside the x.js you meant) with your key.
+      if (files.length > 1) {
+        result.failed.push(failure(canonicalRef(kind, id), ambiguousItemError(kind, id, files, spaceName)));
+        continue;
+      }
+      targets.push({ kind, id, path: files[0]!, extension: extname(files[0]!) });
+    }
+  }
+  return targets;
+}
+
+/** The item a ref names in the space, of one kind; a plain id of two kinds is refused. */
+async function refTargets(request: SignRequest): Promise<Target[]> {
+  const { context, spaceName, rawId, extensionsOf } = request;
+  const targets: Target[] = [];
+  for (const kind of request.kinds) {
+    const id = parseRef(`${kind}:${rawId}`).id;
+    // Throws for an id with two files in this space, naming both (resolve.ts).
+    const item = await resolveItem(context.spaces, kind, id, extensionsOf[kind], { only: spaceName });
+    if (item) targets.push({ kind, id, path: item.path, extension: item.extension });
+  }
+  if (targets.length > 1) {
+    throw new RyeError(
+      'VALIDATION',
+      `Ambiguous item_id '${rawId}': matches ${targets.map((t) => t.kind).join(' and ')}; use ${targets.map((t) => `'${t.kind}:${rawId}'`).join(' or ')}`,
+    );
+  }
+  return targets;
+}
+
+/**
+ * One python3 process checks every Python tool of this call (python-syntax.ts); answers the
+ * items it could not check at all (each recorded as failed).
+ */
+async function checkPython(
+  prepared: Prepared[],
+  options: SignOptions,
+  result: SignResult,
+): Promise<Set<Prepared>> {
   const python = prepared.filter((p) => p.parser === 'python/ast');
   let checks: PythonCheck[] | Error = [];
   try {
@@ -643,36 +688,40 @@ export async function signItems(
     item.warnings.push(...check.warnings);
     if (!check.ok) item.problems.push(check.issue);
   });
+  return refused;
+}
 
-  for (const item of prepared) {
-    if (refused.has(item)) continue;
-    const { target, itemId } = item;
-    try {
-      if (item.problems.length) {
-        throw new RyeError('VALIDATION', `Validation failed: ${item.problems.join('; ')}`, {
-          hint: `Fix ${item.problems.length === 1 ? 'the problem' : 'these problems'} in ${target.path}, then sign again.`,
-          details: { issues: item.problems },
-        });
-      }
-      refuseOutsideSpace(target.path, space);
-      const format = formatFor(item.config, target.extension);
-      const signed = signContent(item.text, {
-        format,
-        keyPair: options.keyPair,
-        ...(options.now ? { now: options.now } : {}),
+/** Signs and writes one prepared item (atomically), or records why it was not. */
+async function signOne(
+  item: Prepared,
+  request: SignRequest,
+  options: SignOptions,
+  result: SignResult,
+): Promise<void> {
+  const { target, itemId } = item;
+  try {
+    if (item.problems.length) {
+      throw new RyeError('VALIDATION', `Validation failed: ${item.problems.join('; ')}`, {
+        hint: `Fix ${item.problems.length === 1 ? 'the problem' : 'these problems'} in ${target.path}, then sign again.`,
+        details: { issues: item.problems },
       });
-      await writeFileAtomic(target.path, signed);
-      result.signed.push({
-        item_id: itemId,
-        path: target.path,
-        location: spaceName,
-        signature: signatureInfo(signed, format),
-        warnings: item.warnings,
-      });
-    } catch (error) {
-      result.failed.push(failure(itemId, error, target.path));
     }
+    refuseOutsideSpace(target.path, request.space);
+    const format = formatFor(item.config, target.extension);
+    const signed = signContent(item.text, {
+      format,
+      keyPair: options.keyPair,
+      ...(options.now ? { now: options.now } : {}),
+    });
+    await writeFileAtomic(target.path, signed);
+    result.signed.push({
+      item_id: itemId,
+      path: target.path,
+      location: request.spaceName,
+      signature: signatureInfo(signed, format),
+      warnings: item.warnings,
+    });
+  } catch (error) {
+    result.failed.push(failure(itemId, error, target.path));
   }
-  result.summary = signSummary(result.signed.length, result.failed.length);
-  return result;
 }

@@ -40,7 +40,7 @@ export interface LoopOptionsInput {
   hooks: HookRunner;
   cancel: CancelWatch;
   onData: (data: string, turn: number) => void;
-  onCheckpoint: () => void;
+  onCheckpoint: (turn: number) => void;
   /** The runner children and orchestrated runs go through (passed in: this module is below it). */
   runThread: RunThread;
   /** Told the id of the continuation this thread hands off to. */

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { HookRunner } from '../hook-runner.js';
 import type { ThreadHost } from '../host.js';
 import { writeCapabilitiesMd } from '../persistence/capabilities-md.js';
+import { liveKnowledgeTranscript } from '../persistence/live-knowledge-transcript.js';
 import { ensureThreadDir } from '../persistence/paths.js';
 import { TranscriptWriter } from '../persistence/transcript.js';
 import type { PreparedThread } from '../prepared.js';
@@ -25,7 +26,6 @@ import type { ForkRequest, RunThread } from '../thread-request.js';
 import { type CancelWatch, watchCancellation } from './cancel-watch.js';
 import { loopOptions } from './loop-options.js';
 import { type Opening, type OpeningInput, openConversation } from './opening.js';
-import { renderTranscript } from './render-transcript.js';
 import { readRunResume, resumedOpening } from './run-resume.js';
 import type { RunPlace } from './run-types.js';
 
@@ -77,7 +77,9 @@ export async function runPhase(input: RunInput): Promise<RunOutcome> {
     const writer = new TranscriptWriter(join(dir, 'transcript.jsonl'), place.threadId, place.signer);
     const log: ThreadLog = {
       emit: (eventType, payload) => writer.write(eventType, payload),
-      checkpoint: (turn) => void writer.checkpoint(turn),
+      // The fsync runs while the next request goes out; the turn's tool calls wait for it.
+      checkpoint: (turn) => void writer.checkpointInBackground(turn),
+      durable: () => writer.durable(),
     };
     const hooks = new HookRunner({
       hooks: prepared.hooks,
@@ -118,7 +120,12 @@ export async function runPhase(input: RunInput): Promise<RunOutcome> {
           hooks,
           cancel,
           onData,
-          onCheckpoint: () => void renderTranscript(host, dir, prepared.record, place.signer),
+          onCheckpoint: liveKnowledgeTranscript({
+            dir,
+            projectPath: host.projectPath,
+            record: prepared.record,
+            signer: place.signer,
+          }),
           runThread: input.runThread,
           onHandoff: (next) => {
             handoffTo = next;

@@ -127,26 +127,50 @@ function statusLabel(status: string): string {
   return status ? status[0]!.toUpperCase() + status.slice(1) : 'Unknown';
 }
 
+/**
+ * The rendered events of a transcript, fed in file order in one piece or many (a live transcript
+ * renders only what was appended since its last checkpoint); the turn count carries across.
+ */
+export class KnowledgeTranscriptBody {
+  readonly parts: string[] = [];
+  private turn = 0;
+
+  add(events: readonly RenderedEvent[]): void {
+    for (const event of events) {
+      if (event.event_type === 'cognition_in' && event.payload.role !== 'tool') this.turn += 1;
+      const explicit = event.payload.turn;
+      const shown = typeof explicit === 'number' && Number.isFinite(explicit) ? explicit : this.turn;
+      const rendered = renderEvent(event, shown);
+      if (rendered) this.parts.push(rendered);
+    }
+  }
+}
+
+/** The front matter and title of a knowledge transcript (a live one renders them once). */
+export function knowledgeTranscriptHead(meta: KnowledgeTranscriptMeta): string {
+  return `${frontMatter(meta)}\n\n# ${meta.directive || meta.thread_id}`;
+}
+
+/** The unsigned markdown of a knowledge transcript: front matter, title, the body, the footer. */
+export function assembleKnowledgeTranscript(
+  body: KnowledgeTranscriptBody,
+  meta: KnowledgeTranscriptMeta,
+  head: string = knowledgeTranscriptHead(meta),
+): string {
+  const { cost } = meta;
+  const tokens = cost.input_tokens + cost.output_tokens;
+  const footer = `---\n\n**${statusLabel(meta.status)}** -- ${cost.turns} turns, ${tokens} tokens, $${cost.spend.toFixed(4)}, ${formatDuration(cost.elapsed_seconds)}`;
+  return `${[head, ...body.parts, footer].join('\n\n')}\n`;
+}
+
 /** The unsigned markdown of a thread's knowledge transcript. */
 export function renderKnowledgeTranscript(
   events: readonly RenderedEvent[],
   meta: KnowledgeTranscriptMeta,
 ): string {
-  const parts = [frontMatter(meta), `# ${meta.directive || meta.thread_id}`];
-  let turn = 0;
-  for (const event of events) {
-    if (event.event_type === 'cognition_in' && event.payload.role !== 'tool') turn += 1;
-    const explicit = event.payload.turn;
-    const shown = typeof explicit === 'number' && Number.isFinite(explicit) ? explicit : turn;
-    const rendered = renderEvent(event, shown);
-    if (rendered) parts.push(rendered);
-  }
-  const { cost } = meta;
-  const tokens = cost.input_tokens + cost.output_tokens;
-  parts.push(
-    `---\n\n**${statusLabel(meta.status)}** -- ${cost.turns} turns, ${tokens} tokens, $${cost.spend.toFixed(4)}, ${formatDuration(cost.elapsed_seconds)}`,
-  );
-  return `${parts.join('\n\n')}\n`;
+  const body = new KnowledgeTranscriptBody();
+  body.add(events);
+  return assembleKnowledgeTranscript(body, meta);
 }
 
 /**

@@ -42,6 +42,14 @@ export async function readTranscript(path: string): Promise<TranscriptEvent[]> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
+  return parseTranscriptLines(text, path);
+}
+
+/**
+ * The events of whole transcript lines (`text` ends where a line does); `firstLine` numbers them
+ * when the text is a tail of the file, so an error still names the line of the file.
+ */
+export function parseTranscriptLines(text: string, path: string, firstLine = 1): TranscriptEvent[] {
   const events: TranscriptEvent[] = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -51,7 +59,9 @@ export async function readTranscript(path: string): Promise<TranscriptEvent[]> {
     try {
       value = JSON.parse(line);
     } catch (cause) {
-      throw new TranscriptCorrupt(path, i + 1, `is not valid JSON (${(cause as Error).message})`, { cause });
+      throw new TranscriptCorrupt(path, firstLine + i, `is not valid JSON (${(cause as Error).message})`, {
+        cause,
+      });
     }
     const record = value as Partial<TranscriptEvent> | null;
     if (
@@ -61,7 +71,11 @@ export async function readTranscript(path: string): Promise<TranscriptEvent[]> {
       typeof record.payload !== 'object' ||
       record.payload === null
     ) {
-      throw new TranscriptCorrupt(path, i + 1, 'is not an event (needs event_type and a payload object)');
+      throw new TranscriptCorrupt(
+        path,
+        firstLine + i,
+        'is not an event (needs event_type and a payload object)',
+      );
     }
     events.push(record as TranscriptEvent);
   }

@@ -9,7 +9,16 @@
  */
 import type { Hash } from 'node:crypto';
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  fsync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  writeSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
 import type { Signer } from './signer.js';
@@ -106,6 +115,8 @@ export class TranscriptWriter {
   private coveredUpTo = 0;
   private lastTurn = 0;
   private pending: TranscriptEvent[] = [];
+  /** The fsync of the last background checkpoint, while it runs. */
+  private syncing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** A failure of a timer flush, surfaced by the next write. */
   private deferred: unknown;
@@ -240,6 +251,49 @@ export class TranscriptWriter {
    * at the start of every turn after the first, and immediately before a handoff).
    */
   checkpoint(turn: number = this.lastTurn): CheckpointPayload {
+    const payload = this.appendCheckpoint(turn);
+    // A checkpoint is a promise about the bytes on disk: make it durable.
+    fsyncSync(this.fd!);
+    return payload;
+  }
+
+  /**
+   * A checkpoint whose fsync runs off the event loop, so the next model request need not wait
+   * for the disk; whatever has effects (a tool call) waits for `durable()` first, so no call runs
+   * before the results it follows are on disk.
+   */
+  checkpointInBackground(turn: number = this.lastTurn): CheckpointPayload {
+    const payload = this.appendCheckpoint(turn);
+    const fd = this.fd!;
+    // One fsync at a time on the descriptor, so the last one done is the last one started.
+    const previous = (this.syncing ?? Promise.resolve()).catch(() => undefined);
+    const syncing = new Promise<void>((resolve, reject) => {
+      const sync = () =>
+        fsync(fd, (error) => {
+          if (this.syncing === syncing) this.syncing = undefined;
+          if (!error) return resolve();
+          const failure = new RyeError('INTERNAL', `Cannot make ${this.path} durable: ${error.message}`, {
+            cause: error,
+            hint: 'Check the disk holding .ai/state/threads/ (free space, errors in the system log).',
+          });
+          // The next write raises it too, so the thread ends on it.
+          this.deferred ??= failure;
+          reject(failure);
+        });
+      void previous.then(sync);
+    });
+    // A failure is the next call's and the next write's to report, never an unhandled rejection.
+    syncing.catch(() => undefined);
+    this.syncing = syncing;
+    return payload;
+  }
+
+  /** Resolves once every checkpoint written so far is on disk; rejects when its fsync failed. */
+  durable(): Promise<void> {
+    return this.syncing ?? Promise.resolve();
+  }
+
+  private appendCheckpoint(turn: number): CheckpointPayload {
     if (this.fd === undefined) throw closedError(this.path);
     this.raiseDeferred();
     this.flush();
@@ -267,8 +321,6 @@ export class TranscriptWriter {
     });
     this.coveredUpTo = this.size;
     this.lastTurn = turn;
-    // A checkpoint is a promise about the bytes on disk: make it durable.
-    fsyncSync(this.fd);
     return payload;
   }
 
@@ -297,8 +349,11 @@ export class TranscriptWriter {
       if (this.timer) clearTimeout(this.timer);
       this.timer = undefined;
       this.pending = [];
-      closeSync(this.fd);
+      const fd = this.fd;
       this.fd = undefined;
+      // A background fsync still holds the descriptor: close it once that is done.
+      if (this.syncing) void this.syncing.catch(() => undefined).finally(() => closeSync(fd));
+      else closeSync(fd);
     }
     return final;
   }

@@ -51,15 +51,8 @@ async function* streamParts(
     try {
       body = JSON.stringify(wire.buildBody(request, config));
     } catch (error) {
-      yield {
-        type: 'error',
-        error: malformedResponseInfo(
-          providerId,
-          0,
-          `Cannot serialise the request: ${(error as Error).message}`,
-          undefined,
-        ),
-      };
+      const message = `Cannot serialise the request: ${(error as Error).message}`;
+      yield { type: 'error', error: malformedResponseInfo(providerId, 0, message, undefined) };
       return;
     }
     const res = await call.post(headersFor(config, wire), body);
@@ -70,85 +63,18 @@ async function* streamParts(
       };
       return;
     }
-    const context: AssemblerContext = { providerId, requestId: call.requestId };
-    const contentType = res.headers.get('content-type') ?? '';
+    const reading: Reading = {
+      providerId,
+      call,
+      res,
+      wire,
+      context: { providerId, requestId: call.requestId },
+      maxBytes: config.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+    };
     // A server may answer a stream request with plain JSON (some gateways do); read it whole then.
-    const maxBytes = config.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-    if (!config.stream || !contentType.includes('text/event-stream')) {
-      const text = await call.text(res, maxBytes + 1);
-      if (Buffer.byteLength(text) > maxBytes) {
-        yield {
-          type: 'error',
-          error: malformedResponseInfo(
-            providerId,
-            res.status,
-            `Provider ${providerId} sent a response larger than ${maxBytes} bytes`,
-            call.requestId,
-          ),
-        };
-        return;
-      }
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        yield {
-          type: 'error',
-          error: malformedResponseInfo(
-            providerId,
-            res.status,
-            `Provider ${providerId} answered HTTP ${res.status} with a body that is not JSON (${contentType || 'no content-type'}): ${clipText(text, 200)}`,
-            call.requestId,
-          ),
-        };
-        return;
-      }
-      const parts = wire.parseWhole(json, context);
-      if (Array.isArray(parts)) yield* parts;
-      else yield { type: 'error', error: parts };
-      return;
-    }
-    const assembler = wire.createAssembler(context);
-    const decoder = new SseDataDecoder();
-    let received = 0;
-    for await (const chunk of call.chunks(res)) {
-      received += chunk.length;
-      if (received > maxBytes) {
-        yield {
-          type: 'error',
-          error: malformedResponseInfo(
-            providerId,
-            res.status,
-            `Provider ${providerId} sent a response larger than ${maxBytes} bytes; it was cut off there`,
-            call.requestId,
-          ),
-        };
-        return;
-      }
-      for (const data of decoder.push(chunk)) {
-        tap(request, data);
-        for (const part of assembler.push(data)) yield part;
-        if (assembler.done) return;
-      }
-      if (decoder.failure !== undefined) {
-        yield {
-          type: 'error',
-          error: malformedResponseInfo(
-            providerId,
-            res.status,
-            `Provider ${providerId} sent ${decoder.failure}`,
-            call.requestId,
-          ),
-        };
-        return;
-      }
-    }
-    for (const data of decoder.end()) {
-      tap(request, data);
-      for (const part of assembler.push(data)) yield part;
-      if (assembler.done) return;
-    }
-    yield* assembler.end();
+    const contentType = res.headers.get('content-type') ?? '';
+    if (!config.stream || !contentType.includes('text/event-stream')) yield* wholeParts(reading, contentType);
+    else yield* sseParts(reading, request);
   } catch (error) {
     if (error instanceof CallFailure) {
       yield { type: 'error', error: error.info };
@@ -160,6 +86,77 @@ async function* streamParts(
   } finally {
     call.close();
   }
+}
+
+/** A successful response being read: what both readers need. */
+interface Reading {
+  providerId: string;
+  call: HttpCall;
+  res: Awaited<ReturnType<HttpCall['post']>>;
+  wire: WireFormat;
+  context: AssemblerContext;
+  maxBytes: number;
+}
+
+/** The failure part of a response that cannot be read (too large, not JSON, broken SSE). */
+function unreadable({ providerId, res, call }: Reading, message: string): StreamPart {
+  return { type: 'error', error: malformedResponseInfo(providerId, res.status, message, call.requestId) };
+}
+
+/** A whole JSON answer, read at once and parsed into its parts. */
+async function* wholeParts(reading: Reading, contentType: string): AsyncGenerator<StreamPart> {
+  const { providerId, call, res, maxBytes } = reading;
+  const text = await call.text(res, maxBytes + 1);
+  if (Buffer.byteLength(text) > maxBytes) {
+    yield unreadable(reading, `Provider ${providerId} sent a response larger than ${maxBytes} bytes`);
+    return;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    yield unreadable(
+      reading,
+      `Provider ${providerId} answered HTTP ${res.status} with a body that is not JSON (${contentType || 'no content-type'}): ${clipText(text, 200)}`,
+    );
+    return;
+  }
+  const parts = reading.wire.parseWhole(json, reading.context);
+  if (Array.isArray(parts)) yield* parts;
+  else yield { type: 'error', error: parts };
+}
+
+/** An SSE answer: parts as its events arrive, until the wire's assembler says it is done. */
+async function* sseParts(reading: Reading, request: ModelRequest): AsyncGenerator<StreamPart> {
+  const { providerId, call, res, maxBytes } = reading;
+  const assembler = reading.wire.createAssembler(reading.context);
+  const decoder = new SseDataDecoder();
+  let received = 0;
+  for await (const chunk of call.chunks(res)) {
+    received += chunk.length;
+    if (received > maxBytes) {
+      yield unreadable(
+        reading,
+        `Provider ${providerId} sent a response larger than ${maxBytes} bytes; it was cut off there`,
+      );
+      return;
+    }
+    for (const data of decoder.push(chunk)) {
+      tap(request, data);
+      for (const part of assembler.push(data)) yield part;
+      if (assembler.done) return;
+    }
+    if (decoder.failure !== undefined) {
+      yield unreadable(reading, `Provider ${providerId} sent ${decoder.failure}`);
+      return;
+    }
+  }
+  for (const data of decoder.end()) {
+    tap(request, data);
+    for (const part of assembler.push(data)) yield part;
+    if (assembler.done) return;
+  }
+  yield* assembler.end();
 }
 
 /** A `LanguageModel` speaking `wire` over HTTP. Throws `RyeError('CONFIG')` for an unusable config. */

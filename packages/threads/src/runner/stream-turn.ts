@@ -26,9 +26,9 @@ import type {
 } from '../provider/types.js';
 import type { TextToolParser, UnreadCall } from '../streaming/text-parser.js';
 import { textModeMessages } from '../streaming/text-prompt.js';
-import type { CallContext, CallOutcome, CallPlan } from './calls.js';
-import { handleReturn, planCall, runPlannedCall } from './calls.js';
-import { CallDispatcher, type DispatchSettings } from './dispatcher.js';
+import type { CallContext, CallOutcome } from './calls.js';
+import type { DispatchSettings } from './dispatcher.js';
+import { type SettledCall, TurnCalls } from './turn-calls.js';
 
 export type StreamMode = 'inline' | 'batch';
 
@@ -63,13 +63,12 @@ export interface TurnRequest {
    * next request and in the transcript, so an id must name one call.
    */
   usedIds?: Set<string>;
+  /** Resolves once the thread's last checkpoint is on disk: a call waits for it before it runs. */
+  durable?: () => Promise<void>;
   signal?: AbortSignal;
 }
 
-export interface SettledCall {
-  call: ToolCall;
-  outcome: CallOutcome;
-}
+export type { SettledCall };
 
 export interface TurnResult {
   /** The assembled response (text, reasoning, calls in stream order, usage); partial on error. */
@@ -84,11 +83,6 @@ export interface TurnResult {
   startDelaysMs: number[];
   /** Milliseconds the turn waited for calls after the stream ended. */
   toolsAfterStreamMs: number;
-}
-
-interface Recorded {
-  call: ToolCall;
-  result: Promise<CallOutcome>;
 }
 
 function emptyResponse(): ModelResponse {
@@ -111,23 +105,6 @@ function cutShort(model: LanguageModel): ProviderCallErrorInfo {
   };
 }
 
-/** `call` itself, or a copy with an id no earlier call of the thread had. */
-function withUniqueId(call: ToolCall, used: Set<string>): ToolCall {
-  let id = call.id;
-  if (id === '' || used.has(id)) {
-    const base = id === '' ? 'call' : id;
-    let n = 2;
-    while (used.has(`${base}_${n}`)) n += 1;
-    id = `${base}_${n}`;
-  }
-  used.add(id);
-  return id === call.id ? call : { ...call, id };
-}
-
-function refused(message: string): CallOutcome {
-  return { content: JSON.stringify({ error: message }), isError: true, durationMs: 0, dispatchMs: 0 };
-}
-
 /** Stands for the tool of an unreadable call that did not get as far as naming one. */
 const UNNAMED_CALL = 'unreadable_tool_call';
 
@@ -142,108 +119,67 @@ function unreadCall(unread: UnreadCall): ToolCall {
 }
 
 function unreadOutcome(message: string): CallOutcome {
-  return refused(
-    `Your tool call could not be read (${message}), so it was not run. Write it again in the tool_use form the system prompt shows, with a new id and one JSON object as its input, closed before your answer ends.`,
-  );
-}
-
-const INTERRUPTED_RETURN = {
-  error: 'The response was interrupted before directive_return could be handled. Call it again.',
-};
-
-/** Runs one model call and the tool calls it makes; never throws. */
-export async function streamTurn(ctx: CallContext, request: TurnRequest): Promise<TurnResult> {
-  const { log, turn } = request;
-  const response = emptyResponse();
-  const recorded: Recorded[] = [];
-  const held: Array<{ call: ToolCall; entry: Parameters<typeof handleReturn>[2] }> = [];
-  const dispatcher = new CallDispatcher<CallOutcome>(request.dispatch, (error) => ({
-    content: JSON.stringify({ error: `The call failed: ${(error as Error)?.message ?? String(error)}` }),
+  return {
+    content: JSON.stringify({
+      error: `Your tool call could not be read (${message}), so it was not run. Write it again in the tool_use form the system prompt shows, with a new id and one JSON object as its input, closed before your answer ends.`,
+    }),
     isError: true,
     durationMs: 0,
     dispatchMs: 0,
-  }));
+  };
+}
+
+/** Runs one model call and the tool calls it makes; never throws. */
+export async function streamTurn(ctx: CallContext, request: TurnRequest): Promise<TurnResult> {
+  const response = emptyResponse();
+  const calls = new TurnCalls(ctx, request, response.toolCalls);
+  const error = await readStream(request, response, calls);
+  logUsage(request, response, error);
+  // Batch mode: the response is whole; its calls run now, with the same checks and lanes.
+  calls.startDeferred();
+  const { settled, toolsAfterStreamMs } = await calls.settle();
+  // The directive's return, after every other call of the turn has settled.
+  const returned = calls.settleReturns(settled, error !== undefined);
+  logAnswer(request, response, settled.length, error);
+  return {
+    response,
+    calls: settled,
+    ...(returned ? { returned } : {}),
+    ...(error ? { error } : {}),
+    startDelaysMs: calls.startDelaysMs,
+    toolsAfterStreamMs,
+  };
+}
+
+/**
+ * Reads the model's stream into `response`, handing each complete call to `calls` as it arrives;
+ * answers the stream's error, if it failed.
+ */
+async function readStream(
+  request: TurnRequest,
+  response: ModelResponse,
+  calls: TurnCalls,
+): Promise<ProviderCallErrorInfo | undefined> {
+  const { log, turn } = request;
   const parser = request.textParser?.();
-  const deferred: Array<{ call: ToolCall; preset?: CallOutcome }> = [];
   let chunkIndex = 0;
-  let error: ProviderCallErrorInfo | undefined;
-
-  const recordResult = (call: ToolCall, outcome: CallOutcome) => {
-    log.emit('tool_call_result', {
-      call_id: call.id,
-      output: outcome.content,
-      ...(outcome.isError ? { error: outcome.content } : {}),
-      duration_ms: outcome.durationMs,
-      turn,
-    });
-    return outcome;
-  };
-
-  let started = 0;
-  /** Plans and starts a call; `preset` is the answer of a call that must not run (unreadable). */
-  const startCall = (call: ToolCall, preset?: CallOutcome) => {
-    started += 1;
-    const over = request.maxCallsPerTurn !== undefined && started > request.maxCallsPerTurn;
-    const plan: CallPlan = over
-      ? {
-          kind: 'settled',
-          outcome: refused(
-            `Too many tool calls in one response (at most ${request.maxCallsPerTurn}): this call and every later one of this response were not run. Make fewer calls per response.`,
-          ),
-        }
-      : preset
-        ? { kind: 'settled', outcome: preset }
-        : planCall(ctx, call);
-    if (plan.kind === 'return') {
-      held.push({ call, entry: plan.entry });
-      return;
-    }
-    log.emit('tool_call_start', { tool: call.name, call_id: call.id, input: call.input, turn });
-    if (plan.kind === 'settled') {
-      recorded.push({ call, result: Promise.resolve(recordResult(call, plan.outcome)) });
-      return;
-    }
-    const result = dispatcher.submit(plan.lane, async () => {
-      const stop = request.stopReason?.();
-      const outcome = stop
-        ? refused(`Not run: ${stop}.`)
-        : await runPlannedCall(ctx, call, plan.entry, request.messages);
-      return recordResult(call, outcome);
-    });
-    recorded.push({ call, result });
-  };
-
-  const usedIds = request.usedIds ?? new Set<string>();
-  let received = 0;
-  const onCall = (raw: ToolCall, preset?: CallOutcome) => {
-    received += 1;
-    // Past the cap, one call is answered with the refusal and the rest are not kept at all:
-    // a flood of calls must not become a flood of transcript lines and messages.
-    if (request.maxCallsPerTurn !== undefined && received > request.maxCallsPerTurn + 1) return;
-    const call = withUniqueId(raw, usedIds);
-    response.toolCalls.push(call);
-    if (request.mode === 'inline') startCall(call, preset);
-    else deferred.push(preset ? { call, preset } : { call });
-  };
-
   const onText = (text: string) => {
     if (text === '') return;
     response.text += text;
     log.emit('cognition_out_delta', { text, turn, chunk_index: chunkIndex++ });
   };
-
   const onTextParsed = (events: ReturnType<TextToolParser['feed']>) => {
     for (const event of events) {
       if (event.type === 'text') onText(event.text);
-      else if (event.type === 'tool_complete') onCall(event.call);
+      else if (event.type === 'tool_complete') calls.accept(event.call);
       else {
         log.emit('tool_parse_error', { message: event.message, turn });
         // The model gets its unreadable call back with the error, or it would never know.
-        if (event.call) onCall(unreadCall(event.call), unreadOutcome(event.message));
+        if (event.call) calls.accept(unreadCall(event.call), unreadOutcome(event.message));
       }
     }
   };
-
+  let error: ProviderCallErrorInfo | undefined;
   try {
     for await (const part of request.model.stream({
       model: request.model.modelId,
@@ -261,7 +197,7 @@ export async function streamTurn(ctx: CallContext, request: TurnRequest): Promis
         response.reasoning += part.text;
         log.emit('cognition_reasoning', { text: part.text, turn });
       } else if (part.type === 'tool-call') {
-        onCall(part.call);
+        calls.accept(part.call);
       } else if (part.type === 'usage') {
         if (part.usage.inputTokens !== undefined) response.usage.inputTokens = part.usage.inputTokens;
         if (part.usage.outputTokens !== undefined) response.usage.outputTokens = part.usage.outputTokens;
@@ -279,78 +215,69 @@ export async function streamTurn(ctx: CallContext, request: TurnRequest): Promis
     // The contract says a model never throws; a defect still ends the turn as a failed call.
     error = { ...cutShort(request.model), message: `The model stream failed: ${(thrown as Error)?.message}` };
   }
+  return error;
+}
 
-  // What the response cost is on record before the turn waits on its calls: a run killed while a
-  // call runs is resumed with this response paid for.
-  log.emit('response_usage', {
-    turn,
+/**
+ * What the response cost, on record before the turn waits on its calls: a run killed while a
+ * call runs is resumed with this response paid for.
+ */
+function logUsage(
+  request: TurnRequest,
+  response: ModelResponse,
+  error: ProviderCallErrorInfo | undefined,
+): void {
+  request.log.emit('response_usage', {
+    turn: request.turn,
     input_tokens: response.usage.inputTokens,
     output_tokens: response.usage.outputTokens,
     ...(error ? { stream_error: true } : {}),
   });
-  // Batch mode: the response is whole; its calls run now, with the same checks and lanes.
-  for (const { call, preset } of deferred) startCall(call, preset);
-  const streamEnded = performance.now();
-  await dispatcher.settle();
-  dispatcher.dispose();
-  const calls: SettledCall[] = [];
-  for (const entry of recorded) calls.push({ call: entry.call, outcome: await entry.result });
-  const toolsAfterStreamMs = performance.now() - streamEnded;
+}
 
-  // The directive's return, after every other call of the turn has settled.
-  let returned: Record<string, unknown> | undefined;
-  for (const { call, entry } of held) {
-    log.emit('tool_call_start', { tool: call.name, call_id: call.id, input: call.input, turn });
-    const outcome: CallOutcome = error
-      ? { content: JSON.stringify(INTERRUPTED_RETURN), isError: true, durationMs: 0, dispatchMs: 0 }
-      : handleReturn(ctx, call, entry, returned !== undefined);
-    if (outcome.returned) returned = outcome.returned;
-    calls.push({ call, outcome: recordResult(call, outcome) });
-  }
-
-  if (error) {
-    if (response.reasoning) {
-      log.emit('cognition_reasoning', {
-        text: response.reasoning,
-        turn,
-        is_partial: true,
-        was_interrupted: true,
-      });
-    }
+/** `cognition_out` with the whole answer; a broken stream's is partial and says how far it got. */
+function logAnswer(
+  request: TurnRequest,
+  response: ModelResponse,
+  toolCount: number,
+  error: ProviderCallErrorInfo | undefined,
+): void {
+  const { log, turn } = request;
+  if (!error) {
     log.emit('cognition_out', {
       text: response.text,
       model: request.model.modelId,
       turn,
-      tool_count: calls.length,
-      is_partial: true,
-      truncated: true,
-      error: error.message,
-      ...(request.maxTokens > 0 && response.usage.outputTokens > 0
-        ? {
-            completion_percentage: Math.min(
-              99,
-              Math.round((response.usage.outputTokens / request.maxTokens) * 100),
-            ),
-          }
-        : {}),
-    });
-  } else {
-    log.emit('cognition_out', {
-      text: response.text,
-      model: request.model.modelId,
-      turn,
-      tool_count: calls.length,
+      tool_count: toolCount,
       is_partial: false,
     });
+    return;
   }
-  return {
-    response,
-    calls,
-    ...(returned ? { returned } : {}),
-    ...(error ? { error } : {}),
-    startDelaysMs: dispatcher.startDelaysMs,
-    toolsAfterStreamMs,
-  };
+  if (response.reasoning) {
+    log.emit('cognition_reasoning', {
+      text: response.reasoning,
+      turn,
+      is_partial: true,
+      was_interrupted: true,
+    });
+  }
+  log.emit('cognition_out', {
+    text: response.text,
+    model: request.model.modelId,
+    turn,
+    tool_count: toolCount,
+    is_partial: true,
+    truncated: true,
+    error: error.message,
+    ...(request.maxTokens > 0 && response.usage.outputTokens > 0
+      ? {
+          completion_percentage: Math.min(
+            99,
+            Math.round((response.usage.outputTokens / request.maxTokens) * 100),
+          ),
+        }
+      : {}),
+  });
 }
 
 /** The messages a turn adds to the conversation: the answer with its calls, then their results. */

@@ -102,6 +102,184 @@ function sendJson(res: ServerResponse, reply: ErrorReply): void {
   res.end(JSON.stringify(reply.body));
 }
 
+/** A running server's state, shared by the functions that answer its requests. */
+interface Replay {
+  readonly script: ReplayScript;
+  readonly options: ReplayServerOptions;
+  readonly requests: RecordedRequest[];
+  /** Wakes every pause at once (on close). */
+  readonly pending: Set<() => void>;
+  /** The next turn to play. */
+  next: number;
+  closed: boolean;
+}
+
+/** Resolves after `ms`, or at once when the server closes. */
+function pause(replay: Replay, ms: number): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const wake = (): void => {
+      clearTimeout(timer);
+      replay.pending.delete(wake);
+      resolve();
+    };
+    const timer = setTimeout(wake, ms);
+    replay.pending.add(wake);
+  });
+}
+
+function write(res: ServerResponse, data: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (res.destroyed) return resolve();
+    res.write(data, () => resolve());
+  });
+}
+
+/** One turn, written as SSE frames with the turn's timing, error event or cut connection. */
+async function streamTurn(
+  replay: Replay,
+  res: ServerResponse,
+  wire: Wire,
+  plan: ReturnType<typeof planTurn>,
+  body: unknown,
+  requestId: string,
+  recorded: RecordedRequest,
+): Promise<void> {
+  const { frames, closingAt } = wire.stream(plan, body);
+  const { turn } = plan;
+  let stopAt = frames.length;
+  let tail: string | undefined;
+  if (turn.stream_error) {
+    stopAt = Math.min(turn.stream_error.after_events ?? closingAt, frames.length);
+    tail = wire.streamError(turn.stream_error);
+  }
+  if (turn.disconnect_after_events !== undefined)
+    stopAt = Math.min(turn.disconnect_after_events, frames.length);
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    [wire.requestIdHeader]: requestId,
+  });
+  res.flushHeaders();
+  for (let i = 0; i < stopAt; i++) {
+    if (i > 0) await pause(replay, plan.chunkDelayMs);
+    if (i === frames.length - 1) await pause(replay, plan.holdBeforeFinalMs);
+    if (replay.closed || res.destroyed) return;
+    if (i === frames.length - 1) recorded.finalSentAt = Date.now();
+    await write(res, frames[i]!);
+  }
+  if (turn.disconnect_after_events !== undefined) {
+    // Cut the connection without the chunked terminator: the client sees a broken stream.
+    res.socket?.destroy();
+    return;
+  }
+  if (tail !== undefined) {
+    if (stopAt > 0) await pause(replay, plan.chunkDelayMs);
+    await write(res, tail);
+  }
+  res.end();
+}
+
+/** One turn answered without streaming: its error, its message, or half a body and a cut. */
+async function answerWhole(
+  res: ServerResponse,
+  wire: Wire,
+  plan: ReturnType<typeof planTurn>,
+  body: unknown,
+  requestId: string,
+): Promise<void> {
+  const { turn } = plan;
+  if (turn.stream_error) {
+    // Without a stream the same failure can only be an HTTP error.
+    const { type, message } = turn.stream_error;
+    const error: ReplayHttpError = { status: wire.streamErrorStatus };
+    if (type !== undefined) error.type = type;
+    if (message !== undefined) error.message = message;
+    sendJson(res, wire.error(error, requestId));
+  } else if (turn.disconnect_after_events !== undefined) {
+    // Without a stream: headers and half the body, then the connection is cut.
+    const text = JSON.stringify(wire.whole(plan, body));
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(text)),
+      [wire.requestIdHeader]: requestId,
+    });
+    await write(res, text.slice(0, Math.floor(text.length / 2)));
+    res.socket?.destroy();
+  } else {
+    sendJson(res, {
+      status: 200,
+      headers: { [wire.requestIdHeader]: requestId },
+      body: wire.whole(plan, body),
+    });
+  }
+}
+
+function notFound(res: ServerResponse, method: string | undefined, path: string): void {
+  sendJson(res, {
+    status: 404,
+    headers: {},
+    body: {
+      error: {
+        type: 'not_found_error',
+        message: `The replay server serves POST /v1/messages (Anthropic) and POST /v1/chat/completions (OpenAI), not ${method} ${path}`,
+      },
+    },
+  });
+}
+
+/** The error of a request the script cannot answer (not a JSON object, or past its last turn). */
+function refusal(replay: Replay, format: ReplayFormat, body: unknown): ReplayHttpError | undefined {
+  if (body === undefined || typeof body !== 'object' || body === null) {
+    return { status: 400, message: 'The request body is not a JSON object', type: 'invalid_request_error' };
+  }
+  if (replay.next < replay.script.turns.length) return undefined;
+  const count = replay.requests.length;
+  return {
+    status: 500,
+    type: format === 'anthropic' ? 'api_error' : 'server_error',
+    message: `Replay script exhausted: this is request ${count}, but the script has only ${replay.script.turns.length} turn(s). Add turns to the script, or look for an unexpected extra request (a retry?).`,
+  };
+}
+
+async function handle(replay: Replay, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = (req.url ?? '/').split('?')[0]!;
+  const format = ROUTES[path];
+  if (format === undefined || req.method !== 'POST') return notFound(res, req.method, path);
+  const wire = WIRES[format];
+  const text = await readBody(req);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const recorded: RecordedRequest = {
+    format,
+    path,
+    headers: headerRecord(req),
+    body,
+    receivedAt: Date.now(),
+  };
+  replay.requests.push(recorded);
+  const requestId = `req_replay_${replay.requests.length}`;
+  const refused = refusal(replay, format, body);
+  if (refused) {
+    replay.options.onRequest?.(recorded, undefined);
+    sendJson(res, wire.error(refused, requestId));
+    return;
+  }
+  const index = replay.next++;
+  replay.options.onRequest?.(recorded, index + 1);
+  const plan = planTurn(replay.script, index, body, wire.idPrefix);
+  await pause(replay, plan.delayMs);
+  if (replay.closed || res.destroyed) return;
+  if (plan.turn.error) sendJson(res, wire.error(plan.turn.error, requestId));
+  else if ((body as { stream?: unknown }).stream === true)
+    await streamTurn(replay, res, wire, plan, body, requestId, recorded);
+  else await answerWhole(res, wire, plan, body, requestId);
+}
+
 export async function startReplayServer(
   script: ReplayScript,
   options: ReplayServerOptions = {},
@@ -113,172 +291,10 @@ export async function startReplayServer(
       hint: 'Leave host out; the server is for local tests.',
     });
   }
-  const requests: RecordedRequest[] = [];
+  const replay: Replay = { script, options, requests: [], pending: new Set(), next: 0, closed: false };
   const sockets = new Set<Socket>();
-  const pending = new Set<() => void>();
-  let next = 0;
-  let closed = false;
-
-  /** Resolves after `ms`, or at once when the server closes. */
-  const pause = (ms: number): Promise<void> =>
-    ms <= 0
-      ? Promise.resolve()
-      : new Promise((resolve) => {
-          const wake = (): void => {
-            clearTimeout(timer);
-            pending.delete(wake);
-            resolve();
-          };
-          const timer = setTimeout(wake, ms);
-          pending.add(wake);
-        });
-
-  const write = (res: ServerResponse, data: string): Promise<void> =>
-    new Promise((resolve) => {
-      if (res.destroyed) return resolve();
-      res.write(data, () => resolve());
-    });
-
-  async function stream(
-    res: ServerResponse,
-    wire: Wire,
-    plan: ReturnType<typeof planTurn>,
-    body: unknown,
-    requestId: string,
-    recorded: RecordedRequest,
-  ): Promise<void> {
-    const { frames, closingAt } = wire.stream(plan, body);
-    const { turn } = plan;
-    let stopAt = frames.length;
-    let tail: string | undefined;
-    if (turn.stream_error) {
-      stopAt = Math.min(turn.stream_error.after_events ?? closingAt, frames.length);
-      tail = wire.streamError(turn.stream_error);
-    }
-    if (turn.disconnect_after_events !== undefined)
-      stopAt = Math.min(turn.disconnect_after_events, frames.length);
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      [wire.requestIdHeader]: requestId,
-    });
-    res.flushHeaders();
-    for (let i = 0; i < stopAt; i++) {
-      if (i > 0) await pause(plan.chunkDelayMs);
-      if (i === frames.length - 1) await pause(plan.holdBeforeFinalMs);
-      if (closed || res.destroyed) return;
-      if (i === frames.length - 1) recorded.finalSentAt = Date.now();
-      await write(res, frames[i]!);
-    }
-    if (turn.disconnect_after_events !== undefined) {
-      // Cut the connection without the chunked terminator: the client sees a broken stream.
-      res.socket?.destroy();
-      return;
-    }
-    if (tail !== undefined) {
-      if (stopAt > 0) await pause(plan.chunkDelayMs);
-      await write(res, tail);
-    }
-    res.end();
-  }
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = (req.url ?? '/').split('?')[0]!;
-    const format = ROUTES[path];
-    if (format === undefined || req.method !== 'POST') {
-      sendJson(res, {
-        status: 404,
-        headers: {},
-        body: {
-          error: {
-            type: 'not_found_error',
-            message: `The replay server serves POST /v1/messages (Anthropic) and POST /v1/chat/completions (OpenAI), not ${req.method} ${path}`,
-          },
-        },
-      });
-      return;
-    }
-    const wire = WIRES[format];
-    const text = await readBody(req);
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    const recorded: RecordedRequest = {
-      format,
-      path,
-      headers: headerRecord(req),
-      body,
-      receivedAt: Date.now(),
-    };
-    requests.push(recorded);
-    const requestId = `req_replay_${requests.length}`;
-    if (body === undefined || typeof body !== 'object' || body === null) {
-      options.onRequest?.(recorded, undefined);
-      sendJson(
-        res,
-        wire.error(
-          { status: 400, message: 'The request body is not a JSON object', type: 'invalid_request_error' },
-          requestId,
-        ),
-      );
-      return;
-    }
-    if (next >= script.turns.length) {
-      options.onRequest?.(recorded, undefined);
-      sendJson(
-        res,
-        wire.error(
-          {
-            status: 500,
-            type: format === 'anthropic' ? 'api_error' : 'server_error',
-            message: `Replay script exhausted: this is request ${requests.length}, but the script has only ${script.turns.length} turn(s). Add turns to the script, or look for an unexpected extra request (a retry?).`,
-          },
-          requestId,
-        ),
-      );
-      return;
-    }
-    const index = next++;
-    options.onRequest?.(recorded, index + 1);
-    const plan = planTurn(script, index, body, wire.idPrefix);
-    await pause(plan.delayMs);
-    if (closed || res.destroyed) return;
-    const { turn } = plan;
-    if (turn.error) {
-      sendJson(res, wire.error(turn.error, requestId));
-    } else if ((body as { stream?: unknown }).stream === true) {
-      await stream(res, wire, plan, body, requestId, recorded);
-    } else if (turn.stream_error) {
-      // Without a stream the same failure can only be an HTTP error.
-      const { type, message } = turn.stream_error;
-      const error: ReplayHttpError = { status: wire.streamErrorStatus };
-      if (type !== undefined) error.type = type;
-      if (message !== undefined) error.message = message;
-      sendJson(res, wire.error(error, requestId));
-    } else if (turn.disconnect_after_events !== undefined) {
-      // Without a stream: headers and half the body, then the connection is cut.
-      const text = JSON.stringify(wire.whole(plan, body));
-      res.writeHead(200, {
-        'content-type': 'application/json',
-        'content-length': String(Buffer.byteLength(text)),
-        [wire.requestIdHeader]: requestId,
-      });
-      await write(res, text.slice(0, Math.floor(text.length / 2)));
-      res.socket?.destroy();
-    } else {
-      sendJson(res, {
-        status: 200,
-        headers: { [wire.requestIdHeader]: requestId },
-        body: wire.whole(plan, body),
-      });
-    }
-  }
-
   const server: Server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
+    handle(replay, req, res).catch((error: unknown) => {
       if (res.headersSent) {
         res.destroy();
         return;
@@ -302,16 +318,14 @@ export async function startReplayServer(
     });
   });
   const { port } = server.address() as AddressInfo;
-  const url = `http://${host}:${port}`;
-
   return {
-    url,
+    url: `http://${host}:${port}`,
     port,
-    requests,
+    requests: replay.requests,
     close: async () => {
-      if (closed) return;
-      closed = true;
-      for (const wake of [...pending]) wake();
+      if (replay.closed) return;
+      replay.closed = true;
+      for (const wake of [...replay.pending]) wake();
       const done = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const socket of sockets) socket.destroy();
       await done;
