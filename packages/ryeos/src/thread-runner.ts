@@ -98,10 +98,8 @@ async function runDirective(
   rye: Rye,
   request: Extract<DetachedRequest, { kind: 'directive' }>,
 ): Promise<number> {
-  const [{ abandonThread, parsePreparedThread, runPreparedThread }, { forkHost }] = await Promise.all([
-    import('@ryeos/threads'),
-    import('./execute/fork.js'),
-  ]);
+  const [{ abandonThread, adoptParsed, parsePreparedThread, runPreparedThread }, { forkHost }] =
+    await Promise.all([import('@ryeos/threads'), import('./execute/fork.js')]);
   // The setup arrived as JSON from another process: checked here, where it enters, before it runs.
   let prepared: PreparedThread;
   try {
@@ -115,6 +113,8 @@ async function runDirective(
     );
     return 1;
   }
+  // For the children it sets up here: what its caller parsed is not parsed again (still verified).
+  adoptParsed(request.parsed);
   // SIGTERM (kill's first signal) stops the thread cleanly, as Ctrl-C does in the CLI.
   const stop = new AbortController();
   process.once('SIGTERM', () => stop.abort());

@@ -4,6 +4,8 @@
 
 export type { AgentConfigName, LoadedAgentConfig } from './config/agent-config.js';
 export { loadAgentConfig } from './config/agent-config.js';
+export type { ParsedEntry } from './config/parse-memo.js';
+export { adoptParsed, parsedForHandOff } from './config/parse-memo.js';
 export type { ThreadHostOptions } from './create-host.js';
 export { createThreadHost, standardPrimaries } from './create-host.js';
 export { HookRunner } from './hook-runner.js';

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import type { Envelope, Executor, RyeSettings } from '@ryeos/executor';
 import { canonicalRef, elapsed } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
-import type { PreparedThread } from '@ryeos/threads';
+import type { ParsedEntry, PreparedThread } from '@ryeos/threads';
 import { packageRoot } from '../package-root.js';
 
 /** The script a detached run starts: `dist/thread-runner.js` of this package. */
@@ -37,6 +37,11 @@ export type DetachedRequest =
       parent_thread_id?: string;
       /** The setup the caller made (`runThread`'s `detach`): the runner starts the loop from it. */
       prepared: PreparedThread;
+      /**
+       * The config files the caller parsed (`parsedForHandOff`), so the children this thread sets
+       * up in the runner do not parse them again (each file is still read and verified there).
+       */
+      parsed?: ParsedEntry[];
     }
   | {
       kind: 'tool';
@@ -54,7 +59,14 @@ export type DetachedRequest =
 
 /** What was asked, beside the thread's records (the setup itself goes to the runner only: it is in thread.json, capabilities.md and the transcript). */
 function writeSpawnParams(threadDirectory: string, request: DetachedRequest): void {
-  const { prepared: _setup, ...asked } = request as DetachedRequest & { prepared?: unknown };
+  const {
+    prepared: _setup,
+    parsed: _parsed,
+    ...asked
+  } = request as DetachedRequest & {
+    prepared?: unknown;
+    parsed?: unknown;
+  };
   writeFileSync(join(threadDirectory, 'spawn_params.json'), `${JSON.stringify(asked, null, 2)}\n`, {
     mode: 0o600,
   });

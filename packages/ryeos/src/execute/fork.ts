@@ -46,7 +46,7 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
   const itemId = canonicalRef('directive', options.directiveId);
   let runner: EarlyRunner | undefined;
   try {
-    const { ensureThreadDir, runThread, threadsStateRoot } = await import('@ryeos/threads');
+    const { ensureThreadDir, parsedForHandOff, runThread, threadsStateRoot } = await import('@ryeos/threads');
     const executor = await host.executor();
     // Async: the runner starts now and loads while the thread is set up here (not for a directive
     // that is not even there: a call that can only fail costs no process).
@@ -68,6 +68,7 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
             ...(options.limitOverrides ? { limit_overrides: options.limitOverrides } : {}),
             ...(options.parentThreadId ? { parent_thread_id: options.parentThreadId } : {}),
             prepared,
+            parsed: parsedForHandOff(),
           };
           const directory = ensureThreadDir(threadsStateRoot(host.projectPath), threadId);
           if (!early) return detachModule.launchDetached(host.settings, request, directory, recordPid);
