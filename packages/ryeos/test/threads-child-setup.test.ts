@@ -1,9 +1,11 @@
 /**
  * A detached parent thread setting up its children (issue 30): the runner that runs the parent
- * does not parse tool metadata the executor's cache holds. Runners
+ * does not parse tool metadata the executor's cache holds, and it keeps a runner ready for its
+ * first child. Runners
  * are started through a wrapper (`RYE_THREAD_RUNNER`) that logs each package the process loads
  * to its `spawn.log`.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ReplayServer } from '@ryeos/threads/testing';
@@ -76,6 +78,18 @@ async function until(check: () => boolean | Promise<boolean>, ms = 30_000): Prom
   }
 }
 
+/** A process's start in clock ticks since boot (`/proc/<pid>/stat`, field 22). */
+function startTicks(pid: number | 'self'): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+}
+
+/** When a process started (epoch ms, to a tick), measured against this process's own start. */
+function processStartedAt(pid: number): number {
+  const tickMs = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+  return performance.timeOrigin + (startTicks(pid) - startTicks('self')) * tickMs;
+}
+
 /** Starts the parent detached; resolves with its thread id. */
 async function startParent(): Promise<string> {
   const reply = await fixture().rye.execute({
@@ -131,6 +145,35 @@ describe("a detached parent's children", () => {
     // The kid's palette tool (rye/file-system/read, JavaScript): its metadata came from the
     // system bundle's signed index, through the executor's cache, not from parsing it again.
     expect(loaded, '@babel/parser loaded by the parent runner').not.toContain('@babel/parser');
+    await kids.close();
+  }, 90_000);
+
+  it("run in a runner the parent's process started before the model asked for them", async () => {
+    // The kid's answer waits, so that its process is still there to be looked at.
+    const kids = await serveKids([{ delay_ms: 1000, tool_calls: [returnCall('kid done')] }]);
+    const parents = await fixture().serve({
+      // The parent's model takes a while to answer, as a model does.
+      turns: [{ delay_ms: 1500, tool_calls: [startKid] }, { tool_calls: [returnCall('started')] }],
+    });
+    const parent = await startParent();
+    await until(() => kids.requests.length === 1);
+    const { openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
+    const store = openThreadStore(threadsStateRoot(fixture().project));
+    let pid: number | null | undefined;
+    try {
+      const [kid] = await store.registry.listChildren(parent);
+      pid = kid?.pid;
+    } finally {
+      await store.close();
+    }
+    expect(pid, 'the kid runs in a process of its own').toBeTypeOf('number');
+    const started = processStartedAt(pid!);
+    const asked = parents.requests[0]!.finalSentAt!;
+    // Started while the parent's model was still thinking, not once it asked (to /proc's 10 ms).
+    expect(asked - started, `the kid's runner started ${asked - started} ms before the call`).toBeGreaterThan(
+      500,
+    );
+    await finished(parent);
     await kids.close();
   }, 90_000);
 });

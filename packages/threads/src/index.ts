@@ -71,7 +71,7 @@ export type { Limits } from './policy/limits.js';
 export { checkPreTurnLimits, resolveLimits } from './policy/limits.js';
 export { assessRisk } from './policy/risk.js';
 export type { PreparedThread } from './prepared.js';
-export { parsePreparedThread } from './prepared.js';
+export { mayStartChildren, parsePreparedThread } from './prepared.js';
 export { createAnthropicModel } from './provider/anthropic.js';
 export { collectResponse } from './provider/collect.js';
 export type { HttpProviderConfig } from './provider/http-config.js';
