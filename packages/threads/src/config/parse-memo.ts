@@ -50,13 +50,23 @@ export function parsedOnce<T>(namespace: string, path: string, text: string, par
  * carries unchanged (YAML's `.inf`, say, would arrive as `null`: that file is parsed again there).
  */
 export function parsedForHandOff(): ParsedEntry[] {
-  return [...parsed.values()].filter((entry) => {
+  return [...parsed.values()].filter(carriedByJson);
+}
+
+/** Whether JSON carries each entry unchanged, decided once per entry (a host forks many times). */
+const jsonSafe = new WeakMap<ParsedEntry, boolean>();
+
+function carriedByJson(entry: ParsedEntry): boolean {
+  let safe = jsonSafe.get(entry);
+  if (safe === undefined) {
     try {
-      return isDeepStrictEqual(JSON.parse(JSON.stringify(entry.value)), entry.value);
+      safe = isDeepStrictEqual(JSON.parse(JSON.stringify(entry.value)), entry.value);
     } catch {
-      return false;
+      safe = false;
     }
-  });
+    jsonSafe.set(entry, safe);
+  }
+  return safe;
 }
 
 /**
