@@ -250,12 +250,22 @@ async function spareKey(settings: RyeSettings, projectPath: string): Promise<str
   return JSON.stringify([node, args, env, projectPath, stamps]);
 }
 
+/** Spares asked for whose `SPARE_DELAY_MS` has not passed yet, with their project. */
+const scheduledSpares = new Map<NodeJS.Timeout, string>();
+
 /**
  * A runner for an async fork: the spare a long-lived host keeps (started, modules loaded,
  * waiting for a thread) when there is one for exactly this launch and it is still alive, else a
  * new one (`startRunnerEarly`).
  */
 export async function acquireRunner(settings: RyeSettings, projectPath: string): Promise<EarlyRunner> {
+  // A spare of this project not started yet would only boot beside this fork's runner, competing
+  // with it: the fork asks for one again once it has its thread.
+  for (const [timer, project] of scheduledSpares) {
+    if (project !== projectPath) continue;
+    clearTimeout(timer);
+    scheduledSpares.delete(timer);
+  }
   if (spares.size === 0) return startRunnerEarly(settings, projectPath);
   const key = await spareKey(settings, projectPath);
   const spare = spares.get(key);
@@ -277,6 +287,7 @@ export async function acquireRunner(settings: RyeSettings, projectPath: string):
  */
 export function keepSpareRunner(settings: RyeSettings, projectPath: string): void {
   const timer = setTimeout(async () => {
+    scheduledSpares.delete(timer);
     const key = await spareKey(settings, projectPath).catch(() => undefined);
     if (!key || spares.has(key)) return;
     const runner = startRunnerEarly(settings, projectPath, true).catch(() => undefined);
@@ -288,6 +299,7 @@ export function keepSpareRunner(settings: RyeSettings, projectPath: string): voi
     while (spares.size > MAX_SPARES) dropSpare(spares.keys().next().value as string);
   }, SPARE_DELAY_MS);
   timer.unref();
+  scheduledSpares.set(timer, projectPath);
 }
 
 /**
