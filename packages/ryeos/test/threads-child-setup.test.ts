@@ -1,7 +1,8 @@
 /**
  * A detached parent thread setting up its children (issue 30): the runner that runs the parent
- * does not parse tool metadata the executor's cache holds, and it keeps a runner ready for its
- * first child. Runners
+ * does not parse tool metadata the executor's cache holds, it keeps a runner ready for its first
+ * child, and a config file tampered with after its caller parsed it still fails the child's setup.
+ * Runners
  * are started through a wrapper (`RYE_THREAD_RUNNER`) that logs each package the process loads
  * to its `spawn.log`.
  */
@@ -174,6 +175,39 @@ describe("a detached parent's children", () => {
       500,
     );
     await finished(parent);
+    await kids.close();
+  }, 90_000);
+
+  it('fails closed when a config file is tampered with between two children', async () => {
+    const fx = fixture();
+    const config = await fx.write(
+      '.ai/config/agent/coordination.yaml',
+      'coordination:\n  continuation:\n    max_chain: 3\n',
+    );
+    await fx.sign('config:agent/coordination');
+    const kids = await serveKids([
+      { tool_calls: [returnCall('kid done')] },
+      { tool_calls: [returnCall('never')] },
+    ]);
+    const parents = await fixture().serve({
+      turns: [
+        { tool_calls: [startKid] },
+        // Time for the file to change before the parent asks for its second kid.
+        { delay_ms: 1500, tool_calls: [startKid] },
+        { tool_calls: [returnCall('done')] },
+      ],
+    });
+    const parent = await startParent();
+    await until(() => kids.requests.length === 1);
+    // Signed when the caller parsed it (and handed the parse over); tampered with now.
+    const { readFile, writeFile } = await import('node:fs/promises');
+    await writeFile(config, (await readFile(config, 'utf8')).replace('max_chain: 3', 'max_chain: 300'));
+    await until(() => parents.requests.length === 3);
+    const answered = JSON.stringify(parents.requests[2]!.body);
+    expect(answered).toContain('integrity');
+    expect(answered).toContain('coordination.yaml');
+    await finished(parent);
+    expect(kids.requests).toHaveLength(1);
     await kids.close();
   }, 90_000);
 });
