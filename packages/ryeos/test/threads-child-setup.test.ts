@@ -102,6 +102,19 @@ async function startParent(): Promise<string> {
   return String(reply.thread_id);
 }
 
+/** The pid of the process the parent's kid runs in. */
+async function kidPid(parent: string): Promise<number> {
+  const { openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
+  const store = openThreadStore(threadsStateRoot(fixture().project));
+  try {
+    const [kid] = await store.registry.listChildren(parent);
+    expect(kid?.pid, 'the kid runs in a process of its own').toBeTypeOf('number');
+    return kid!.pid!;
+  } finally {
+    await store.close();
+  }
+}
+
 /** Waits for the parent and its kid to complete; resolves with the kid's id. */
 async function finished(parent: string): Promise<string> {
   const { project } = fixture();
@@ -158,17 +171,8 @@ describe("a detached parent's children", () => {
     });
     const parent = await startParent();
     await until(() => kids.requests.length === 1);
-    const { openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
-    const store = openThreadStore(threadsStateRoot(fixture().project));
-    let pid: number | null | undefined;
-    try {
-      const [kid] = await store.registry.listChildren(parent);
-      pid = kid?.pid;
-    } finally {
-      await store.close();
-    }
-    expect(pid, 'the kid runs in a process of its own').toBeTypeOf('number');
-    const started = processStartedAt(pid!);
+    const pid = await kidPid(parent);
+    const started = processStartedAt(pid);
     const asked = parents.requests[0]!.finalSentAt!;
     // Started while the parent's model was still thinking, not once it asked (to /proc's 10 ms).
     expect(asked - started, `the kid's runner started ${asked - started} ms before the call`).toBeGreaterThan(
@@ -208,6 +212,26 @@ describe("a detached parent's children", () => {
     expect(answered).toContain('coordination.yaml');
     await finished(parent);
     expect(kids.requests).toHaveLength(1);
+    await kids.close();
+  }, 90_000);
+
+  it('a long-lived host running a parent that may start children has a runner ready for its first', async () => {
+    const kids = await serveKids([{ delay_ms: 1000, tool_calls: [returnCall('kid done')] }]);
+    const parents = await fixture().serve({
+      turns: [{ delay_ms: 1500, tool_calls: [startKid] }, { tool_calls: [returnCall('started')] }],
+    });
+    // In this process, the host's first async fork: no runner was kept for one before.
+    const running = fixture().rye.execute({ item_id: 'directive:acme/parent', thread: 'fork' });
+    await until(() => kids.requests.length === 1);
+    const result = await running;
+    expect(result, JSON.stringify(result)).toMatchObject({ status: 'success' });
+    const pid = await kidPid(String(result.thread_id));
+    const started = processStartedAt(pid);
+    const asked = parents.requests[0]!.finalSentAt!;
+    expect(asked - started, `the kid's runner started ${asked - started} ms before the call`).toBeGreaterThan(
+      500,
+    );
+    await finished(String(result.thread_id));
     await kids.close();
   }, 90_000);
 });

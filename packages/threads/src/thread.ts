@@ -740,6 +740,7 @@ async function runRegistered(
     await store.ledger.release(threadId, 'error');
     throw error;
   }
+  request.onPrepared?.(prepared);
   return runPrepared(host, request, reg, prepared, carried);
 }
 

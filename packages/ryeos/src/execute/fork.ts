@@ -46,7 +46,9 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
   const itemId = canonicalRef('directive', options.directiveId);
   let runner: EarlyRunner | undefined;
   try {
-    const { ensureThreadDir, parsedForHandOff, runThread, threadsStateRoot } = await import('@ryeos/threads');
+    const { ensureThreadDir, mayStartChildren, parsedForHandOff, runThread, threadsStateRoot } = await import(
+      '@ryeos/threads'
+    );
     const executor = await host.executor();
     // Async: the runner starts now and loads while the thread is set up here (not for a directive
     // that is not even there: a call that can only fail costs no process).
@@ -90,6 +92,17 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
         ...(options.parentThreadId ? { parentThreadId: options.parentThreadId } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(detach ? { detach } : {}),
+        // A long-lived host running a thread that may start children has a runner ready for the first.
+        ...(!detach && host.spareRunner !== false
+          ? {
+              onPrepared: (prepared: PreparedThread) => {
+                if (!mayStartChildren(prepared)) return;
+                void import('./detach.js')
+                  .then((module) => module.keepSpareRunner(host.settings, host.projectPath))
+                  .catch(() => undefined);
+              },
+            }
+          : {}),
       },
     );
     if (result.async === true && result.success) {
