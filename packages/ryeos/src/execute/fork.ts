@@ -42,6 +42,22 @@ export function forkHost(
   return { executor, settings, projectPath, dispatch };
 }
 
+/**
+ * A long-lived host running a thread that may start children keeps a runner ready for the first,
+ * as it does after an async fork.
+ */
+function readyForChildren(
+  host: ForkHost,
+  mayStartChildren: (prepared: PreparedThread) => boolean,
+): (prepared: PreparedThread) => void {
+  return (prepared) => {
+    if (!mayStartChildren(prepared)) return;
+    void import('./detach.js')
+      .then((module) => module.keepSpareRunner(host.settings, host.projectPath))
+      .catch(() => undefined);
+  };
+}
+
 export async function forkDirective(host: ForkHost, options: ForkOptions, start: number): Promise<Envelope> {
   const itemId = canonicalRef('directive', options.directiveId);
   let runner: EarlyRunner | undefined;
@@ -92,16 +108,8 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
         ...(options.parentThreadId ? { parentThreadId: options.parentThreadId } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(detach ? { detach } : {}),
-        // A long-lived host running a thread that may start children has a runner ready for the first.
         ...(!detach && host.spareRunner !== false
-          ? {
-              onPrepared: (prepared: PreparedThread) => {
-                if (!mayStartChildren(prepared)) return;
-                void import('./detach.js')
-                  .then((module) => module.keepSpareRunner(host.settings, host.projectPath))
-                  .catch(() => undefined);
-              },
-            }
+          ? { onPrepared: readyForChildren(host, mayStartChildren) }
           : {}),
       },
     );
