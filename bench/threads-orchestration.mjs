@@ -15,6 +15,17 @@
 //      the status UPDATE commits); median over RUNS (goal < 100 ms). For scale, also from the
 //      child's `thread_completed` transcript event (written after the status and the signed
 //      thread.json, so it can come after the wait resolved) and from the final SSE event sent.
+//  (c) a child: a parent thread's model calls `rye_execute` on a directive with `async: true` (the
+//      orchestrator path) → the child's first model request; from the parent's tool call (the
+//      final SSE event of the answer that asked for it; the parent's and the child's replay
+//      servers share this clock). Twice: the parent in this process (a long-lived host: the MCP
+//      server, an application), one parent thread per child; and the parent detached (its own
+//      runner process, which sets its children up), one parent per child, so each child is the
+//      first its parent's process sets up: once with the parent's model answering at once, and
+//      once with it taking THINK_MS for the answer that asks for the child, as a model does (the
+//      runner a detached parent keeps ready for its first child is then up). Also: the tool call
+//      → the parent's next request (the parent's part: the child's setup, until `rye_execute`
+//      returned).
 // Spawns run one at a time, each child to its end before the next. One warm-up spawn first.
 // Run after `pnpm build`: node bench/threads-orchestration.mjs   (BENCH_RUNS=n, default 10)
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -28,6 +39,7 @@ import { median, round } from './lib/common.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10);
 const HOLD_MS = 1000;
+const THINK_MS = 500;
 
 const DIRECTIVE = `# child
 
@@ -65,6 +77,33 @@ function alive(pid) {
     return false;
   }
 }
+
+const PARENT = `# parent
+
+\`\`\`xml
+<directive name="parent" version="1.0.0">
+  <metadata>
+    <description>Orchestration benchmark parent</description>
+    <category>bench</category>
+    <author>bench</author>
+    <model tier="fast" provider="anthropic"/>
+    <permissions><execute><directive>bench.kid</directive><tool>rye.file-system.read</tool></execute></permissions>
+  </metadata>
+  <outputs><output name="answer" required="true">Anything</output></outputs>
+</directive>
+\`\`\`
+
+Start the kid, then return.
+`;
+
+/** The parent's child: talks OpenAI to a server of its own, so each side's script is its own. */
+const KID = DIRECTIVE.replaceAll('child', 'kid').replace('provider="anthropic"', 'provider="openai"');
+
+const spawnKid = {
+  tool_calls: [
+    { name: 'rye_execute', input: { item_id: 'directive:bench/kid', thread: 'fork', async: true } },
+  ],
+};
 
 async function transcriptEvent(project, id, type) {
   const text = await readFile(join(threadsStateRoot(project), id, 'transcript.jsonl'), 'utf8');
@@ -162,6 +201,62 @@ async function waitLatency(project, env) {
   return runs;
 }
 
+/**
+ * (c): one parent per child; the parent's first answer asks for the child, its second returns.
+ * `detachedParent`: the parent runs in a runner process of its own, which sets the child up.
+ * `thinkMs`: how long the parent's model takes before the answer that asks for the child.
+ */
+async function childLatency(project, env, detachedParent, thinkMs = 0) {
+  const asks = { ...spawnKid, delay_ms: thinkMs };
+  const parents = await startReplayServer({
+    turns: Array.from({ length: RUNS + 1 }, () => [asks, answer]).flat(),
+  });
+  const kids = await startReplayServer({ turns: Array.from({ length: RUNS + 1 }, () => answer) });
+  const rye = createRye({
+    projectPath: project,
+    env: {
+      ...env,
+      ANTHROPIC_BASE_URL: parents.url,
+      OPENAI_BASE_URL: `${kids.url}/v1`,
+      OPENAI_API_KEY: 'bench',
+    },
+  });
+  const store = openThreadStore(threadsStateRoot(project));
+  const runs = [];
+  try {
+    for (let i = 0; i <= RUNS; i++) {
+      const reply = await rye.execute({
+        item_id: 'directive:bench/parent',
+        thread: 'fork',
+        ...(detachedParent ? { async: true } : {}),
+      });
+      if (reply.status !== 'success') throw new Error(`parent failed: ${JSON.stringify(reply)}`);
+      if (reply.pid) pids.push(Number(reply.pid));
+      const parentId = String(reply.thread_id);
+      await until(() => kids.requests.length > i && parents.requests.length > 2 * i + 1);
+      const [kid] = await store.registry.listChildren(parentId);
+      if (!kid) throw new Error('the parent started no child');
+      if (kid.pid) pids.push(Number(kid.pid));
+      const waited = await waitThreads(project, [parentId, kid.thread_id], { timeoutSeconds: 30 });
+      for (const id of [parentId, kid.thread_id]) {
+        if (waited.results[id]?.status !== 'completed') throw new Error(JSON.stringify(waited.results[id]));
+      }
+      const toolCall = parents.requests[2 * i].finalSentAt;
+      if (i > 0) {
+        runs.push({
+          toRunning: kids.requests[i].receivedAt - toolCall,
+          toReturn: parents.requests[2 * i + 1].receivedAt - toolCall,
+        });
+      }
+    }
+  } finally {
+    await store.close();
+    await parents.close();
+    await kids.close();
+  }
+  return runs;
+}
+
 export async function run({ quiet = false } = {}) {
   const say = (line) => quiet || console.log(line);
   const root = await mkdtemp(join(tmpdir(), 'rye-bench-orch-'));
@@ -171,15 +266,22 @@ export async function run({ quiet = false } = {}) {
     await mkdir(join(project, '.ai', 'directives', 'bench'), { recursive: true });
     await mkdir(user, { recursive: true });
     await writeFile(join(project, '.ai', 'directives', 'bench', 'child.md'), DIRECTIVE);
+    await writeFile(join(project, '.ai', 'directives', 'bench', 'parent.md'), PARENT);
+    await writeFile(join(project, '.ai', 'directives', 'bench', 'kid.md'), KID);
     const env = { USER_SPACE: user, PATH: process.env.PATH ?? '', ANTHROPIC_API_KEY: 'bench' };
     const rye = createRye({ projectPath: project, env });
     await rye.generateKeys();
-    const signed = await rye.sign('directive:bench/child');
-    if (signed.status === 'error') throw new Error(JSON.stringify(signed));
+    for (const id of ['directive:bench/child', 'directive:bench/parent', 'directive:bench/kid']) {
+      const signed = await rye.sign(id);
+      if (signed.status === 'error') throw new Error(JSON.stringify(signed));
+    }
 
     const spawns = await spawnLatency(project, env, true);
     const coldSpawns = await spawnLatency(project, env, false);
     const waits = await waitLatency(project, env);
+    const kids = await childLatency(project, env, false);
+    const detachedKids = await childLatency(project, env, true);
+    const thoughtKids = await childLatency(project, env, true, THINK_MS);
     const m = (runs, key, digits = 0) => round(median(runs.map((r) => r[key])), digits);
     const max = (runs, key, digits = 0) => round(Math.max(...runs.map((r) => r[key])), digits);
     const result = {
@@ -197,6 +299,14 @@ export async function run({ quiet = false } = {}) {
       wait_after_completed_event_median_ms: m(waits, 'afterEvent'),
       wait_after_final_sse_median_ms: m(waits, 'afterFinalSse'),
       child_finalize_to_status_median_ms: m(waits, 'finalize'),
+      child_to_running_median_ms: m(kids, 'toRunning'),
+      child_to_running_max_ms: max(kids, 'toRunning'),
+      child_call_returned_median_ms: m(kids, 'toReturn'),
+      child_of_detached_parent_to_running_median_ms: m(detachedKids, 'toRunning'),
+      child_of_detached_parent_to_running_max_ms: max(detachedKids, 'toRunning'),
+      child_of_detached_parent_call_returned_median_ms: m(detachedKids, 'toReturn'),
+      child_of_detached_parent_thinking_to_running_median_ms: m(thoughtKids, 'toRunning'),
+      child_of_detached_parent_thinking_to_running_max_ms: max(thoughtKids, 'toRunning'),
     };
     say(`${RUNS} detached children measured per part (after 1 warm-up), one at a time`);
     say(
@@ -213,6 +323,15 @@ export async function run({ quiet = false } = {}) {
     );
     say(
       `    for scale: from its thread_completed transcript event ${result.wait_after_completed_event_median_ms} ms; from the final SSE event sent ${result.wait_after_final_sse_median_ms} ms (finalize until the status: ${result.child_finalize_to_status_median_ms} ms)`,
+    );
+    say(
+      `(c) a parent thread's rye_execute(directive, async) → the child's first model request: median ${result.child_to_running_median_ms} ms, max ${result.child_to_running_max_ms} ms (goal < 300 ms); the parent had its result after ${result.child_call_returned_median_ms} ms`,
+    );
+    say(
+      `    the parent detached (its runner sets the child up, the first of its process): median ${result.child_of_detached_parent_to_running_median_ms} ms, max ${result.child_of_detached_parent_to_running_max_ms} ms; the parent had its result after ${result.child_of_detached_parent_call_returned_median_ms} ms`,
+    );
+    say(
+      `    the parent detached, its model taking ${THINK_MS} ms to ask: median ${result.child_of_detached_parent_thinking_to_running_median_ms} ms, max ${result.child_of_detached_parent_thinking_to_running_max_ms} ms`,
     );
     return result;
   } finally {

@@ -10,7 +10,7 @@ import { realpathSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { toErrorEnvelope } from '@ryeos/lillux';
 import type { PreparedThread } from '@ryeos/threads';
-import { type DetachedRequest, PENDING_LOG_FLAG } from './execute/detach.js';
+import { type DetachedRequest, keepSpareRunner, PENDING_LOG_FLAG } from './execute/detach.js';
 import { createRye, type Rye } from './rye.js';
 import { processSettings } from './settings.js';
 
@@ -98,10 +98,10 @@ async function runDirective(
   rye: Rye,
   request: Extract<DetachedRequest, { kind: 'directive' }>,
 ): Promise<number> {
-  const [{ abandonThread, parsePreparedThread, runPreparedThread }, { forkHost }] = await Promise.all([
-    import('@ryeos/threads'),
-    import('./execute/fork.js'),
-  ]);
+  const [
+    { abandonThread, adoptParsed, mayStartChildren, parsePreparedThread, runPreparedThread },
+    { forkHost },
+  ] = await Promise.all([import('@ryeos/threads'), import('./execute/fork.js')]);
   // The setup arrived as JSON from another process: checked here, where it enters, before it runs.
   let prepared: PreparedThread;
   try {
@@ -115,6 +115,10 @@ async function runDirective(
     );
     return 1;
   }
+  // For the children it sets up here: what its caller parsed is not parsed again (still verified),
+  // and a runner is ready for the first (it ends with this process, or unused after a minute).
+  adoptParsed(request.parsed);
+  if (mayStartChildren(prepared)) keepSpareRunner(rye.settings, rye.projectPath);
   // SIGTERM (kill's first signal) stops the thread cleanly, as Ctrl-C does in the CLI.
   const stop = new AbortController();
   process.once('SIGTERM', () => stop.abort());

@@ -4,6 +4,8 @@
 
 export type { AgentConfigName, LoadedAgentConfig } from './config/agent-config.js';
 export { loadAgentConfig } from './config/agent-config.js';
+export type { ParsedEntry } from './config/parse-memo.js';
+export { adoptParsed, parsedForHandOff } from './config/parse-memo.js';
 export type { ThreadHostOptions } from './create-host.js';
 export { createThreadHost, standardPrimaries } from './create-host.js';
 export { HookRunner } from './hook-runner.js';
@@ -69,7 +71,7 @@ export type { Limits } from './policy/limits.js';
 export { checkPreTurnLimits, resolveLimits } from './policy/limits.js';
 export { assessRisk } from './policy/risk.js';
 export type { PreparedThread } from './prepared.js';
-export { parsePreparedThread } from './prepared.js';
+export { mayStartChildren, parsePreparedThread } from './prepared.js';
 export { createAnthropicModel } from './provider/anthropic.js';
 export { collectResponse } from './provider/collect.js';
 export type { HttpProviderConfig } from './provider/http-config.js';

@@ -10,6 +10,7 @@ import { RyeError } from '@ryeos/lillux';
 import type { Hook } from './hooks/layers.js';
 import type { ThreadJson } from './persistence/thread-json.js';
 import type { Limits } from './policy/limits.js';
+import { classifyCapabilities } from './policy/palette-classes.js';
 import type { ResolvedModel } from './provider/resolve-model.js';
 import type { ChatMessage } from './provider/types.js';
 import { isRecord } from './records.js';
@@ -121,4 +122,14 @@ export function parsePreparedThread(value: unknown, threadId: string): PreparedT
     throw new RyeError('VALIDATION', 'The thread setup names its withheld variables wrongly');
   }
   return value as unknown as PreparedThread;
+}
+
+/**
+ * The thread may start child threads: its capabilities reach directives and its limits leave it a
+ * spawn and a level. Its runner then keeps a process ready for its first child, as a host does.
+ */
+export function mayStartChildren(prepared: PreparedThread): boolean {
+  if (!(Number(prepared.limits.spawns) > 0 && Number(prepared.limits.depth) > 0)) return false;
+  const execute = classifyCapabilities(prepared.capabilities).primaries.get('execute');
+  return execute === 'all' || execute?.has('directive') === true;
 }

@@ -30,6 +30,11 @@ export interface ForkRequest {
     prepared: PreparedThread,
     recordPid: (pid: number) => Promise<void> | void,
   ) => Promise<number>;
+  /**
+   * Run here (no `detach`): told the setup once it is done, before the loop starts, so a host can
+   * get ready for what the thread may do (a runner for its first async child). Must not throw.
+   */
+  onPrepared?: (prepared: PreparedThread) => void;
   /** A continuation (handoff or resume) of this finished thread: its conversation carries on. */
   previousThreadId?: string;
   /** The user message a continuation starts with (resume's `message`). */

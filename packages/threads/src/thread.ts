@@ -51,6 +51,7 @@ export async function runThread(host: ThreadHost, request: ForkRequest): Promise
     const prepared = await prepareThread(host, request, place, registration);
     const registered: RunPlace = { ...place, threadId: prepared.thread_id };
     if (request.detach) return await handToDetachedRunner(request.detach, registered, prepared);
+    request.onPrepared?.(prepared);
     return await runAndFinalize(host, request, registered, prepared);
   } catch (error) {
     return await failedThread(error, store, registration?.threadId ?? request.registeredId, directiveId);

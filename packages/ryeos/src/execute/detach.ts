@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import type { Envelope, Executor, RyeSettings } from '@ryeos/executor';
 import { canonicalRef, elapsed } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
-import type { PreparedThread } from '@ryeos/threads';
+import type { ParsedEntry, PreparedThread } from '@ryeos/threads';
 import { packageRoot } from '../package-root.js';
 
 /** The script a detached run starts: `dist/thread-runner.js` of this package. */
@@ -37,6 +37,11 @@ export type DetachedRequest =
       parent_thread_id?: string;
       /** The setup the caller made (`runThread`'s `detach`): the runner starts the loop from it. */
       prepared: PreparedThread;
+      /**
+       * The config files the caller parsed (`parsedForHandOff`), so the children this thread sets
+       * up in the runner do not parse them again (each file is still read and verified there).
+       */
+      parsed?: ParsedEntry[];
     }
   | {
       kind: 'tool';
@@ -54,7 +59,14 @@ export type DetachedRequest =
 
 /** What was asked, beside the thread's records (the setup itself goes to the runner only: it is in thread.json, capabilities.md and the transcript). */
 function writeSpawnParams(threadDirectory: string, request: DetachedRequest): void {
-  const { prepared: _setup, ...asked } = request as DetachedRequest & { prepared?: unknown };
+  const {
+    prepared: _setup,
+    parsed: _parsed,
+    ...asked
+  } = request as DetachedRequest & {
+    prepared?: unknown;
+    parsed?: unknown;
+  };
   writeFileSync(join(threadDirectory, 'spawn_params.json'), `${JSON.stringify(asked, null, 2)}\n`, {
     mode: 0o600,
   });
@@ -238,12 +250,22 @@ async function spareKey(settings: RyeSettings, projectPath: string): Promise<str
   return JSON.stringify([node, args, env, projectPath, stamps]);
 }
 
+/** Spares asked for whose `SPARE_DELAY_MS` has not passed yet, with their project. */
+const scheduledSpares = new Map<NodeJS.Timeout, string>();
+
 /**
  * A runner for an async fork: the spare a long-lived host keeps (started, modules loaded,
  * waiting for a thread) when there is one for exactly this launch and it is still alive, else a
  * new one (`startRunnerEarly`).
  */
 export async function acquireRunner(settings: RyeSettings, projectPath: string): Promise<EarlyRunner> {
+  // A spare of this project not started yet would only boot beside this fork's runner, competing
+  // with it: the fork asks for one again once it has its thread.
+  for (const [timer, project] of scheduledSpares) {
+    if (project !== projectPath) continue;
+    clearTimeout(timer);
+    scheduledSpares.delete(timer);
+  }
   if (spares.size === 0) return startRunnerEarly(settings, projectPath);
   const key = await spareKey(settings, projectPath);
   const spare = spares.get(key);
@@ -265,6 +287,7 @@ export async function acquireRunner(settings: RyeSettings, projectPath: string):
  */
 export function keepSpareRunner(settings: RyeSettings, projectPath: string): void {
   const timer = setTimeout(async () => {
+    scheduledSpares.delete(timer);
     const key = await spareKey(settings, projectPath).catch(() => undefined);
     if (!key || spares.has(key)) return;
     const runner = startRunnerEarly(settings, projectPath, true).catch(() => undefined);
@@ -276,6 +299,7 @@ export function keepSpareRunner(settings: RyeSettings, projectPath: string): voi
     while (spares.size > MAX_SPARES) dropSpare(spares.keys().next().value as string);
   }, SPARE_DELAY_MS);
   timer.unref();
+  scheduledSpares.set(timer, projectPath);
 }
 
 /**

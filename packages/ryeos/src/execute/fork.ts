@@ -42,11 +42,29 @@ export function forkHost(
   return { executor, settings, projectPath, dispatch };
 }
 
+/**
+ * A long-lived host running a thread that may start children keeps a runner ready for the first,
+ * as it does after an async fork.
+ */
+function readyForChildren(
+  host: ForkHost,
+  mayStartChildren: (prepared: PreparedThread) => boolean,
+): (prepared: PreparedThread) => void {
+  return (prepared) => {
+    if (!mayStartChildren(prepared)) return;
+    void import('./detach.js')
+      .then((module) => module.keepSpareRunner(host.settings, host.projectPath))
+      .catch(() => undefined);
+  };
+}
+
 export async function forkDirective(host: ForkHost, options: ForkOptions, start: number): Promise<Envelope> {
   const itemId = canonicalRef('directive', options.directiveId);
   let runner: EarlyRunner | undefined;
   try {
-    const { ensureThreadDir, runThread, threadsStateRoot } = await import('@ryeos/threads');
+    const { ensureThreadDir, mayStartChildren, parsedForHandOff, runThread, threadsStateRoot } = await import(
+      '@ryeos/threads'
+    );
     const executor = await host.executor();
     // Async: the runner starts now and loads while the thread is set up here (not for a directive
     // that is not even there: a call that can only fail costs no process).
@@ -68,6 +86,7 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
             ...(options.limitOverrides ? { limit_overrides: options.limitOverrides } : {}),
             ...(options.parentThreadId ? { parent_thread_id: options.parentThreadId } : {}),
             prepared,
+            parsed: parsedForHandOff(),
           };
           const directory = ensureThreadDir(threadsStateRoot(host.projectPath), threadId);
           if (!early) return detachModule.launchDetached(host.settings, request, directory, recordPid);
@@ -89,6 +108,9 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
         ...(options.parentThreadId ? { parentThreadId: options.parentThreadId } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(detach ? { detach } : {}),
+        ...(!detach && host.spareRunner !== false
+          ? { onPrepared: readyForChildren(host, mayStartChildren) }
+          : {}),
       },
     );
     if (result.async === true && result.success) {

@@ -82,7 +82,10 @@ async function toolDefinition(executor: Executor, id: string): Promise<ToolDefin
   const { item, text } = await executor.verifyItemFile('tool', id);
   const kind = await executor.kinds.get('tool');
   const parser = kind.parsers[item.extension];
-  const metadata = parser ? extractToolMetadata(text, item.path, parser) : undefined;
+  // The executor's cache: a system tool's metadata comes from its bundle's signed index, another's
+  // from the user's authenticated disk cache, so a fresh process (a detached runner setting up its
+  // first child) does not load a JavaScript or Python parser for it.
+  const metadata = parser ? extractToolMetadata(text, item.path, parser, executor.cache) : undefined;
   const schema = (metadata && toolParameterSchema(metadata)) ?? { type: 'object', properties: {} };
   return {
     description: metadata?.description ?? id,
