@@ -4,6 +4,8 @@
  * namespace, path and the sha256 of the verified text, so an edited file is parsed again; never on
  * disk (JSON would turn YAML's `.inf` or `.nan` into `null`). Each caller gets its own copy.
  */
+import type { Executor } from '@ryeos/executor';
+import { YAML_DOCUMENT_NAMESPACE } from '@ryeos/executor';
 import { sha256Hex } from '@ryeos/lillux';
 
 const MAX_ENTRIES = 64;
@@ -21,4 +23,17 @@ export function parsedOnce<T>(namespace: string, path: string, text: string, par
   }
   parsed.set(key, value);
   return structuredClone(value) as T;
+}
+
+/**
+ * The YAML mapping a system bundle's signed index recorded for exactly these bytes at `path`, or
+ * undefined (any other file, an edited one, no index): the caller parses then. It is what parsing
+ * gives, made when the bundle was signed, so a fresh process need not load the YAML parser.
+ */
+export function bundleYamlDocument(
+  executor: Pick<Executor, 'cache'>,
+  path: string,
+  text: string,
+): Record<string, unknown> | undefined {
+  return executor.cache.precomputed<Record<string, unknown>>(YAML_DOCUMENT_NAMESPACE, path, text);
 }
