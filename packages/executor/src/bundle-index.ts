@@ -37,6 +37,12 @@ import { SIGNABLE_KINDS, TYPE_DIRS } from './refs.js';
 import type { Space } from './spaces.js';
 import type { TrustStore } from './trust.js';
 
+/**
+ * The namespace of a YAML file's whole document as a non-empty mapping (`parseYamlDocument`): the
+ * bundle's config files and YAML tools, which a higher layer reads as data (agent config, providers).
+ */
+export const YAML_DOCUMENT_NAMESPACE = 'yaml:document';
+
 /** The index's file name inside a bundle's `.ai/` (no type folder: never an item). */
 export const BUNDLE_INDEX_FILE = 'bundle.index';
 
@@ -175,6 +181,7 @@ export function bundleIndexText(root: string, options: BundleIndexOptions = {}):
       add(rel, path, toolNamespace(parser), (text, at) => parseToolMetadata(text, at, parser));
     }
   }
+  addYamlDocuments(ai, add);
   for (const kind of ['directive', 'knowledge'] as const) {
     const config = configs.get(kind);
     const readers = options.readers?.[kind];
@@ -201,6 +208,30 @@ export function bundleIndexText(root: string, options: BundleIndexOptions = {}):
     return `${JSON.stringify(rel.slice(1))}:${JSON.stringify({ sha256: file.sha256, values })}`;
   });
   return `{"format":${JSON.stringify(INDEX_FORMAT)},"cache_format":${CACHE_FORMAT_VERSION},"files":{\n${lines.join(',\n')}\n}}\n`;
+}
+
+/**
+ * Indexes the whole document of each YAML config file (trust-store keys aside) and YAML tool, so a
+ * thread's first start reads its agent config and providers without loading the YAML parser. An
+ * empty document is left out: its readers tell it from an empty mapping.
+ */
+function addYamlDocuments(
+  ai: string,
+  add: (rel: string, path: string, namespace: string, compute: (text: string, at: string) => unknown) => void,
+): void {
+  const document = (text: string, at: string): Record<string, unknown> => {
+    const value = parseYamlDocument(text, at);
+    if (Object.keys(value).length === 0) throw new Error('an empty document is not indexed');
+    return value;
+  };
+  for (const kind of ['config', 'tool'] as const) {
+    const typeRel = `/${TYPE_DIRS[kind]}`;
+    for (const { rel, path } of filesUnder(join(ai, TYPE_DIRS[kind]), typeRel)) {
+      if (kind === 'config' && rel.startsWith(`${typeRel}/keys/`)) continue;
+      if (extensionOf(rel) === '.yaml' || extensionOf(rel) === '.yml')
+        add(rel, path, YAML_DOCUMENT_NAMESPACE, document);
+    }
+  }
 }
 
 function extensionOf(rel: string): string {

@@ -6,6 +6,7 @@ export {
   bundleIndexPath,
   bundleIndexText,
   readerNamespace,
+  YAML_DOCUMENT_NAMESPACE,
 } from './bundle-index.js';
 export type { ChainContext, ChainElement, PrimitiveId } from './chain.js';
 export { buildChain, MAX_CHAIN_DEPTH, PRIMITIVES, validateChain } from './chain.js';
@@ -69,7 +70,7 @@ export type {
   SearchSort,
   SearchSpace,
 } from './search/index.js';
-export { isSearchScope, searchItems } from './search/index.js';
+export { internalReason, isSearchScope, searchItems } from './search/index.js';
 export type { RyeSettings, SettingsOverrides } from './settings.js';
 export { readSettings, signingKeyDir } from './settings.js';
 export type { SignFailure, SignOptions, SignResult } from './sign.js';

@@ -1,4 +1,5 @@
 export type { SearchableFields, SearchReader } from './entry.js';
+export { internalReason } from './entry.js';
 export type { CompiledFilters, FieldLookup } from './filters.js';
 export { compareVersions, compileFilters } from './filters.js';
 export { levenshtein } from './match.js';

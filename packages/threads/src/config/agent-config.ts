@@ -9,7 +9,7 @@ import { findItem } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
 import { mergeAgentConfig } from '../hooks/config-merge.js';
 import { yaml } from '../yaml.js';
-import { parsedOnce } from './parse-memo.js';
+import { bundleYamlDocument, parsedOnce } from './parse-memo.js';
 
 export const AGENT_CONFIG_NAMES = [
   'agent',
@@ -44,7 +44,12 @@ async function readLayer(
   // user's rights. RYE_DEV_MODE=1 downgrades this for project and user files, as for items.
   const { item, text, verification } = await executor.verifyItemFile('config', id, where);
   // Parsed once per content, not on every thread start.
-  const data = parsedOnce(PARSED_NAMESPACE, item.path, text, () => parseLayer(text, item.path));
+  const data = parsedOnce(
+    PARSED_NAMESPACE,
+    item.path,
+    text,
+    () => bundleYamlDocument(executor, item.path, text) ?? parseLayer(text, item.path),
+  );
   return { path: item.path, data, warnings: verification.warnings };
 }
 

@@ -11,6 +11,8 @@
  * can never stand for other bytes; it saves the parse, never the signature check.
  */
 import { isDeepStrictEqual } from 'node:util';
+import type { Executor } from '@ryeos/executor';
+import { YAML_DOCUMENT_NAMESPACE } from '@ryeos/executor';
 import { sha256Hex } from '@ryeos/lillux';
 import { isRecord } from '../records.js';
 
@@ -87,4 +89,17 @@ export function adoptParsed(entries: unknown): void {
       remember({ namespace: entry.namespace, path: entry.path, sha256: entry.sha256, value: entry.value });
     }
   }
+}
+
+/**
+ * The YAML mapping a system bundle's signed index recorded for exactly these bytes at `path`, or
+ * undefined (any other file, an edited one, no index): the caller parses then. It is what parsing
+ * gives, made when the bundle was signed, so a fresh process need not load the YAML parser.
+ */
+export function bundleYamlDocument(
+  executor: Pick<Executor, 'cache'>,
+  path: string,
+  text: string,
+): Record<string, unknown> | undefined {
+  return executor.cache.precomputed<Record<string, unknown>>(YAML_DOCUMENT_NAMESPACE, path, text);
 }

@@ -15,6 +15,7 @@ import { TranscriptWriter } from '../persistence/transcript.js';
 import type { PreparedThread } from '../prepared.js';
 import { providerCredentialNames, withCredentialsWithheld } from '../provider/credentials.js';
 import { createModel } from '../provider/model-factory.js';
+import { onFirstRequest } from '../runner/first-request.js';
 import { type LoopResult, type LoopTiming, runLoop, type ThreadLog } from '../runner/loop.js';
 import type { Palette } from '../runner/palette.js';
 import { warmPaletteTools } from '../runner/warm-workers.js';
@@ -69,9 +70,12 @@ export async function runPhase(input: RunInput): Promise<RunOutcome> {
   const palette = paletteOf(prepared);
   // Warming stops with the loop: nothing starts a worker for a thread that has ended.
   const warming = new AbortController();
-  void warmPaletteTools(host.executor, palette.entries, withheldEnv, warming.signal);
   try {
-    const model = createModel(prepared.model, host.settings.env);
+    // The palette's workers start once the first request is out: starting one costs this process
+    // ~10 ms that the request would otherwise wait for, and the model takes longer to answer.
+    const model = onFirstRequest(createModel(prepared.model, host.settings.env), () => {
+      void warmPaletteTools(host.executor, palette.entries, withheldEnv, warming.signal);
+    });
     // A run whose earlier process was killed goes on from its transcript, read before it is appended to.
     const resumed = await readRunResume(host, dir, place.threadId, prepared);
     const writer = new TranscriptWriter(join(dir, 'transcript.jsonl'), place.threadId, place.signer);

@@ -77,8 +77,9 @@ export function liveKnowledgeTranscript(target: KnowledgeTranscriptTarget): (tur
   let tail = new TranscriptTail(transcript);
   let body = new KnowledgeTranscriptBody();
   let again = false;
-  // The record a live render shows does not change while the thread runs: its head neither.
-  const head = knowledgeTranscriptHead(target.record);
+  // The record a live render shows does not change while the thread runs: its head neither. Made
+  // at the first render, not before the first request (the YAML writer costs a fresh process ~10 ms).
+  let head: string | undefined;
 
   const renderOnce = async (): Promise<void> => {
     let events = await tail.next();
@@ -88,6 +89,7 @@ export function liveKnowledgeTranscript(target: KnowledgeTranscriptTarget): (tur
       events = (await tail.next()) ?? [];
     }
     body.add(events);
+    head ??= knowledgeTranscriptHead(target.record);
     const text = assembleKnowledgeTranscript(body, target.record, head);
     await writeKnowledgeTranscript(
       join(target.projectPath, '.ai'),

@@ -39,6 +39,15 @@ function tap(request: ModelRequest, data: string): void {
   }
 }
 
+/** Tells the request it went out; a failing listener is never the call's. */
+function sent(request: ModelRequest): void {
+  try {
+    request.onSent?.();
+  } catch {
+    // Like the sinks, a listener of the request never fails a turn.
+  }
+}
+
 async function* streamParts(
   config: HttpProviderConfig,
   wire: WireFormat,
@@ -55,7 +64,7 @@ async function* streamParts(
       yield { type: 'error', error: malformedResponseInfo(providerId, 0, message, undefined) };
       return;
     }
-    const res = await call.post(headersFor(config, wire), body);
+    const res = await call.post(headersFor(config, wire), body, request.onSent && (() => sent(request)));
     if (res.status < 200 || res.status >= 300) {
       yield {
         type: 'error',

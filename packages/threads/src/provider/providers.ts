@@ -8,7 +8,7 @@ import { readdirSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { Executor, Space } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
-import { parsedOnce } from '../config/parse-memo.js';
+import { bundleYamlDocument, parsedOnce } from '../config/parse-memo.js';
 import { yaml } from '../yaml.js';
 
 export const PROVIDERS_CATEGORY = 'rye/agent/providers';
@@ -112,7 +112,12 @@ export async function loadProviders(executor: Executor): Promise<ProviderSpec[]>
       const itemId = `${PROVIDERS_CATEGORY}/${stem}`;
       const { item, text } = await executor.verifyItemFile('tool', itemId, { within: space });
       // Parsed once per content, not on every thread start.
-      const parsed = parsedOnce(PARSED_NAMESPACE, item.path, text, () => yaml().parse(text) ?? null);
+      const parsed = parsedOnce(
+        PARSED_NAMESPACE,
+        item.path,
+        text,
+        () => bundleYamlDocument(executor, item.path, text) ?? yaml().parse(text) ?? null,
+      );
       const data = asProvider(parsed, item.path);
       if (found.has(data.tool_id)) continue;
       found.set(data.tool_id, { itemId, toolId: data.tool_id, space, path: item.path, data });

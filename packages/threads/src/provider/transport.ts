@@ -71,11 +71,14 @@ export class HttpCall {
     caller?.addEventListener('abort', this.onCallerAbort, { once: true });
   }
 
-  /** Sends the request; resolves with the response once its headers arrived. Throws `CallFailure`. */
-  async post(headers: Record<string, string>, body: string): Promise<ProviderResponse> {
+  /**
+   * Sends the request; resolves with the response once its headers arrived. Throws `CallFailure`.
+   * `onSent` is called once the whole request has been handed to the network.
+   */
+  async post(headers: Record<string, string>, body: string, onSent?: () => void): Promise<ProviderResponse> {
     if (this.caller?.aborted) throw this.failure(undefined);
     try {
-      const res = await this.bounded(this.send(headers, body));
+      const res = await this.bounded(this.send(headers, body, onSent));
       this.phase = 'body';
       this.requestId = res.headers.get('request-id') ?? res.headers.get('x-request-id') ?? undefined;
       return res;
@@ -84,7 +87,11 @@ export class HttpCall {
     }
   }
 
-  private send(headers: Record<string, string>, body: string): Promise<ProviderResponse> {
+  private send(
+    headers: Record<string, string>,
+    body: string,
+    onSent?: () => void,
+  ): Promise<ProviderResponse> {
     return new Promise((resolve, reject) => {
       const url = new URL(this.url);
       if (url.protocol !== 'http:' && url.protocol !== 'https:') {
@@ -104,6 +111,7 @@ export class HttpCall {
         signal: this.controller.signal,
       });
       request.once('error', reject);
+      if (onSent) request.once('finish', onSent);
       request.once('response', (res) => {
         this.response = res;
         resolve({ status: res.statusCode ?? 0, headers: headerReader(res.headers), body: res });

@@ -44,6 +44,8 @@ export interface ModelRequest {
    * WebSocket). Called before the payload is assembled; must not throw or block.
    */
   onData?: (data: string) => void;
+  /** Called once the request has been handed to the network (before any answer); must not throw. */
+  onSent?: () => void;
 }
 
 /**

@@ -4,8 +4,14 @@
  * `rye_directive_return` when the directive declares outputs, and `rye_read_artifact` to read back
  * a result the guard shortened. Each entry keeps the item id and primary it dispatches to.
  */
-import type { Executor } from '@ryeos/executor';
-import { extractToolMetadata, searchItems, toolParameterSchema } from '@ryeos/executor';
+import type { Executor, ToolMetadata } from '@ryeos/executor';
+import {
+  extractToolMetadata,
+  findItem,
+  internalReason,
+  searchItems,
+  toolParameterSchema,
+} from '@ryeos/executor';
 import type { PrimaryName, PrimaryToolSpec } from '../host.js';
 import { fnmatch } from '../policy/fnmatch.js';
 import { classifyCapabilities, type TypeGrant } from '../policy/palette-classes.js';
@@ -62,14 +68,39 @@ export function patternNamespace(pattern: string): string | undefined {
 }
 
 /**
- * The tools a pattern may match, in name order: a search of its namespace only, so a fork reads
- * what its capabilities reach rather than every tool of every space.
+ * The tools a pattern may match, in name order: an exact id by that id, a pattern by a search of
+ * its namespace only, so a fork reads what its capabilities reach rather than every tool of every space.
  */
 async function listToolIds(executor: Executor, pattern: string): Promise<string[]> {
+  if (!/[*?[]/.test(pattern)) return (await isListedTool(executor, pattern)) ? [pattern] : [];
   const namespace = patternNamespace(pattern);
   const scope = namespace ? (`tool.${namespace.replaceAll('/', '.')}` as const) : 'tool';
   const response = await searchItems(executor, { scope, query: '*', limit: 10_000, sort_by: 'name' });
   return response.results.map((r) => r.id).filter((id) => !id.startsWith(PROVIDERS_PREFIX));
+}
+
+/**
+ * Whether a search would list this tool id: it exists, is not a provider definition, and can be
+ * called on its own (runtimes, primitives and libraries are not offered). One whose metadata does
+ * not parse is listed, and left out with its error where the palette reads it.
+ */
+async function isListedTool(executor: Executor, id: string): Promise<boolean> {
+  if (id.startsWith(PROVIDERS_PREFIX) || !(await findItem(executor, 'tool', id))) return false;
+  let metadata: ToolMetadata | undefined;
+  try {
+    metadata = await verifiedToolMetadata(executor, id);
+  } catch {
+    return true;
+  }
+  return internalReason(id, metadata?.toolType, metadata?.executorId) === undefined;
+}
+
+/** The tool's metadata from its verified text (undefined when no parser reads its extension). */
+async function verifiedToolMetadata(executor: Executor, id: string): Promise<ToolMetadata | undefined> {
+  const { item, text } = await executor.verifyItemFile('tool', id);
+  const parser = (await executor.kinds.get('tool')).parsers[item.extension];
+  // Through the executor's cache: a fresh process reads what an earlier one parsed, as a call does.
+  return parser ? extractToolMetadata(text, item.path, parser, executor.cache) : undefined;
 }
 
 interface ToolDefinitionOf {
@@ -79,13 +110,7 @@ interface ToolDefinitionOf {
 }
 
 async function toolDefinition(executor: Executor, id: string): Promise<ToolDefinitionOf> {
-  const { item, text } = await executor.verifyItemFile('tool', id);
-  const kind = await executor.kinds.get('tool');
-  const parser = kind.parsers[item.extension];
-  // The executor's cache: a system tool's metadata comes from its bundle's signed index, another's
-  // from the user's authenticated disk cache, so a fresh process (a detached runner setting up its
-  // first child) does not load a JavaScript or Python parser for it.
-  const metadata = parser ? extractToolMetadata(text, item.path, parser, executor.cache) : undefined;
+  const metadata = await verifiedToolMetadata(executor, id);
   const schema = (metadata && toolParameterSchema(metadata)) ?? { type: 'object', properties: {} };
   return {
     description: metadata?.description ?? id,

@@ -1,8 +1,8 @@
 /**
  * Starts the warm workers of a thread's palette tools in the background, so the first call of a
  * function-style tool does not wait for its worker process to start. Only the palette's own tools
- * are warmed (what the thread's capabilities put in front of the model), one after another, after
- * the current turn of the event loop so the first model request goes out first. A tool without a
+ * are warmed (what the thread's capabilities put in front of the model), one after another; the run
+ * starts them once its first model request is out, so that request never waits for them. A tool without a
  * worker starts nothing, and a failure is left for the real call to report. Workers belong to the
  * host, shared and retired when idle: a thread that ends stops none of them.
  */
