@@ -20,6 +20,12 @@ export interface ExecuteToolOptions {
    * to use it): nothing runs, the parameters are not checked, and the envelope says `warmed`.
    */
   warmOnly?: boolean;
+  /**
+   * Awaited once the chain is verified and the run prepared, right before the tool runs: a
+   * managed thread's durability wait overlaps the preparation, and the tool still has no effect
+   * before it resolves (a rejection fails the call unrun).
+   */
+  beforeRun?: () => Promise<void>;
   signal?: AbortSignal;
   onOutput?: RunContext['onOutput'];
 }

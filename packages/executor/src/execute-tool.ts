@@ -256,6 +256,7 @@ export async function executeTool(
     if (PRIMITIVE_RUNNERS[prepared.primitive].runsFiles)
       runFromSnapshot(prepared, chain, anchor, verifiedFiles, executor.spaces.user.base, interpreter.runs);
     if (options.warmOnly) return warmedEnvelope(prepared, context, itemId, chain, started);
+    await options.beforeRun?.();
     // The run happens outside the operation's observations: a worker started here keeps its
     // callbacks, which must not see this operation's answers later.
     const outcome = await outsideOperation(() => runPrimitive(prepared, context));

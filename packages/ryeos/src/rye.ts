@@ -8,7 +8,7 @@ import { ITEM_READERS } from '@ryeos/directives';
 import type { Envelope, RyeSettings } from '@ryeos/executor';
 import { Executor, isSignableKind, kindPrefix, parseRef } from '@ryeos/executor';
 import { RyeError, toErrorEnvelope } from '@ryeos/lillux';
-import type { PrimaryCall, ResumeResult } from '@ryeos/threads';
+import type { PrimaryCall, PrimaryDispatch, ResumeResult } from '@ryeos/threads';
 import { systemBundles } from './bundles.js';
 import type { ExecuteCaller, ExecuteRequest } from './execute/route.js';
 import type { LoadEnvelope, LoadRequest } from './load-item.js';
@@ -91,7 +91,7 @@ export class Rye {
         executor: () => this.executor(),
         threads: {
           projectPath: this.projectPath,
-          dispatch: (call) => this.dispatch(call),
+          dispatch: this.threadDispatch(),
           spareRunner: this.spareRunner,
         },
       },
@@ -100,13 +100,26 @@ export class Rye {
     );
   }
 
+  /** `dispatch` as a thread's host calls it: it awaits each call's `beforeEffects` itself. */
+  threadDispatch(): PrimaryDispatch {
+    return Object.assign((call: PrimaryCall) => this.dispatch(call), { awaitsBeforeEffects: true });
+  }
+
   /**
    * One of the four operations for a managed thread's tool call (or a hook's action): the same
    * paths, schemas and checks as any caller; `project_path` is this project's and cannot be
-   * changed by the model.
+   * changed by the model. A tool run awaits `beforeEffects` once it is verified and prepared,
+   * right before it runs; every other operation awaits it first.
    */
   async dispatch(call: PrimaryCall): Promise<Envelope> {
     const { project_path: _ignored, ...args } = call.args;
+    if (call.primary !== 'execute' && call.beforeEffects) {
+      try {
+        await call.beforeEffects();
+      } catch (error) {
+        return toErrorEnvelope(error, { item_id: typeof args.item_id === 'string' ? args.item_id : '' });
+      }
+    }
     switch (call.primary) {
       case 'search':
         return this.search(args as SearchRequest);
@@ -130,6 +143,7 @@ export class Rye {
           {
             ...(call.threadId ? { threadId: call.threadId } : {}),
             ...(call.withheldEnv ? { withheldEnv: call.withheldEnv } : {}),
+            ...(call.beforeEffects ? { beforeEffects: call.beforeEffects } : {}),
           },
         );
       default:
@@ -149,12 +163,7 @@ export class Rye {
     // Through fork.js, loaded on first use: search and load never load the threads layer.
     const { resumeForkedThread } = await import('./execute/fork.js');
     const host = { settings: this.settings, projectPath: this.projectPath, executor: await this.executor() };
-    return resumeForkedThread(
-      { ...host, dispatch: (call) => this.dispatch(call) },
-      threadId,
-      message,
-      options,
-    );
+    return resumeForkedThread({ ...host, dispatch: this.threadDispatch() }, threadId, message, options);
   }
 
   /** Searches items (interfaces §2.1); returns an envelope, never throws. */

@@ -123,7 +123,7 @@ async function runDirective(
   const stop = new AbortController();
   process.once('SIGTERM', () => stop.abort());
   // No store opener: the run uses the SQLite store its parent registered and reserved it in.
-  const host = forkHost(rye.settings, rye.projectPath, (call) => rye.dispatch(call), await rye.executor());
+  const host = forkHost(rye.settings, rye.projectPath, rye.threadDispatch(), await rye.executor());
   const result = await runPreparedThread(host, prepared, {
     threadId: request.thread_id,
     signal: stop.signal,

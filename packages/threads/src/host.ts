@@ -19,10 +19,23 @@ export interface PrimaryCall {
   threadId?: string;
   /** Host variables a tool it runs must not inherit: the providers' credentials. */
   withheldEnv?: readonly string[];
+  /**
+   * Resolves once what the call follows is durable (the thread's last checkpoint is on disk).
+   * Given only to a dispatch that declares `awaitsBeforeEffects`, which awaits it before the
+   * call can have any effect; its rejection fails the call unrun.
+   */
+  beforeEffects?: () => Promise<void>;
 }
 
-/** Runs one primary operation; answers with its envelope and never throws. */
-export type PrimaryDispatch = (call: PrimaryCall) => Promise<Record<string, unknown>>;
+/**
+ * Runs one primary operation; answers with its envelope and never throws. A dispatch marked
+ * `awaitsBeforeEffects` awaits `call.beforeEffects` before the call has any effect (a tool runs,
+ * a file is written, a thread starts), so a thread hands it over at once and the call's
+ * verification overlaps the wait; any other dispatch is called only once that wait is over.
+ */
+export type PrimaryDispatch = ((call: PrimaryCall) => Promise<Record<string, unknown>>) & {
+  readonly awaitsBeforeEffects?: boolean;
+};
 
 /** A primary's description and JSON Schema (the standard ones: `standardPrimaries()`). */
 export interface PrimaryToolSpec {

@@ -36,6 +36,11 @@ export interface ExecuteCaller {
   workerThread?: boolean;
   /** Host variables the tool must not inherit (a managed thread's provider credentials). */
   withheldEnv?: readonly string[];
+  /**
+   * Awaited before the call has any effect (a managed thread's durability): a tool once its
+   * chain is verified and its run prepared, anything else before it starts.
+   */
+  beforeEffects?: () => Promise<void>;
 }
 
 /** Runs an item; returns an envelope, never throws. */
@@ -73,6 +78,9 @@ export async function routeExecute(
     itemId = canonicalRef(kind, ref.id);
     checkMatrix(kind, mode);
     if (mode.target.remote) return unavailable(kind, mode, itemId, start);
+    // Only a tool run in this process waits later, in the executor, right before it runs.
+    const runsHere = kind === 'tool' && !mode.async;
+    if (!runsHere) await caller.beforeEffects?.();
     if (mode.async && kind === 'tool') {
       if (!host.threads) return unavailable(kind, mode, itemId, start);
       const { launchAsyncTool } = await import('./detach.js');
@@ -126,6 +134,7 @@ export async function routeExecute(
       ...(onOutput ? { onOutput } : {}),
       ...(caller.workerThread ? { workerThread: true } : {}),
       ...(caller.withheldEnv ? { withheldEnv: caller.withheldEnv } : {}),
+      ...(caller.beforeEffects ? { beforeRun: caller.beforeEffects } : {}),
     });
   } catch (error) {
     return toErrorEnvelope(error, { item_id: itemId, metadata: elapsed(start) });

@@ -152,7 +152,11 @@ async function* sseParts(reading: Reading, request: ModelRequest): AsyncGenerato
     }
     for (const data of decoder.push(chunk)) {
       tap(request, data);
-      for (const part of assembler.push(data)) yield part;
+      for (const part of assembler.push(data)) {
+        // The consumer stops at the finish: the connection is kept for the next turn.
+        if (part.type === 'finish') call.markAnswered();
+        yield part;
+      }
       if (assembler.done) return;
     }
     if (decoder.failure !== undefined) {

@@ -51,6 +51,13 @@ export class CallFailure extends Error {
 /** Error bodies are read up to this size; the message is near the start. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
+/**
+ * What may follow an answer's last event before the body ends (normally nothing): read within
+ * this many bytes and milliseconds, the connection goes back to the pool; past either, it is cut.
+ */
+const MAX_TAIL_BYTES = 64 * 1024;
+const TAIL_MS = 2_000;
+
 export class HttpCall {
   private readonly controller = new AbortController();
   private timer: NodeJS.Timeout | undefined;
@@ -59,6 +66,9 @@ export class HttpCall {
   private response: IncomingMessage | undefined;
   /** The body was read to its end. */
   private complete = false;
+  /** The answer's last event arrived: only the end of the body may still come. */
+  private answered = false;
+  private reader: AsyncIterator<Buffer> | undefined;
   private readonly onCallerAbort = (): void => this.controller.abort(this.caller?.reason);
   requestId: string | undefined;
 
@@ -123,6 +133,7 @@ export class HttpCall {
   /** The body, chunk by chunk, as it arrives. Throws `CallFailure`. */
   async *chunks(res: ProviderResponse): AsyncGenerator<Uint8Array> {
     const reader = res.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    this.reader = reader;
     for (;;) {
       let step: IteratorResult<Buffer>;
       try {
@@ -159,16 +170,45 @@ export class HttpCall {
     }
   }
 
+  /** The answer is whole (its final event arrived): `close` reads the body's end instead of cutting it. */
+  markAnswered(): void {
+    this.answered = true;
+  }
+
   /**
    * Ends the attempt: stops the clock, drops the connection if the body was not read to the end
-   * (one read to the end goes back to the agent's pool for the next turn).
+   * (one read to the end goes back to the agent's pool for the next turn). An answered body's
+   * end is read in the background, so the next turn reuses the connection instead of opening one.
    */
   close(): void {
     clearTimeout(this.timer);
     this.caller?.removeEventListener('abort', this.onCallerAbort);
-    if (!this.complete) {
-      this.controller.abort();
-      this.response?.destroy();
+    if (this.complete) return;
+    if (this.answered && this.reader) void this.readTail(this.reader);
+    else this.drop();
+  }
+
+  private drop(): void {
+    this.controller.abort();
+    this.response?.destroy();
+  }
+
+  /** Reads what follows an answered body's last event; a tail that is long or slow is cut. */
+  private async readTail(reader: AsyncIterator<Buffer>): Promise<void> {
+    const timer = setTimeout(() => this.drop(), TAIL_MS);
+    timer.unref();
+    let left = MAX_TAIL_BYTES;
+    try {
+      for (;;) {
+        const step = await reader.next();
+        if (step.done) return;
+        left -= step.value.length;
+        if (left < 0) return this.drop();
+      }
+    } catch {
+      this.drop();
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -128,8 +128,9 @@ function primaryCallOf(
   entry: PaletteEntry,
   threadId: string,
   signal?: AbortSignal,
+  beforeEffects?: () => Promise<void>,
 ): PrimaryCall {
-  const base = { threadId, ...(signal ? { signal } : {}) };
+  const base = { threadId, ...(signal ? { signal } : {}), ...(beforeEffects ? { beforeEffects } : {}) };
   if (entry.kind === 'tool') {
     return { ...base, primary: 'execute', args: { item_id: `tool:${entry.itemId}`, parameters: call.input } };
   }
@@ -225,20 +226,29 @@ export function handleReturn(
   });
 }
 
-/** Runs a call planned as `run`: the artifact reader in-process, everything else through dispatch. */
+/**
+ * Runs a call planned as `run`: the artifact reader in-process, everything else through dispatch.
+ * Nothing has an effect before `durable` resolves: a dispatch that awaits it itself gets it with
+ * the call (the item's verification then overlaps the wait); every other path waits first.
+ */
 export async function runPlannedCall(
   ctx: CallContext,
   call: ToolCall,
   entry: PaletteEntry,
   messages: readonly ChatMessage[],
+  durable?: () => Promise<void>,
 ): Promise<CallOutcome> {
+  const itemId = executedItem(call, entry) ?? entry.itemId;
+  const inProcess =
+    entry.itemId === READ_ARTIFACT_ID || (ctx.orchestrate !== undefined && itemId === ORCHESTRATOR_ID);
+  const gate = ctx.dispatch.awaitsBeforeEffects === true && !inProcess ? durable : undefined;
+  if (!gate) await durable?.();
   const startedAt = performance.now();
   if (entry.itemId === READ_ARTIFACT_ID) {
     const ref = typeof call.input.artifact_ref === 'string' ? call.input.artifact_ref : '';
     const read = ctx.guard.read(ref, Number(call.input.offset ?? 0), Number(call.input.length ?? 8000));
     return outcome(read, read.status === 'error', startedAt);
   }
-  const itemId = executedItem(call, entry) ?? entry.itemId;
   if (ctx.orchestrate && itemId === ORCHESTRATOR_ID) {
     const dispatchedAt = performance.now();
     const answer = await ctx.orchestrate(itemArguments(call, entry));
@@ -249,7 +259,7 @@ export async function runPlannedCall(
   let envelope: Record<string, unknown>;
   const dispatchedAt = performance.now();
   try {
-    envelope = await ctx.dispatch(primaryCallOf(call, entry, ctx.threadId, ctx.signal));
+    envelope = await ctx.dispatch(primaryCallOf(call, entry, ctx.threadId, ctx.signal, gate));
   } catch (error) {
     // dispatch promises never to throw; if it does, the model still gets an answer.
     envelope = { status: 'error', error: `The call failed: ${(error as Error)?.message ?? String(error)}` };

@@ -133,12 +133,12 @@ export class TurnCalls {
       return;
     }
     const result = this.dispatcher.submit(plan.lane, async () => {
-      // The results this call follows are on disk before it has any effect (resume relies on it).
-      await this.request.durable?.();
       const stop = this.request.stopReason?.();
+      // The results this call follows are on disk before it has any effect (resume relies on it):
+      // runPlannedCall waits for `durable`, or hands it to a dispatch that awaits it itself.
       const outcome = stop
         ? refused(`Not run: ${stop}.`)
-        : await runPlannedCall(this.ctx, call, plan.entry, this.request.messages);
+        : await runPlannedCall(this.ctx, call, plan.entry, this.request.messages, this.request.durable);
       return this.record(call, outcome);
     });
     this.recorded.push({ call, result });
