@@ -168,16 +168,18 @@ export class Registration {
     return this.id;
   }
 
-  async register(): Promise<string> {
+  // Arrow properties: both are handed on as callbacks, and an unbound method once left a refused
+  // child's row behind (its `this` was gone, and the undo that failed is best effort).
+  readonly register = async (): Promise<string> => {
     this.id =
       this.preRegisteredId ??
       (await registerThread(this.store, this.directiveId, this.parentId, this.stateRoot));
     return this.id;
-  }
+  };
 
   /** Takes back a row this fork registered (a refusal after registration). */
-  async unregister(): Promise<void> {
+  readonly unregister = async (): Promise<void> => {
     if (this.id && !this.preRegisteredId && (await this.store.registry.unregister(this.id)))
       this.id = undefined;
-  }
+  };
 }
