@@ -197,6 +197,8 @@ export class HttpCall {
   private async readTail(reader: AsyncIterator<Buffer>): Promise<void> {
     const timer = setTimeout(() => this.drop(), TAIL_MS);
     timer.unref();
+    // Reading the tail never keeps a process alive: a one-shot CLI exits on its own time.
+    this.response?.socket?.unref();
     let left = MAX_TAIL_BYTES;
     try {
       for (;;) {
