@@ -151,4 +151,14 @@ describe('a fork reads only the tools its capabilities reach', () => {
     expect(ids).toEqual(expect.arrayContaining(['acme/echo', 'team/alpha', 'team/deep/beta']));
     expect(ids.some((id) => id.startsWith('zzz/') || id === 'acme/other')).toBe(false);
   });
+
+  it('names a capability that is no tool id in a warning, as a search would, and builds the rest', async () => {
+    const executor = await fixture().rye.executor();
+    const palette = await buildPalette(executor, {
+      capabilities: ['rye.execute.tool.acme..echo', 'rye.execute.tool.acme.echo'],
+      primaries: standardPrimaries(),
+    });
+    expect(palette.entries.map((e) => e.itemId)).toEqual(['rye/execute', 'acme/echo']);
+    expect(palette.warnings).toEqual(["No tool matches the capability pattern 'acme//echo'"]);
+  });
 });

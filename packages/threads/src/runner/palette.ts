@@ -12,6 +12,7 @@ import {
   searchItems,
   toolParameterSchema,
 } from '@ryeos/executor';
+import { isRyeError } from '@ryeos/lillux';
 import type { PrimaryName, PrimaryToolSpec } from '../host.js';
 import { fnmatch } from '../policy/fnmatch.js';
 import { classifyCapabilities, type TypeGrant } from '../policy/palette-classes.js';
@@ -85,7 +86,14 @@ async function listToolIds(executor: Executor, pattern: string): Promise<string[
  * not parse is listed, and left out with its error where the palette reads it.
  */
 async function isListedTool(executor: Executor, id: string): Promise<boolean> {
-  if (id.startsWith(PROVIDERS_PREFIX) || !(await findItem(executor, 'tool', id))) return false;
+  if (id.startsWith(PROVIDERS_PREFIX)) return false;
+  try {
+    if (!(await findItem(executor, 'tool', id))) return false;
+  } catch (error) {
+    // Not an item id at all (an empty segment, say): nothing a search would list either.
+    if (isRyeError(error) && error.code === 'VALIDATION') return false;
+    throw error;
+  }
   let metadata: ToolMetadata | undefined;
   try {
     metadata = await verifiedToolMetadata(executor, id);
