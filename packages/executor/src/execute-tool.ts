@@ -19,12 +19,13 @@ import type { ToolMetadata } from './metadata.js';
 import { outsideOperation } from './observations.js';
 import { realPath } from './real-paths.js';
 import { canonicalRef } from './refs.js';
-import type { PreparedRun, RunContext, RunOutcome } from './run-chain.js';
-import { PRIMITIVE_RUNNERS, prepareRun, runPrimitive, warmPrimitive } from './run-chain.js';
+import type { RunContext, RunOutcome } from './run-chain.js';
+import { PRIMITIVE_RUNNERS, prepareRun, runPrimitive, warmCallOptions, warmPrimitive } from './run-chain.js';
 import { interpreterFiles, runFromSnapshot } from './run-files.js';
 import type { InterpreterPart, PlanBuild, RunPlan } from './run-plan.js';
 import { runPlansOf } from './run-plan.js';
 import { checkToolParameters } from './tool-parameters.js';
+import { alreadyWarm, rememberWarmed } from './warmed-workers.js';
 
 /** What running a tool needs of its executor: the item context and the environment tools inherit. */
 export interface ToolHost extends ItemContext {
@@ -111,15 +112,13 @@ async function interpreterPart(
   return { key, files, looked, runs: new Map() };
 }
 
-/** A `warmOnly` call: starts the worker a call would use (outside the operation, as a run). */
+/** The answer of a `warmOnly` call: whether it started the worker a call would use. */
 function warmedEnvelope(
-  prepared: PreparedRun,
-  context: RunContext,
+  warmed: boolean,
   itemId: string,
   chain: readonly ChainElement[],
   started: number,
 ): ToolEnvelope {
-  const warmed = outsideOperation(() => warmPrimitive(prepared, context));
   return {
     status: 'success',
     type: 'tool',
@@ -128,6 +127,11 @@ function warmedEnvelope(
     metadata: elapsed(started),
     data: { warmed },
   };
+}
+
+/** What a warm-only call is remembered by: the tool and the options that shape its worker. */
+function warmedKey(id: string, options: ExecuteToolOptions): string {
+  return JSON.stringify([id, options.withheldEnv ?? [], options.workerThread === true]);
 }
 
 /** Where the run happens and what it may inherit, from the host and the caller's options. */
@@ -182,6 +186,9 @@ export async function executeTool(
     const projectPath = executor.spaces.projectPath ?? process.cwd();
     const plans = runPlansOf(executor, projectPath);
     // A warm plan of this tool (run-plan.ts), or a build that resolves and verifies everything.
+    const warmKey = options.warmOnly ? warmedKey(id, options) : undefined;
+    const warm = plans && warmKey !== undefined ? await alreadyWarm(plans, warmKey, id) : undefined;
+    if (warm) return warmedEnvelope(false, itemId, warm.chain, started);
     let plan = await plans?.reuse(id);
     if (plan) {
       chain.push(...plan.chain);
@@ -234,7 +241,8 @@ export async function executeTool(
     ];
     const interpreter = await interpreterPart(handed, plan, executor);
     if (build) {
-      build.finish({ ...plan, interpreter });
+      plan = { ...plan, interpreter };
+      build.finish(plan);
       build = undefined;
     }
     for (const file of interpreter.files) allWarnings.push(...file.verification.warnings);
@@ -255,7 +263,12 @@ export async function executeTool(
     // What runs is what was verified (DECISIONS 29): the interpreter loads the snapshot.
     if (PRIMITIVE_RUNNERS[prepared.primitive].runsFiles)
       runFromSnapshot(prepared, chain, anchor, verifiedFiles, executor.spaces.user.base, interpreter.runs);
-    if (options.warmOnly) return warmedEnvelope(prepared, context, itemId, chain, started);
+    if (options.warmOnly) {
+      const warmOptions = warmCallOptions(prepared, context);
+      const warmed = outsideOperation(() => warmPrimitive(prepared, context));
+      if (plans && warmKey !== undefined) rememberWarmed(plans, warmKey, plan, warmOptions);
+      return warmedEnvelope(warmed, itemId, chain, started);
+    }
     await options.beforeRun?.();
     // The run happens outside the operation's observations: a worker started here keeps its
     // callbacks, which must not see this operation's answers later.

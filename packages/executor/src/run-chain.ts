@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import type { EnvConfig, EventSink, HttpMethod, WorkerSettings } from '@ryeos/lillux';
+import type { EnvConfig, EventSink, HttpMethod, WarmCallOptions, WorkerSettings } from '@ryeos/lillux';
 import {
   httpRequest,
   httpStream,
@@ -520,12 +520,19 @@ function commandLine(config: Record<string, unknown>): { command: string; args: 
  * when the run has no worker (an HTTP tool, a plain subprocess, warm workers turned off).
  */
 export function warmPrimitive(prepared: PreparedRun, context: RunContext): boolean {
-  const { config } = prepared;
-  if (prepared.primitive === 'rye/core/primitives/http_client') return false;
-  const worker = prepared.callerTimeout ? undefined : workerSettings(config.worker, context);
-  if (!worker) return false;
+  const options = warmCallOptions(prepared, context);
+  if (!options) return false;
   ensureBytecodeCache(prepared.env);
-  return startWarm({ ...commandLine(config), cwd: String(config.cwd), env: prepared.env, worker });
+  return startWarm(options);
+}
+
+/** The worker a call of this prepared run would use; undefined when it has none. */
+export function warmCallOptions(prepared: PreparedRun, context: RunContext): WarmCallOptions | undefined {
+  const { config } = prepared;
+  if (prepared.primitive === 'rye/core/primitives/http_client') return undefined;
+  const worker = prepared.callerTimeout ? undefined : workerSettings(config.worker, context);
+  if (!worker) return undefined;
+  return { ...commandLine(config), cwd: String(config.cwd), env: prepared.env, worker };
 }
 
 async function runProcess(prepared: PreparedRun, context: RunContext): Promise<RunOutcome> {

@@ -197,6 +197,18 @@ export class RunPlans {
   }
 
   /**
+   * The confirmed plan of `id` while nothing it rests on raised a notice, however old: only for a
+   * caller that decides from it to skip work, and reads or runs nothing of it (warmed-workers.ts).
+   */
+  async unchanged(id: string): Promise<RunPlan | undefined> {
+    const entry = this.entries.get(id);
+    if (!entry?.confirmed || !entry.guard) return undefined;
+    await this.watches.settle();
+    if (this.entries.get(id) !== entry || !isClean(entry.guard)) return undefined;
+    return entry.plan;
+  }
+
+  /**
    * Starts a build of `id`'s plan. When a plan of it is known, the build runs under watches on
    * what that plan rests on (the known ones when still clean), started before it reads anything.
    */

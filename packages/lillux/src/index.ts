@@ -85,6 +85,7 @@ export {
   spawnDetached,
   startWarm,
   WorkerPool,
+  warmWorkerAlive,
   warmWorkerCount,
 } from './subprocess.js';
 export { clipText } from './text.js';

@@ -14,4 +14,11 @@ export type {
   SubprocessResult,
 } from './subprocess/types.js';
 export type { WarmCallOptions, WorkerSettings } from './subprocess/workers.js';
-export { closeWorkers, runWarm, startWarm, WorkerPool, warmWorkerCount } from './subprocess/workers.js';
+export {
+  closeWorkers,
+  runWarm,
+  startWarm,
+  WorkerPool,
+  warmWorkerAlive,
+  warmWorkerCount,
+} from './subprocess/workers.js';

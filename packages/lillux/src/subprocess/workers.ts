@@ -396,6 +396,12 @@ export class WorkerPool {
     worker.accept(options, start, resolve);
   }
 
+  /** Whether a live worker for these options exists (what `start` would leave alone). */
+  has(options: WarmCallOptions): boolean {
+    const existing = this.workers.get(identity(options, settingsOf(options, 'warmWorkerAlive')));
+    return existing !== undefined && !existing.dead;
+  }
+
   /** Workers alive now (busy or idle). */
   get size(): number {
     return this.workers.size;
@@ -476,6 +482,11 @@ export function startWarm(options: WarmCallOptions): boolean {
  */
 export function closeWorkers(): Promise<void> {
   return holder[SHARED]?.close() ?? Promise.resolve();
+}
+
+/** Whether this process has a live shared warm worker for these options. */
+export function warmWorkerAlive(options: WarmCallOptions): boolean {
+  return holder[SHARED]?.has(options) ?? false;
 }
 
 /** How many shared warm workers are alive. */
