@@ -10,7 +10,7 @@ import type { ChainElement } from './chain.js';
 import { buildChain, validateChain } from './chain.js';
 import { resolveToolConfig } from './config-resolve.js';
 import type { ItemContext } from './context.js';
-import type { ChainDetail, ToolEnvelope, ToolSuccess, TraceEvent } from './envelope.js';
+import type { ChainDetail, ToolDryRun, ToolEnvelope, ToolSuccess, TraceEvent } from './envelope.js';
 import { elapsed } from './envelope.js';
 import type { ExecuteToolOptions } from './execute-options.js';
 import type { VerifiedLooseFile } from './files.js';
@@ -168,6 +168,26 @@ function outcomeEnvelope(
   };
 }
 
+/** A dry run's answer: the chain verified and what it would run, nothing run. */
+function dryRunEnvelope(
+  itemId: string,
+  chain: ChainElement[],
+  pairs: string[],
+  warnings: string[],
+  trace: TraceEvent[] | undefined,
+): ToolDryRun {
+  return {
+    status: 'validation_passed',
+    message: 'Tool chain validation passed (dry run)',
+    item_id: itemId,
+    chain: chain.map((el) => el.id),
+    validated_pairs: pairs,
+    chain_detail: chain.map(detail),
+    ...(warnings.length ? { warnings } : {}),
+    ...(trace ? { trace } : {}),
+  };
+}
+
 /** Runs a tool through its chain and returns the envelope of spec items §7.4; never throws. */
 export async function executeTool(
   executor: ToolHost,
@@ -247,18 +267,8 @@ export async function executeTool(
     }
     for (const file of interpreter.files) allWarnings.push(...file.verification.warnings);
     const verifiedFiles = [...plan.dependencies, ...interpreter.files];
-    if (options.dryRun) {
-      return {
-        status: 'validation_passed',
-        message: 'Tool chain validation passed (dry run)',
-        item_id: itemId,
-        chain: chain.map((el) => el.id),
-        validated_pairs: plan.pairs,
-        chain_detail: chain.map(detail),
-        ...(allWarnings.length ? { warnings: allWarnings } : {}),
-        ...(options.trace ? { trace } : {}),
-      };
-    }
+    if (options.dryRun)
+      return dryRunEnvelope(itemId, chain, plan.pairs, allWarnings, options.trace ? trace : undefined);
     if (options.trace) trace.push(...prepared.contributions.map((c) => ({ step: 'resolve_env', ...c })));
     // What runs is what was verified (DECISIONS 29): the interpreter loads the snapshot.
     if (PRIMITIVE_RUNNERS[prepared.primitive].runsFiles)
