@@ -11,10 +11,9 @@ import { verifyTranscript } from '../src/persistence/transcript-verify.js';
 import { createAnthropicModel } from '../src/provider/anthropic.js';
 import type { LoopContext } from '../src/runner/loop.js';
 import { runLoop } from '../src/runner/loop.js';
-import type { Palette, PaletteEntry } from '../src/runner/palette.js';
-import { DIRECTIVE_RETURN_ID } from '../src/runner/palette.js';
 import { ResultGuard } from '../src/runner/result-guard.js';
 import { type ReplayServer, startReplayServer } from '../src/testing.js';
+import { mark, MARK_PALETTE as PALETTE } from './mark-palette.js';
 import { tempDirs, testKey } from './persist-helpers.js';
 
 const dirs = tempDirs();
@@ -24,27 +23,6 @@ afterEach(async () => {
   server = undefined;
   await dirs.cleanup();
 });
-
-const ENTRIES: PaletteEntry[] = [
-  {
-    name: 'acme_mark',
-    description: 'mark',
-    schema: { type: 'object', properties: {} },
-    kind: 'tool',
-    itemId: 'acme/mark',
-    primary: 'execute',
-  },
-  {
-    name: 'rye_directive_return',
-    description: 'return',
-    schema: { type: 'object', properties: {} },
-    kind: 'directive_return',
-    itemId: DIRECTIVE_RETURN_ID,
-    primary: 'execute',
-  },
-];
-const PALETTE: Palette = { entries: ENTRIES, byName: new Map(ENTRIES.map((e) => [e.name, e])), warnings: [] };
-const mark = (tag: string) => ({ name: 'acme_mark', id: `toolu_${tag}`, input: { tag } });
 
 describe('checkpoints made durable in the background', () => {
   it("a tool call of the next turn waits for the last checkpoint's fsync", async () => {

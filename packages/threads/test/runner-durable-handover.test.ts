@@ -10,10 +10,9 @@ import { TranscriptWriter } from '../src/persistence/transcript.js';
 import { createAnthropicModel } from '../src/provider/anthropic.js';
 import type { LoopContext } from '../src/runner/loop.js';
 import { runLoop } from '../src/runner/loop.js';
-import type { Palette, PaletteEntry } from '../src/runner/palette.js';
-import { DIRECTIVE_RETURN_ID } from '../src/runner/palette.js';
 import { ResultGuard } from '../src/runner/result-guard.js';
 import { type ReplayServer, startReplayServer } from '../src/testing.js';
+import { mark, MARK_PALETTE as PALETTE } from './mark-palette.js';
 import { tempDirs, testKey } from './persist-helpers.js';
 
 const dirs = tempDirs();
@@ -23,27 +22,6 @@ afterEach(async () => {
   server = undefined;
   await dirs.cleanup();
 });
-
-const ENTRIES: PaletteEntry[] = [
-  {
-    name: 'acme_mark',
-    description: 'mark',
-    schema: { type: 'object', properties: {} },
-    kind: 'tool',
-    itemId: 'acme/mark',
-    primary: 'execute',
-  },
-  {
-    name: 'rye_directive_return',
-    description: 'return',
-    schema: { type: 'object', properties: {} },
-    kind: 'directive_return',
-    itemId: DIRECTIVE_RETURN_ID,
-    primary: 'execute',
-  },
-];
-const PALETTE: Palette = { entries: ENTRIES, byName: new Map(ENTRIES.map((e) => [e.name, e])), warnings: [] };
-const mark = (tag: string) => ({ name: 'acme_mark', id: `toolu_${tag}`, input: { tag } });
 
 /** Runs two marked calls and a return; `order` says what happened when. */
 async function runTwoCalls(
