@@ -10,7 +10,7 @@
  */
 import type { RyeSettings } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
-import { callerPath, parse, printJson, str } from '../cli/args.js';
+import { callerPath, type ParsedArgs, parse, printJson, str } from '../cli/args.js';
 import { closestWord } from '../cli/closest.js';
 import type { CliIo } from '../cli/io.js';
 import { createRye } from '../rye.js';
@@ -39,50 +39,8 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
   // One command and the process ends: no spare runner for a next async fork.
   const rye = createRye({ settings, projectPath: callerPath(project ?? '.'), spareRunner: false });
   const [action, threadId] = positionals;
-  const { listThreads, showThread } = await import('@ryeos/threads');
-  if (action === 'list') {
-    const rawLimit = str(values, 'limit');
-    const limit = rawLimit === undefined ? undefined : Number(rawLimit);
-    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
-      throw new RyeError('VALIDATION', `--limit must be a positive integer, got '${rawLimit}'`);
-    }
-    const status = str(values, 'status');
-    const threads = await listThreads(rye.projectPath, {
-      ...(status ? { status } : {}),
-      ...(limit ? { limit } : {}),
-    });
-    printJson(io, { status: 'success', threads, count: threads.length });
-    return 0;
-  }
-  if (action === 'show') {
-    if (!threadId) {
-      throw new RyeError('VALIDATION', 'rye threads show needs a thread id', {
-        hint: 'rye threads list prints them, e.g. rye threads show acme/plan/plan-1739820456123',
-      });
-    }
-    const report = await showThread(await rye.executor(), rye.projectPath, threadId);
-    const { status: threadStatus, ...rest } = report;
-    if (!report.integrity.valid) {
-      const problems = [
-        report.integrity.thread_json.valid ? undefined : `thread.json: ${report.integrity.thread_json.error}`,
-        report.integrity.transcript.valid ? undefined : `transcript: ${report.integrity.transcript.error}`,
-        report.integrity.registry?.valid === false
-          ? `registry: ${report.integrity.registry.error}`
-          : undefined,
-      ].filter(Boolean);
-      printJson(io, {
-        status: 'error',
-        error: `Thread ${threadId} does not verify (${problems.join('; ')})`,
-        error_type: 'integrity',
-        hint: "The thread's files were changed, replaced or copied from another thread after it signed them; do not trust what they say.",
-        thread_status: threadStatus,
-        ...rest,
-      });
-      return 1;
-    }
-    printJson(io, { status: 'success', thread_status: threadStatus, ...rest });
-    return 0;
-  }
+  if (action === 'list') return listCommand(rye, values, io);
+  if (action === 'show') return showCommand(rye, threadId, io);
   const needId = (what: string): string => {
     if (!threadId) {
       throw new RyeError('VALIDATION', `rye threads ${what} needs a thread id`, {
@@ -96,24 +54,7 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
     printJson(io, { status: success ? 'success' : 'error', ...rest });
     return success ? 0 : 1;
   };
-  if (action === 'wait') {
-    const ids = positionals.slice(1);
-    if (ids.length === 0) needId('wait');
-    const rawTimeout = str(values, 'timeout');
-    const timeout = rawTimeout === undefined ? undefined : Number(rawTimeout);
-    if (timeout !== undefined && !(timeout > 0)) {
-      throw new RyeError('VALIDATION', `--timeout must be a positive number of seconds, got '${rawTimeout}'`);
-    }
-    const { waitThreads } = await import('@ryeos/threads');
-    const stop = new AbortController();
-    process.once('SIGINT', () => stop.abort());
-    return reply(
-      await waitThreads(rye.projectPath, ids, {
-        ...(timeout ? { timeoutSeconds: timeout } : {}),
-        signal: stop.signal,
-      }),
-    );
-  }
+  if (action === 'wait') return waitCommand(rye, values, positionals.slice(1), needId, reply);
   if (action === 'cancel') {
     const { cancelThread } = await import('@ryeos/threads');
     return reply(await cancelThread(rye.projectPath, needId('cancel')));
@@ -135,41 +76,118 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
     }
     return reply(await rye.resumeThread(needId('resume'), message));
   }
-  if (action === 'tail') {
-    const id = needId('tail');
-    const { openThreadStore, threadDir, threadsStateRoot } = await import('@ryeos/threads');
-    const { describeToolRun, isTerminal, tailTranscript } = await import('./threads-tail.js');
-    const stateRoot = threadsStateRoot(rye.projectPath);
-    const rowOf = async () => {
-      const store = openThreadStore(stateRoot);
-      try {
-        return await store.registry.getThread(id);
-      } finally {
-        await store.close();
-      }
-    };
-    if ((await rowOf()) === undefined) {
-      throw new RyeError('NOT_FOUND', `Thread '${id}' not found`, {
-        hint: 'rye threads list prints the ids.',
-      });
-    }
-    const stop = new AbortController();
-    process.once('SIGINT', () => stop.abort());
-    const json = values.json === true;
-    const { transcript } = await tailTranscript(io, threadDir(stateRoot, id), {
-      follow: values.follow === true,
-      json,
-      ended: async () => isTerminal((await rowOf())?.status),
-      signal: stop.signal,
-    });
-    if (!transcript) {
-      const toolRun = describeToolRun(await rowOf(), json);
-      if (toolRun) io.stdout(toolRun);
-    }
-    return 0;
-  }
+  if (action === 'tail') return tailCommand(rye, values, needId('tail'), io);
   const guess = closestWord(action ?? '', THREADS_ACTIONS);
   throw new RyeError('VALIDATION', `Unknown threads action '${action ?? ''}'`, {
     hint: `${guess ? `Did you mean rye threads ${guess}? ` : ''}Use rye threads list | show <id> | wait <id…> [--timeout S] | cancel <id> | kill <id> | tail <id> [--follow] [--json] | resume <id> --message M | chain <id>`,
   });
+}
+
+type Values = ParsedArgs['values'];
+type Rye = ReturnType<typeof createRye>;
+
+/** `rye threads list [--status S] [--limit N]`. */
+async function listCommand(rye: Rye, values: Values, io: CliIo): Promise<number> {
+  const { listThreads } = await import('@ryeos/threads');
+  const rawLimit = str(values, 'limit');
+  const limit = rawLimit === undefined ? undefined : Number(rawLimit);
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
+    throw new RyeError('VALIDATION', `--limit must be a positive integer, got '${rawLimit}'`);
+  }
+  const status = str(values, 'status');
+  const threads = await listThreads(rye.projectPath, {
+    ...(status ? { status } : {}),
+    ...(limit ? { limit } : {}),
+  });
+  printJson(io, { status: 'success', threads, count: threads.length });
+  return 0;
+}
+
+/** `rye threads show <id>`: the signed record, and an integrity error when it does not verify. */
+async function showCommand(rye: Rye, threadId: string | undefined, io: CliIo): Promise<number> {
+  const { showThread } = await import('@ryeos/threads');
+  if (!threadId) {
+    throw new RyeError('VALIDATION', 'rye threads show needs a thread id', {
+      hint: 'rye threads list prints them, e.g. rye threads show acme/plan/plan-1739820456123',
+    });
+  }
+  const report = await showThread(await rye.executor(), rye.projectPath, threadId);
+  const { status: threadStatus, ...rest } = report;
+  if (!report.integrity.valid) {
+    const problems = [
+      report.integrity.thread_json.valid ? undefined : `thread.json: ${report.integrity.thread_json.error}`,
+      report.integrity.transcript.valid ? undefined : `transcript: ${report.integrity.transcript.error}`,
+      report.integrity.registry?.valid === false ? `registry: ${report.integrity.registry.error}` : undefined,
+    ].filter(Boolean);
+    printJson(io, {
+      status: 'error',
+      error: `Thread ${threadId} does not verify (${problems.join('; ')})`,
+      error_type: 'integrity',
+      hint: "The thread's files were changed, replaced or copied from another thread after it signed them; do not trust what they say.",
+      thread_status: threadStatus,
+      ...rest,
+    });
+    return 1;
+  }
+  printJson(io, { status: 'success', thread_status: threadStatus, ...rest });
+  return 0;
+}
+
+/** `rye threads wait <id…> [--timeout S]`. */
+async function waitCommand(
+  rye: Rye,
+  values: Values,
+  ids: string[],
+  needId: (what: string) => string,
+  reply: (result: { success: boolean; error?: string }) => number,
+): Promise<number> {
+  if (ids.length === 0) needId('wait');
+  const rawTimeout = str(values, 'timeout');
+  const timeout = rawTimeout === undefined ? undefined : Number(rawTimeout);
+  if (timeout !== undefined && !(timeout > 0)) {
+    throw new RyeError('VALIDATION', `--timeout must be a positive number of seconds, got '${rawTimeout}'`);
+  }
+  const { waitThreads } = await import('@ryeos/threads');
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  return reply(
+    await waitThreads(rye.projectPath, ids, {
+      ...(timeout ? { timeoutSeconds: timeout } : {}),
+      signal: stop.signal,
+    }),
+  );
+}
+
+/** `rye threads tail <id> [--follow] [--json]`. */
+async function tailCommand(rye: Rye, values: Values, id: string, io: CliIo): Promise<number> {
+  const { openThreadStore, threadDir, threadsStateRoot } = await import('@ryeos/threads');
+  const { describeToolRun, isTerminal, tailTranscript } = await import('./threads-tail.js');
+  const stateRoot = threadsStateRoot(rye.projectPath);
+  const rowOf = async () => {
+    const store = openThreadStore(stateRoot);
+    try {
+      return await store.registry.getThread(id);
+    } finally {
+      await store.close();
+    }
+  };
+  if ((await rowOf()) === undefined) {
+    throw new RyeError('NOT_FOUND', `Thread '${id}' not found`, {
+      hint: 'rye threads list prints the ids.',
+    });
+  }
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  const json = values.json === true;
+  const { transcript } = await tailTranscript(io, threadDir(stateRoot, id), {
+    follow: values.follow === true,
+    json,
+    ended: async () => isTerminal((await rowOf())?.status),
+    signal: stop.signal,
+  });
+  if (!transcript) {
+    const toolRun = describeToolRun(await rowOf(), json);
+    if (toolRun) io.stdout(toolRun);
+  }
+  return 0;
 }

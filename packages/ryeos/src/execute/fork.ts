@@ -7,7 +7,7 @@
 import type { Envelope, Executor, RyeSettings } from '@ryeos/executor';
 import { canonicalRef, elapsed, findItem } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
-import type { PreparedThread, PrimaryDispatch, ResumeResult, ThreadHost } from '@ryeos/threads';
+import type { PreparedThread, PrimaryDispatch, ResumeResult, ThreadHost, ThreadResult } from '@ryeos/threads';
 import type { EarlyRunner } from './detach.js';
 import type { ExecuteHost } from './host.js';
 
@@ -130,55 +130,60 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
         metadata: elapsed(start),
       } as Envelope;
     }
-    const {
-      success,
-      status,
-      thread_id,
-      directive,
-      result: text,
-      outputs,
-      cost,
-      error,
-      error_type,
-      hint,
-      timing,
-      ...rest
-    } = result;
-    const common = {
-      type: 'directive' as const,
-      item_id: itemId,
-      ...(thread_id ? { thread_id } : {}),
-      directive,
-      thread_status: status,
-      cost,
-      metadata: { ...elapsed(start), ...(timing ? { timing } : {}) },
-    };
-    if (success) {
-      return {
-        status: 'success',
-        ...common,
-        result: text ?? '',
-        ...(outputs ? { outputs } : {}),
-        ...rest,
-      } as Envelope;
-    }
-    return {
-      status: 'error',
-      error: error ?? 'The thread failed',
-      // The runner sets it on every failure; a result from an older runner has none.
-      error_type: error_type ?? (result.limit_code ? 'limit' : 'execution'),
-      ...(hint ? { hint } : {}),
-      ...common,
-      ...(text ? { result: text } : {}),
-      ...(outputs ? { outputs } : {}),
-      ...rest,
-    } as Envelope;
+    return threadEnvelope(result, itemId, start);
   } catch (error) {
     return toErrorEnvelope(error, { type: 'directive', item_id: itemId, metadata: elapsed(start) });
   } finally {
     // A runner started for a thread that did not get going.
     runner?.abandon();
   }
+}
+
+/** A thread that ran here, to its end: its result as the envelope of a directive run. */
+function threadEnvelope(result: ThreadResult, itemId: string, start: number): Envelope {
+  const {
+    success,
+    status,
+    thread_id,
+    directive,
+    result: text,
+    outputs,
+    cost,
+    error,
+    error_type,
+    hint,
+    timing,
+    ...rest
+  } = result;
+  const common = {
+    type: 'directive' as const,
+    item_id: itemId,
+    ...(thread_id ? { thread_id } : {}),
+    directive,
+    thread_status: status,
+    cost,
+    metadata: { ...elapsed(start), ...(timing ? { timing } : {}) },
+  };
+  if (success) {
+    return {
+      status: 'success',
+      ...common,
+      result: text ?? '',
+      ...(outputs ? { outputs } : {}),
+      ...rest,
+    } as Envelope;
+  }
+  return {
+    status: 'error',
+    error: error ?? 'The thread failed',
+    // The runner sets it on every failure; a result from an older runner has none.
+    error_type: error_type ?? (result.limit_code ? 'limit' : 'execution'),
+    ...(hint ? { hint } : {}),
+    ...common,
+    ...(text ? { result: text } : {}),
+    ...(outputs ? { outputs } : {}),
+    ...rest,
+  } as Envelope;
 }
 
 /** `resume_thread`: the last thread of the chain carries on with `message` (spec threads §10.6). */
