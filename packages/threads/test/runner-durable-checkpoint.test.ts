@@ -8,12 +8,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { PrimaryCall } from '../src/host.js';
 import { TranscriptWriter } from '../src/persistence/transcript.js';
 import { verifyTranscript } from '../src/persistence/transcript-verify.js';
-import { createAnthropicModel } from '../src/provider/anthropic.js';
 import type { LoopContext } from '../src/runner/loop.js';
 import { runLoop } from '../src/runner/loop.js';
 import { ResultGuard } from '../src/runner/result-guard.js';
 import { type ReplayServer, startReplayServer } from '../src/testing.js';
-import { mark, MARK_PALETTE as PALETTE } from './mark-palette.js';
+import { markLoopBase, TWO_MARKS_THEN_RETURN } from './mark-palette.js';
 import { tempDirs, testKey } from './persist-helpers.js';
 
 const dirs = tempDirs();
@@ -26,38 +25,14 @@ afterEach(async () => {
 
 describe('checkpoints made durable in the background', () => {
   it("a tool call of the next turn waits for the last checkpoint's fsync", async () => {
-    server = await startReplayServer({
-      turns: [
-        { tool_calls: [mark('a')] },
-        { tool_calls: [mark('b')] },
-        { tool_calls: [{ name: 'rye_directive_return', id: 'toolu_done', input: { answer: 'ok' } }] },
-      ],
-    });
+    server = await startReplayServer(TWO_MARKS_THEN_RETURN);
     const dir = await dirs.make('rye-durable-');
     const { signer } = testKey();
     const writer = new TranscriptWriter(join(dir, 'transcript.jsonl'), 'acme/t/t-1', signer);
     const order: string[] = [];
     let disk: Promise<void> = Promise.resolve();
     const ctx: LoopContext = {
-      threadId: 'acme/t/t-1',
-      directiveId: 'acme/t',
-      model: createAnthropicModel({
-        providerId: 'replay',
-        modelId: 'replay-model',
-        headers: {},
-        timeoutMs: 5000,
-        stream: true,
-        url: `${server.url}/v1/messages`,
-      }),
-      system: 'You are a test.',
-      messages: [{ role: 'user', content: 'Go.' }],
-      palette: PALETTE,
-      outputs: [{ name: 'answer', required: true }],
-      limits: { turns: 10, tokens: 1e9, spend: 10, duration_seconds: 60 },
-      maxTokens: 1000,
-      contextWindow: 200_000,
-      contextThreshold: 0.9,
-      nativeTools: true,
+      ...markLoopBase(server.url),
       log: {
         emit: (type, payload) => writer.write(type, payload),
         checkpoint: (turn) => {

@@ -7,12 +7,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PrimaryCall, PrimaryDispatch } from '../src/host.js';
 import { TranscriptWriter } from '../src/persistence/transcript.js';
-import { createAnthropicModel } from '../src/provider/anthropic.js';
 import type { LoopContext } from '../src/runner/loop.js';
 import { runLoop } from '../src/runner/loop.js';
 import { ResultGuard } from '../src/runner/result-guard.js';
 import { type ReplayServer, startReplayServer } from '../src/testing.js';
-import { mark, MARK_PALETTE as PALETTE } from './mark-palette.js';
+import { markLoopBase, TWO_MARKS_THEN_RETURN } from './mark-palette.js';
 import { tempDirs, testKey } from './persist-helpers.js';
 
 const dirs = tempDirs();
@@ -28,38 +27,14 @@ async function runTwoCalls(
   dispatchFor: (order: string[]) => PrimaryDispatch,
   durableFails = false,
 ): Promise<{ order: string[]; results: string[] }> {
-  server = await startReplayServer({
-    turns: [
-      { tool_calls: [mark('a')] },
-      { tool_calls: [mark('b')] },
-      { tool_calls: [{ name: 'rye_directive_return', id: 'toolu_done', input: { answer: 'ok' } }] },
-    ],
-  });
+  server = await startReplayServer(TWO_MARKS_THEN_RETURN);
   const dir = await dirs.make('rye-handover-');
   const writer = new TranscriptWriter(join(dir, 'transcript.jsonl'), 'acme/t/t-1', testKey().signer);
   const order: string[] = [];
   const results: string[] = [];
   let disk: Promise<void> = Promise.resolve();
   const ctx: LoopContext = {
-    threadId: 'acme/t/t-1',
-    directiveId: 'acme/t',
-    model: createAnthropicModel({
-      providerId: 'replay',
-      modelId: 'replay-model',
-      headers: {},
-      timeoutMs: 5000,
-      stream: true,
-      url: `${server.url}/v1/messages`,
-    }),
-    system: 'You are a test.',
-    messages: [{ role: 'user', content: 'Go.' }],
-    palette: PALETTE,
-    outputs: [{ name: 'answer', required: true }],
-    limits: { turns: 10, tokens: 1e9, spend: 10, duration_seconds: 60 },
-    maxTokens: 1000,
-    contextWindow: 200_000,
-    contextThreshold: 0.9,
-    nativeTools: true,
+    ...markLoopBase(server.url),
     log: {
       emit: (type, payload) => {
         if (type === 'tool_call_result') results.push(String(payload.output));
