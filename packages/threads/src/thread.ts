@@ -20,13 +20,13 @@ import { Registration, Reservation, releaseReservation } from './lifecycle/regis
 import { type RunRequest, runPhase } from './lifecycle/run.js';
 import { claimRun, type RunClaim } from './lifecycle/run-resume.js';
 import type { RunPlace, ThreadPlace } from './lifecycle/run-types.js';
-import { fail, failedThread, SetupFailure, ZERO_COST } from './lifecycle/setup-failure.js';
+import { fail, failedThread, SetupFailure } from './lifecycle/setup-failure.js';
 import { type ResumeRequest, type ResumeResult, resumeWith } from './orchestration/resume.js';
 import { threadsStateRoot } from './persistence/paths.js';
 import { loadSigner, type Signer } from './persistence/signer.js';
 import type { PreparedThread } from './prepared.js';
 import { openProjectStore, openStoreForRun, type StoreChoice } from './store/opener.js';
-import type { ThreadStore } from './store/types.js';
+import { type ThreadStore, ZERO_COST } from './store/types.js';
 import type { ForkRequest, ThreadResult } from './thread-request.js';
 
 export type { ForkRequest, ThreadResult } from './thread-request.js';

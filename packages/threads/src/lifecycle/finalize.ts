@@ -12,13 +12,13 @@ import { ensureThreadDir } from '../persistence/paths.js';
 import { writeThreadJson } from '../persistence/thread-json.js';
 import { failureCodes } from '../result-codes.js';
 import type { LoopResult } from '../runner/loop.js';
-import type { ThreadCost, ThreadStatus } from '../store/types.js';
+import { type ThreadCost, type ThreadStatus, ZERO_COST } from '../store/types.js';
 import type { ThreadResult } from '../thread-request.js';
 import type { BudgetOutcome, Reservation } from './register.js';
 import { renderTranscript } from './render-transcript.js';
 import type { RunOutcome } from './run.js';
 import type { RunPlace } from './run-types.js';
-import { nowIso, ZERO_COST } from './setup-failure.js';
+import { nowIso } from './setup-failure.js';
 
 const RESULT_MAX = 4000;
 

@@ -49,7 +49,7 @@ export interface LoopOptionsInput {
 
 export type LoopLimits = LoopContext['limits'];
 
-export function loopLimits(prepared: PreparedThread): LoopLimits {
+function loopLimits(prepared: PreparedThread): LoopLimits {
   const { limits } = prepared;
   return {
     turns: Number(limits.turns),

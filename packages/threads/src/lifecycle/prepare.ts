@@ -31,6 +31,7 @@ import { type ResolvedModel, resolveModel } from '../provider/resolve-model.js';
 import { asRecord } from '../records.js';
 import { buildPalette, type Palette, READ_ARTIFACT_ENTRY } from '../runner/palette.js';
 import { directivePrompt, joinBlocks } from '../runner/prompt.js';
+import { ZERO_COST } from '../store/types.js';
 import { parseStreamingConfig, type StreamingSettings } from '../streaming/config.js';
 import { makeThreadId } from '../thread-id.js';
 import type { ForkRequest } from '../thread-request.js';
@@ -38,7 +39,7 @@ import { continuationConfig, hookLayers, loadThreadConfig, type ThreadConfig } f
 import { type Carried, limitToChain } from './chain-limits.js';
 import { checkBudgetRoom, checkSpawnRoom, claimSlotAndBudget } from './register.js';
 import type { ThreadPlace } from './run-types.js';
-import { fail, nowIso, ZERO_COST } from './setup-failure.js';
+import { fail, nowIso } from './setup-failure.js';
 
 /** The directive a fork runs, with what it brings: inputs, extends chain, context, hooks. */
 interface DirectiveSetup {

@@ -17,7 +17,7 @@ import { providerCredentialNames, withCredentialsWithheld } from '../provider/cr
 import { createModel } from '../provider/model-factory.js';
 import { onFirstRequest } from '../runner/first-request.js';
 import { type LoopResult, type LoopTiming, runLoop, type ThreadLog } from '../runner/loop.js';
-import type { Palette } from '../runner/palette.js';
+import { type Palette, paletteOfEntries } from '../runner/palette.js';
 import { warmPaletteTools } from '../runner/warm-workers.js';
 import type { ThreadCost } from '../store/types.js';
 import { streamModeOf } from '../streaming/config.js';
@@ -152,7 +152,7 @@ function openRun(input: OpeningInput): Promise<Opening> {
 /** The palette the prepared thread carries, indexed by name. */
 function paletteOf(prepared: PreparedThread): Palette {
   const { entries, warnings } = prepared.palette;
-  return { entries, byName: new Map(entries.map((entry) => [entry.name, entry])), warnings };
+  return paletteOfEntries(entries, warnings);
 }
 
 /** What setup decided that the model's transcript should say: warnings, grants the parent took away. */

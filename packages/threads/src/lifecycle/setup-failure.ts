@@ -3,16 +3,8 @@
  * the thread got a row, and returned as the thread's result (never thrown to the caller).
  */
 import { type ErrorType, RyeError, toRyeError } from '@ryeos/lillux';
-import type { ThreadCost, ThreadStore } from '../store/types.js';
+import { type ThreadStore, ZERO_COST } from '../store/types.js';
 import type { ThreadResult } from '../thread-request.js';
-
-export const ZERO_COST: ThreadCost = {
-  turns: 0,
-  input_tokens: 0,
-  output_tokens: 0,
-  spend: 0,
-  elapsed_seconds: 0,
-};
 
 /** A setup step failed: recorded in the registry and returned as the thread's error. */
 export class SetupFailure extends Error {

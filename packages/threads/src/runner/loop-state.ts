@@ -4,7 +4,7 @@
  */
 import { clipText } from '@ryeos/lillux';
 import type { ChatMessage, ToolDefinition } from '../provider/types.js';
-import type { ThreadCost } from '../store/types.js';
+import { type ThreadCost, ZERO_COST } from '../store/types.js';
 import type { LoopContext, LoopResult, LoopTiming } from './loop-types.js';
 import { capOutputTokens, fixedRequestBytes, InputTokenBound, type OutputCap } from './spend-cap.js';
 
@@ -39,9 +39,7 @@ export function newLoopState(ctx: LoopContext): LoopState {
     // A resumed run's duration limit counts the time its earlier process ran too.
     started: performance.now() - (prior?.elapsed_seconds ?? 0) * 1000,
     timing: { provider_ms: 0, tools_ms: 0, runner_ms: 0, tool_start_delays_ms: [], runner_ms_by_turn: [] },
-    cost: prior
-      ? { ...prior }
-      : { turns: 0, input_tokens: 0, output_tokens: 0, spend: 0, elapsed_seconds: 0 },
+    cost: prior ? { ...prior } : { ...ZERO_COST },
     messages: ctx.messages,
     recentLlmErrors: [],
     tools,

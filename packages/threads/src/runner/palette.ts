@@ -247,5 +247,10 @@ export async function buildPalette(executor: Executor, options: BuildPaletteOpti
     }
   }
   if (options.outputs) entries.push(directiveReturnEntry(options.outputs));
+  return paletteOfEntries(entries, warnings);
+}
+
+/** A palette of these entries, indexed by name. */
+export function paletteOfEntries(entries: PaletteEntry[], warnings: string[]): Palette {
   return { entries, byName: new Map(entries.map((e) => [e.name, e])), warnings };
 }

@@ -16,7 +16,7 @@ import type { Trust } from '../persistence/signer.js';
 import type { TranscriptEvent } from '../persistence/transcript.js';
 import { verifyTranscript } from '../persistence/transcript-verify.js';
 import type { ChatMessage, ToolCall } from '../provider/types.js';
-import type { ThreadCost } from '../store/types.js';
+import { type ThreadCost, ZERO_COST } from '../store/types.js';
 
 /** What the model is told about a call whose run was cut off with its process. */
 export const INTERRUPTED_CALL_RESULT =
@@ -117,7 +117,7 @@ function checkTail(path: string, events: readonly TranscriptEvent[], tailStart: 
 }
 
 function usageCost(events: readonly TranscriptEvent[], pricing: ResumeOptions['pricing']): ThreadCost {
-  const cost: ThreadCost = { turns: 0, input_tokens: 0, output_tokens: 0, spend: 0, elapsed_seconds: 0 };
+  const cost: ThreadCost = { ...ZERO_COST };
   for (const { event_type, payload } of events) {
     if (event_type !== 'response_usage') continue;
     const input = Number(payload.input_tokens) || 0;

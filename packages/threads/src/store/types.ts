@@ -8,6 +8,15 @@
  */
 
 export type ThreadStatus = 'created' | 'running' | 'completed' | 'error' | 'cancelled' | 'continued';
+/** What a thread has spent before its first turn. */
+export const ZERO_COST: Readonly<ThreadCost> = Object.freeze({
+  turns: 0,
+  input_tokens: 0,
+  output_tokens: 0,
+  spend: 0,
+  elapsed_seconds: 0,
+});
+
 export const TERMINAL_STATUSES: readonly ThreadStatus[] = ['completed', 'error', 'cancelled', 'continued'];
 
 export interface ThreadCost {
