@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { isRyeError } from '@ryeos/lillux';
 import { packageVersion } from 'ryeos';
-import { remoteLimits, remotePaths, ensurePrivateDirs } from './config.js';
+import { ensurePrivateDirs, remoteLimits, remotePaths } from './config.js';
 import {
   createApiKey,
   deleteSecret,
@@ -108,10 +108,16 @@ const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
 async function manage(words: string[], flags: Flags, io: CliIo): Promise<number> {
   const [group, action, arg] = words;
-  const known: Record<string, string[]> = { keys: ['create', 'list', 'revoke'], secrets: ['set', 'list', 'delete'] };
-  if (!group || !known[group]) throw new UsageError(group ? `unknown command '${group}'` : 'a command is required');
+  const known: Record<string, string[]> = {
+    keys: ['create', 'list', 'revoke'],
+    secrets: ['set', 'list', 'delete'],
+  };
+  if (!group || !known[group])
+    throw new UsageError(group ? `unknown command '${group}'` : 'a command is required');
   if (!action || !known[group].includes(action)) {
-    throw new UsageError(`${group} needs one of ${known[group].join(', ')}${action ? `, not '${action}'` : ''}`);
+    throw new UsageError(
+      `${group} needs one of ${known[group].join(', ')}${action ? `, not '${action}'` : ''}`,
+    );
   }
   // Read before the database opens, so a server is not held up by a slow stdin.
   const secretValue = group === 'secrets' && action === 'set' ? await io.stdin() : undefined;

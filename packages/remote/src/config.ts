@@ -2,7 +2,7 @@
  * Where the server keeps its state and what it allows: from flags first, then the environment
  * variables of its deployment, then defaults. The data dir is private (0700).
  */
-import { mkdirSync, chmodSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
@@ -15,6 +15,8 @@ export interface RemotePaths {
   /** The server's Ed25519 identity. */
   signingKeyDir: string;
   dbPath: string;
+  /** Each execution's private temp spaces, removed when it ends. */
+  runsDir: string;
 }
 
 export interface RemoteLimits {
@@ -31,18 +33,24 @@ export function remotePaths(flags: { dataDir?: string | undefined }, env: Env): 
     casBase: resolve(env.CAS_BASE_PATH || join(dataDir, 'cas')),
     signingKeyDir: resolve(env.SIGNING_KEY_DIR || join(dataDir, 'signing')),
     dbPath: join(dataDir, 'remote.db'),
+    runsDir: join(dataDir, 'runs'),
   };
 }
 
 /** Makes the data dir and the store base, private to the server's account. */
 export function ensurePrivateDirs(paths: RemotePaths): void {
-  for (const dir of [paths.dataDir, paths.casBase]) {
+  for (const dir of [paths.dataDir, paths.casBase, paths.runsDir]) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     chmodSync(dir, 0o700);
   }
 }
 
-export function byteLimit(name: string, flag: string | undefined, envValue: string | undefined, fallback: number) {
+export function byteLimit(
+  name: string,
+  flag: string | undefined,
+  envValue: string | undefined,
+  fallback: number,
+) {
   const text = flag ?? (envValue || undefined);
   if (text === undefined) return fallback;
   const value = Number(text);

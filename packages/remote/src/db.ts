@@ -192,7 +192,9 @@ export function userOfApiKey(db: RemoteDb, key: string): RemoteUser | undefined 
       `SELECT u.id, u.name, k.expires_at, k.revoked_at FROM api_keys k JOIN users u ON u.id = k.user_id
        WHERE k.key_hash = ?`,
     )
-    .get(hashApiKey(key)) as (RemoteUser & { expires_at: string | null; revoked_at: string | null }) | undefined;
+    .get(hashApiKey(key)) as
+    | (RemoteUser & { expires_at: string | null; revoked_at: string | null })
+    | undefined;
   if (!row || row.revoked_at !== null) return undefined;
   if (row.expires_at !== null && Date.parse(row.expires_at) <= Date.now()) return undefined;
   return { id: row.id, name: row.name };
@@ -248,7 +250,9 @@ export function secretsOf(db: RemoteDb, userId: string): Record<string, string> 
     name: string;
     value: string;
   }>;
-  return Object.fromEntries(rows.filter((row) => !RESERVED_SECRET.test(row.name)).map((r) => [r.name, r.value]));
+  return Object.fromEntries(
+    rows.filter((row) => !RESERVED_SECRET.test(row.name)).map((r) => [r.name, r.value]),
+  );
 }
 
 export interface PushedProject {
@@ -294,7 +298,13 @@ export function pushedProject(
 
 export function startThreadRow(
   db: RemoteDb,
-  row: { thread_id: string; user_id: string; project_name: string | null; item_type: RemoteItemType; item_id: string },
+  row: {
+    thread_id: string;
+    user_id: string;
+    project_name: string | null;
+    item_type: RemoteItemType;
+    item_id: string;
+  },
 ): void {
   db.prepare(
     `INSERT INTO threads (thread_id, user_id, project_name, item_type, item_id, status, created_at)
@@ -324,7 +334,9 @@ export function listThreadRows(
   return (
     options.projectName === undefined
       ? db
-          .prepare(`SELECT ${THREAD_COLUMNS} FROM threads WHERE user_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`)
+          .prepare(
+            `SELECT ${THREAD_COLUMNS} FROM threads WHERE user_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`,
+          )
           .all(userId, options.limit)
       : db
           .prepare(
@@ -336,9 +348,9 @@ export function listThreadRows(
 
 /** A thread row of this user only: another user's id reads as unknown. */
 export function threadRow(db: RemoteDb, userId: string, threadId: string): RemoteThreadRow | undefined {
-  return db.prepare(`SELECT ${THREAD_COLUMNS} FROM threads WHERE user_id = ? AND thread_id = ?`).get(userId, threadId) as
-    | RemoteThreadRow
-    | undefined;
+  return db
+    .prepare(`SELECT ${THREAD_COLUMNS} FROM threads WHERE user_id = ? AND thread_id = ?`)
+    .get(userId, threadId) as RemoteThreadRow | undefined;
 }
 
 /** Rows a stopped server left `running` are not running any more. */

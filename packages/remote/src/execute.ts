@@ -8,9 +8,20 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { canonicalJson, materialize, type ObjectStore, readSettings, trustFileText } from '@ryeos/executor';
+import {
+  type CasObject,
+  canonicalJson,
+  materialize,
+  type ObjectStore,
+  readSettings,
+  trustFileText,
+} from '@ryeos/executor';
 import { fingerprint } from '@ryeos/lillux';
-import type { ExecuteRequest, ExecuteResponse, RemoteItemType } from 'ryeos';
+import type {
+  RemoteExecuteRequest as ExecuteRequest,
+  RemoteExecuteResponse as ExecuteResponse,
+  RemoteItemType,
+} from 'ryeos';
 import { createRye } from 'ryeos';
 import type { Caller, ServerContext } from './context.js';
 import { finishThreadRow, pushedProject, secretsOf, startThreadRow } from './db.js';
@@ -42,14 +53,24 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 function checkItem(body: Partial<ExecuteRequest>): Pick<ResolvedRequest, 'itemType' | 'itemId' | 'thread'> {
   const itemType = body.item_type;
   if (itemType !== 'tool' && itemType !== 'directive') {
-    throw httpError(400, 'VALIDATION', "'item_type' must be \"tool\" or \"directive\"", 'Run a tool or a directive remotely.');
+    throw httpError(
+      400,
+      'VALIDATION',
+      '\'item_type\' must be "tool" or "directive"',
+      'Run a tool or a directive remotely.',
+    );
   }
   if (typeof body.item_id !== 'string' || !body.item_id.trim()) {
     throw httpError(400, 'VALIDATION', "'item_id' is required", 'Name the item, e.g. "acme/hello".');
   }
   const prefix = /^(\w+):/.exec(body.item_id)?.[1];
   if (prefix && prefix !== itemType) {
-    throw httpError(400, 'VALIDATION', `item_id '${body.item_id}' is not a ${itemType}`, 'Make item_type and the ref agree.');
+    throw httpError(
+      400,
+      'VALIDATION',
+      `item_id '${body.item_id}' is not a ${itemType}`,
+      'Make item_type and the ref agree.',
+    );
   }
   const thread = THREAD_OF[itemType];
   if (body.thread !== thread) {
@@ -68,7 +89,12 @@ function resolveRequest(ctx: ServerContext, caller: Caller, raw: Record<string, 
   checkSystemVersion(body.system_version, ctx.systemVersion);
   const item = checkItem(body);
   if (body.parameters !== undefined && !isPlainObject(body.parameters)) {
-    throw httpError(400, 'VALIDATION', "'parameters' must be a JSON object", 'Send the parameters as an object.');
+    throw httpError(
+      400,
+      'VALIDATION',
+      "'parameters' must be a JSON object",
+      'Send the parameters as an object.',
+    );
   }
   let projectName: string | null = null;
   let manifests: { project: string; user: string };
@@ -82,7 +108,12 @@ function resolveRequest(ctx: ServerContext, caller: Caller, raw: Record<string, 
     projectName = checkProjectName(body.project_name);
     const pushed = pushedProject(ctx.db, caller.user.id, ctx.remoteName, projectName);
     if (!pushed) {
-      throw httpError(404, 'NOT_FOUND', `No project '${projectName}' was pushed to this server`, 'Push it first.');
+      throw httpError(
+        404,
+        'NOT_FOUND',
+        `No project '${projectName}' was pushed to this server`,
+        'Push it first.',
+      );
     }
     manifests = { project: pushed.project_manifest_hash, user: pushed.user_manifest_hash };
   }
@@ -116,12 +147,20 @@ async function runInTempSpaces(
   request: ResolvedRequest,
   store: ObjectStore,
 ): Promise<RunOutcome> {
-  const spaces = materialize(store, { project: request.projectManifest, user: request.userManifest });
+  const spaces = materialize(
+    store,
+    { project: request.projectManifest, user: request.userManifest },
+    { tmpRoot: ctx.paths.runsDir },
+  );
   try {
     const project = spaces.project!;
     const user = spaces.user!;
     trustServerKey(user, ctx.identity.publicKeyPem);
-    const env = runEnvironment({ runDir: spaces.dir, userSpace: user, secrets: secretsOf(ctx.db, caller.user.id) });
+    const env = runEnvironment({
+      runDir: spaces.dir,
+      userSpace: user,
+      secrets: secretsOf(ctx.db, caller.user.id),
+    });
     // The key dir is a setting, not a variable: the run's tools never see where it lives.
     const settings = { ...readSettings(env, { userSpace: user }), signingKeyDir: ctx.identity.dir };
     const rye = createRye({ projectPath: project, settings, spareRunner: false });
@@ -167,10 +206,15 @@ function storeOutputs(
   }
   let artifactIndexHash: string | undefined;
   if (outcome.records.size > 0) {
-    artifactIndexHash = store.putObject({ schema: 1, kind: 'artifact_index', thread_id: threadId, entries } as never);
+    artifactIndexHash = store.putObject({
+      schema: 1,
+      kind: 'artifact_index',
+      thread_id: threadId,
+      entries,
+    } as CasObject);
     newObjects.push(artifactIndexHash);
   }
-  const stateHash = store.putObject(stateSnapshot as never);
+  const stateHash = store.putObject(stateSnapshot as CasObject);
   newObjects.push(stateHash);
   const error = outcome.envelope.error;
   const snapshotHash = store.putObject({
@@ -187,7 +231,7 @@ function storeOutputs(
     node_receipts: [],
     ...(ok ? {} : { errors: [typeof error === 'string' ? error : 'the run failed'] }),
     ...(artifactIndexHash ? { artifact_index_hash: artifactIndexHash } : {}),
-  } as never);
+  } as CasObject);
   newObjects.push(snapshotHash);
   return { snapshotHash, newObjects };
 }

@@ -33,7 +33,10 @@ export function httpError(
   hint?: string,
   details: Record<string, unknown> = {},
 ): RyeError {
-  return new RyeError(code, message, { ...(hint ? { hint } : {}), details: { ...details, http_status: status } });
+  return new RyeError(code, message, {
+    ...(hint ? { hint } : {}),
+    details: { ...details, http_status: status },
+  });
 }
 
 export function statusOf(error: RyeError): number {
@@ -65,13 +68,23 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding === 'identity') return raw;
   if (encoding !== 'gzip') {
-    throw httpError(415, 'VALIDATION', `Unsupported Content-Encoding '${encoding}'`, 'Send the body plain or gzip.');
+    throw httpError(
+      415,
+      'VALIDATION',
+      `Unsupported Content-Encoding '${encoding}'`,
+      'Send the body plain or gzip.',
+    );
   }
   try {
     return await gunzip(raw, { maxOutputLength: limit });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(limit);
-    throw httpError(400, 'VALIDATION', 'The gzip request body cannot be decompressed', 'Send valid gzip, or a plain body.');
+    throw httpError(
+      400,
+      'VALIDATION',
+      'The gzip request body cannot be decompressed',
+      'Send valid gzip, or a plain body.',
+    );
   }
 }
 

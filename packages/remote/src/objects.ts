@@ -2,10 +2,10 @@
 import { manifestClosure } from '@ryeos/executor';
 import { isRyeError } from '@ryeos/lillux';
 import type {
-  GetResponse,
-  HasResponse,
-  PushResponse,
-  PutResponse,
+  RemoteGetResponse as GetResponse,
+  RemoteHasResponse as HasResponse,
+  RemotePushResponse as PushResponse,
+  RemotePutResponse as PutResponse,
   TransportEntry,
   TransportKind,
 } from 'ryeos';
@@ -32,12 +32,22 @@ interface DecodedEntry {
 function decodeEntries(body: Record<string, unknown>): DecodedEntry[] {
   const entries = body.entries;
   if (!Array.isArray(entries)) {
-    throw httpError(400, 'VALIDATION', "'entries' must be a list", 'Send {"entries": [{hash, kind, data}, …]}.');
+    throw httpError(
+      400,
+      'VALIDATION',
+      "'entries' must be a list",
+      'Send {"entries": [{hash, kind, data}, …]}.',
+    );
   }
   return entries.map((entry: Partial<TransportEntry>, index) => {
     const hash = checkHash(entry?.hash, `entries[${index}].hash`);
     if (entry.kind !== 'blob' && entry.kind !== 'object') {
-      throw httpError(400, 'VALIDATION', `entries[${index}].kind must be "blob" or "object"`, 'Fix the entry.');
+      throw httpError(
+        400,
+        'VALIDATION',
+        `entries[${index}].kind must be "blob" or "object"`,
+        'Fix the entry.',
+      );
     }
     if (typeof entry.data !== 'string') {
       throw httpError(400, 'VALIDATION', `entries[${index}].data must be base64 text`, 'Fix the entry.');
@@ -58,7 +68,9 @@ export function putObjects(
 ): { status: number; body: PutResponse } {
   const entries = decodeEntries(body);
   const store = userStore(ctx.paths.casBase, caller.user.id);
-  const incoming = entries.filter((entry) => !store.has(entry.hash)).reduce((sum, e) => sum + e.bytes.length, 0);
+  const incoming = entries
+    .filter((entry) => !store.has(entry.hash))
+    .reduce((sum, e) => sum + e.bytes.length, 0);
   checkQuota(ctx, store.sizeBytes(), incoming);
   const stored: string[] = [];
   const errors: Array<{ hash: string; error: string }> = [];

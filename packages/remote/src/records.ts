@@ -4,7 +4,7 @@
  * bytes. Only regular files are read, never through a link, so a run cannot make the server hand
  * back a file from outside its own folder.
  */
-import { constants, closeSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { threadDir, threadsStateRoot } from '@ryeos/threads';
 

@@ -5,9 +5,12 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isDefaultBindHost } from '@ryeos/mcp';
 import { RyeError } from '@ryeos/lillux';
-import type { HealthResponse, PublicKeyResponse } from 'ryeos';
+import { isDefaultBindHost } from '@ryeos/mcp';
+import type {
+  RemoteHealthResponse as HealthResponse,
+  RemotePublicKeyResponse as PublicKeyResponse,
+} from 'ryeos';
 import { API_KEY_PREFIX, packageVersion } from 'ryeos';
 import { ensurePrivateDirs, type RemoteLimits, type RemotePaths } from './config.js';
 import type { Caller, ServerContext } from './context.js';
@@ -120,8 +123,18 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: ServerConte
   const handler = methods?.[req.method ?? ''];
   if (!handler) {
     throw methods
-      ? httpError(405, 'VALIDATION', `${req.method} is not allowed on ${url.pathname}`, `Use ${Object.keys(methods).join(' or ')}.`)
-      : httpError(404, 'NOT_FOUND', `No endpoint ${url.pathname.slice(0, 100)}`, 'See the README of @ryeos/remote for the endpoints.');
+      ? httpError(
+          405,
+          'VALIDATION',
+          `${req.method} is not allowed on ${url.pathname}`,
+          `Use ${Object.keys(methods).join(' or ')}.`,
+        )
+      : httpError(
+          404,
+          'NOT_FOUND',
+          `No endpoint ${url.pathname.slice(0, 100)}`,
+          'See the README of @ryeos/remote for the endpoints.',
+        );
   }
   await handler(req, res, ctx, url);
 }
@@ -131,7 +144,8 @@ async function answer(req: IncomingMessage, res: ServerResponse, ctx: ServerCont
     await route(req, res, ctx);
   } catch (error) {
     const { status, body } = errorAnswer(error);
-    if (status === 500) process.stderr.write(`ryeos-remote: ${req.method} ${req.url}: ${(error as Error)?.stack ?? error}\n`);
+    if (status === 500)
+      process.stderr.write(`ryeos-remote: ${req.method} ${req.url}: ${(error as Error)?.stack ?? error}\n`);
     if (res.headersSent) {
       res.destroy();
       return;
@@ -149,9 +163,13 @@ async function answer(req: IncomingMessage, res: ServerResponse, ctx: ServerCont
 export async function startRemoteServer(options: RemoteServerOptions): Promise<RunningRemoteServer> {
   const host = options.host ?? '127.0.0.1';
   if (!isDefaultBindHost(host) && !options.allowRemote) {
-    throw new RyeError('PERMISSION', `Refusing to listen on ${host}: only 127.0.0.1, ::1 and localhost are bound without --allow-remote`, {
-      hint: 'Bind to 127.0.0.1 (default), or pass --allow-remote with TLS terminated in front of the server.',
-    });
+    throw new RyeError(
+      'PERMISSION',
+      `Refusing to listen on ${host}: only 127.0.0.1, ::1 and localhost are bound without --allow-remote`,
+      {
+        hint: 'Bind to 127.0.0.1 (default), or pass --allow-remote with TLS terminated in front of the server.',
+      },
+    );
   }
   ensurePrivateDirs(options.paths);
   const identity = await loadServerIdentity(options.paths.signingKeyDir);

@@ -8,8 +8,17 @@ import { httpError } from './http.js';
 
 const HASH = /^[0-9a-f]{64}$/;
 
+const stores = new Map<string, ObjectStore>();
+
+/** One store per user for the server's life: it keeps its byte count as it writes (the quota). */
 export function userStore(casBase: string, userId: string): ObjectStore {
-  return ObjectStore.ofSpace(join(casBase, userId));
+  const root = join(casBase, userId);
+  let store = stores.get(root);
+  if (!store) {
+    store = ObjectStore.ofSpace(root);
+    stores.set(root, store);
+  }
+  return store;
 }
 
 export function isHash(value: unknown): value is string {
@@ -20,7 +29,12 @@ export function isHash(value: unknown): value is string {
 export function hashList(body: Record<string, unknown>, field: string): string[] {
   const list = body[field];
   if (!Array.isArray(list)) {
-    throw httpError(400, 'VALIDATION', `'${field}' must be a list of hashes`, 'Send {"' + field + '": ["<64 hex>", …]}.');
+    throw httpError(
+      400,
+      'VALIDATION',
+      `'${field}' must be a list of hashes`,
+      'Send {"' + field + '": ["<64 hex>", …]}.',
+    );
   }
   for (const hash of list) checkHash(hash, field);
   return list as string[];

@@ -8,7 +8,12 @@ export function majorMinor(version: string): string {
 /** A client built for another major.minor may push items this server reads differently: 409. */
 export function checkSystemVersion(clientVersion: unknown, serverSystemVersion: string): void {
   if (typeof clientVersion !== 'string' || !/^\d+\.\d+/.test(clientVersion)) {
-    throw httpError(400, 'VALIDATION', "'system_version' must be a version such as 0.1", 'Send your ryeos version.');
+    throw httpError(
+      400,
+      'VALIDATION',
+      "'system_version' must be a version such as 0.1",
+      'Send your ryeos version.',
+    );
   }
   if (majorMinor(clientVersion) !== serverSystemVersion) {
     throw httpError(
