@@ -104,6 +104,7 @@ export async function startServer(
 
 export interface Answer {
   status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read answers field by field and assert each
   json: Record<string, any>;
   headers: Headers;
 }
