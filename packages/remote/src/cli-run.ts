@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { isRyeError } from '@ryeos/lillux';
 import { packageVersion } from 'ryeos';
-import { ensurePrivateDirs, remoteLimits, remotePaths } from './config.js';
+import { ensurePrivateDirs, remotePaths } from './config.js';
 import {
   createApiKey,
   deleteSecret,
