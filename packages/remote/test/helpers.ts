@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { buildManifest, manifestClosure, ObjectStore } from '@ryeos/executor';
+import { buildManifest, manifestClosure, ObjectStore, type SyncPolicy } from '@ryeos/executor';
 import { createRye, packageVersion, type Rye } from 'ryeos';
 import { expect } from 'vitest';
 
@@ -145,7 +145,11 @@ export interface ClientSide {
   write(relPath: string, text: string, space?: 'project' | 'user'): Promise<string>;
   sign(ref: string): Promise<void>;
   /** Builds both manifests, sends what the server misses; returns the manifest hashes. */
-  push(server: { url: string }, key: string): Promise<{ project: string; user: string; sent: number }>;
+  push(
+    server: { url: string },
+    key: string,
+    sync?: SyncPolicy,
+  ): Promise<{ project: string; user: string; sent: number }>;
 }
 
 export async function clientSide(): Promise<ClientSide> {
@@ -175,8 +179,12 @@ export async function clientSide(): Promise<ClientSide> {
       const signed = await rye.sign(ref);
       expect(signed.status, JSON.stringify(signed)).not.toBe('error');
     },
-    async push(server, key) {
-      const projectManifest = buildManifest(store, { space: 'project', base: project });
+    async push(server, key, sync) {
+      const projectManifest = buildManifest(store, {
+        space: 'project',
+        base: project,
+        ...(sync ? { sync } : {}),
+      });
       const userManifest = buildManifest(store, { space: 'user', base: user });
       const hashes = [
         ...new Set([
