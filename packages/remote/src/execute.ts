@@ -6,7 +6,7 @@
  * snapshot. The temp folder is removed whatever happens.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   type CasObject,
@@ -134,11 +134,16 @@ interface RunOutcome {
   records: Map<string, Buffer>;
 }
 
-/** Trusts the server's key in the run's user space: it signs the records the run writes. */
-function trustServerKey(userSpace: string, publicKeyPem: string): void {
+/**
+ * Readies the run's user space: the server's key is trusted (it signs the records the run
+ * writes), and a pushed bundles.yaml is dropped, since it could name any folder of the server as
+ * a system bundle; a remote run's system space is the server's own.
+ */
+function prepareUserSpace(userSpace: string, publicKeyPem: string): void {
   const dir = join(userSpace, '.ai', 'config', 'keys', 'trusted');
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, `${fingerprint(publicKeyPem)}.toml`), trustFileText(publicKeyPem, 'remote-server'));
+  rmSync(join(userSpace, '.ai', 'config', 'bundles.yaml'), { force: true });
 }
 
 async function runInTempSpaces(
@@ -155,7 +160,7 @@ async function runInTempSpaces(
   try {
     const project = spaces.project!;
     const user = spaces.user!;
-    trustServerKey(user, ctx.identity.publicKeyPem);
+    prepareUserSpace(user, ctx.identity.publicKeyPem);
     const env = runEnvironment({
       runDir: spaces.dir,
       userSpace: user,

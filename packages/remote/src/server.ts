@@ -116,7 +116,8 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: ServerConte
   const url = new URL(req.url ?? '/', 'http://server');
   const thread = /^\/threads\/([^/]+)$/.exec(url.pathname);
   if (thread && req.method === 'GET') {
-    await sendJson(req, res, 200, showThread(ctx, authenticate(ctx, req), decodeURIComponent(thread[1]!)));
+    const caller = authenticate(ctx, req);
+    await sendJson(req, res, 200, showThread(ctx, caller, thread[1]!));
     return;
   }
   const methods = ROUTES[url.pathname];

@@ -204,6 +204,29 @@ describe('remote execute of a tool', () => {
   });
 });
 
+describe("remote execute keeps the system space the server's", () => {
+  it('ignores a pushed bundles.yaml (it could name any folder of the server as a bundle)', async () => {
+    const client = await newClient();
+    await client.write('.ai/tools/acme/hello.js', HELLO);
+    await client.sign('tool:acme/hello');
+    await client.write(
+      '.ai/config/bundles.yaml',
+      `bundles:\n  - {id: server-files, path: ${server.dataDir}}\n  - [not: valid`,
+      'user',
+    );
+    const answer = await executeRemote(alice, await client.push(server, alice), {
+      item_type: 'tool',
+      item_id: 'acme/hello',
+      thread: 'inline',
+      parameters: { name: 'cy' },
+    });
+    expect(answer.json.result, JSON.stringify(answer.json)).toMatchObject({
+      status: 'success',
+      data: { greeting: 'hi cy' },
+    });
+  });
+});
+
 describe('remote execute never runs an unverified byte', () => {
   it('an unsigned tool pushed to the server returns the integrity error and never runs', async () => {
     const client = await newClient();
@@ -248,21 +271,17 @@ describe('remote execute never runs an unverified byte', () => {
     await client.sign('tool:acme/mark');
     const pushed = await client.push(server, alice);
     const marker = join(client.root, 'store-tampered-ran');
-    // Find the blob of the tool's text in alice's store on the server and change it there.
+    // The tool's text is a blob the manifest names (the client's store has the same hashes);
+    // change that blob's file in alice's store on the server.
+    const manifest = client.store.getObject<{ items: Record<string, string> }>(pushed.project)!;
+    const source = client.store.getObject<{ content_blob_hash: string }>(
+      manifest.items['.ai/tools/acme/mark.js']!,
+    )!;
+    const blob = source.content_blob_hash;
     const cas = join(server.dataDir, 'cas');
-    const userDir = readdirSync(cas).find(
-      (id) =>
-        existsSync(join(cas, id, '.ai/state/objects')) &&
-        new ObjectStore(join(cas, id, '.ai/state/objects')).has(pushed.project),
-    )!;
-    const blobs = join(cas, userDir, '.ai/state/objects/blobs');
-    const walk = (dir: string): string[] =>
-      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-        e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)],
-      );
-    const toolBlob = walk(blobs).find((file) =>
-      readFileSync(file, 'utf8').includes("writeFileSync(params.marker, 'ran')"),
-    )!;
+    const toolBlob = readdirSync(cas)
+      .map((id) => join(cas, id, '.ai/state/objects/blobs', blob.slice(0, 2), blob.slice(2, 4), blob))
+      .find((path) => existsSync(path))!;
     writeFileSync(toolBlob, readFileSync(toolBlob, 'utf8').replace("'ran'", "'evil'"));
     const answer = await executeRemote(alice, pushed, {
       item_type: 'tool',
