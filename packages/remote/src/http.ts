@@ -53,18 +53,42 @@ function tooLarge(limit: number): RyeError {
   );
 }
 
+/**
+ * The raw bytes of a body, up to `limit`. Over it, reading stops (the stream is paused, not
+ * destroyed, so the 413 can still be sent; the connection is closed after it).
+ */
+function readRaw(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = (error?: Error) => {
+      req.off('data', onData).off('end', onEnd);
+      if (error) reject(error);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.pause();
+        stop(tooLarge(limit));
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => {
+      stop();
+      resolve(Buffer.concat(chunks, size));
+    };
+    // Kept for good: a client that drops the connection later must not crash the server.
+    req
+      .on('data', onData)
+      .on('end', onEnd)
+      .on('error', (error) => stop(error));
+  });
+}
+
 /** Reads a request body: never more than `limit` bytes off the wire, nor after gunzip. */
 export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw tooLarge(limit);
-    chunks.push(chunk);
-  }
-  const raw = Buffer.concat(chunks, size);
+  const raw = await readRaw(req, limit);
   const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding === 'identity') return raw;
   if (encoding !== 'gzip') {

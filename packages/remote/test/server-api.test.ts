@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { canonicalJson, sha256Hex } from '@ryeos/executor';
@@ -325,7 +326,27 @@ describe('ryeos-remote: limits', () => {
       body: bomb,
     });
     expect(declared.status).toBe(413);
+    // Without a Content-Length (chunked), reading stops at the limit and the 413 still arrives.
+    const chunked = await new Promise<{ status: number | undefined; body: string }>((resolve, reject) => {
+      const req = request(`${limited.url}/objects/put`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'transfer-encoding': 'chunked' },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (chunk) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode, body }));
+      });
+      req.on('error', reject);
+      for (let i = 0; i < 8; i++) req.write('z'.repeat(1000));
+      req.end();
+    });
+    expect(chunked.status).toBe(413);
+    expect(JSON.parse(chunked.body).error_type).toBe('limit');
     expect(objectFiles()).toEqual(before);
+    expect((await call(limited, '/health')).status).toBe(200);
   });
 
   it('507s a put that would go over the quota, storing none of it, and the store stays usable', async () => {
@@ -354,5 +375,17 @@ describe('ryeos-remote: binding', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/Refusing to listen on 0\.0\.0\.0/);
     expect(run.stderr).toMatch(/hint: .*--allow-remote/);
+  });
+
+  it('listens beyond the default hosts with --allow-remote, and warns that TLS belongs in front', async () => {
+    const other = await startServer({ args: ['--host', '127.0.0.2', '--allow-remote'] });
+    try {
+      expect(other.url).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/);
+      expect((await call(other, '/health')).status).toBe(200);
+      expect(other.stderr()).toMatch(/WARNING: listening on 127\.0\.0\.2.*terminate TLS in front/);
+    } finally {
+      expect(await other.stop()).toBe(0);
+      await removeAll(other.dataDir);
+    }
   });
 });
