@@ -16,12 +16,8 @@ import {
   revokeApiKey,
   setSecret,
 } from './db.js';
+import type { CliIo } from './io.js';
 
-export interface CliIo {
-  stdout(text: string): void;
-  stderr(text: string): void;
-  stdin(): Promise<string>;
-}
 
 export const USAGE = `Usage: ryeos-remote serve [--host 127.0.0.1] [--port 8321|0] [--data-dir D] [--name default]
                           [--allow-remote] [--max-request-bytes N] [--max-user-storage-bytes N]

@@ -1,7 +1,7 @@
 /** `ryeos-remote serve`: starts the server, prints where it listens, stops on SIGTERM/SIGINT. */
 import { isDefaultBindHost } from '@ryeos/mcp';
-import type { CliIo } from './cli-run.js';
 import { remoteLimits, remotePaths } from './config.js';
+import type { CliIo } from './io.js';
 import { startRemoteServer } from './server.js';
 
 type ServeFlags = {

@@ -144,11 +144,15 @@ describe('a forked directive run remotely', () => {
     const serverTrust = onlyKey(publicKeyPem);
     const threadJson = await readThreadJson(dir, serverTrust);
     expect(threadJson.data).toMatchObject({ thread_id: threadId, status: 'completed' });
-    expect(verifyThreadJson(threadJson.data as Record<string, unknown>, serverTrust).valid).toBe(true);
+    expect(verifyThreadJson(threadJson.data as unknown as Record<string, unknown>, serverTrust).valid).toBe(
+      true,
+    );
     expect((await verifyTranscript(join(dir, 'transcript.jsonl'), serverTrust)).valid).toBe(true);
     // ...and not with any other key.
     const otherTrust = onlyKey(generateKeyPair().publicKeyPem);
-    expect(verifyThreadJson(threadJson.data as Record<string, unknown>, otherTrust).valid).toBe(false);
+    expect(verifyThreadJson(threadJson.data as unknown as Record<string, unknown>, otherTrust).valid).toBe(
+      false,
+    );
     expect((await verifyTranscript(join(dir, 'transcript.jsonl'), otherTrust)).valid).toBe(false);
 
     const row = await call(server, `/threads/${answer.json.thread_id}`, { key });

@@ -99,7 +99,7 @@ describe('concurrent remote executions', () => {
       expect(run.env.RYE_REMOTE_CANARY).toBeUndefined();
       expect(run.env.RYE_REMOTE_HOME).toBeUndefined();
       expect(Object.keys(run.env).filter((name) => name.startsWith('RYE_SIGNING'))).toEqual([]);
-      expect(run.env.HOME.startsWith(join(server.dataDir, 'runs'))).toBe(true);
+      expect(run.env.HOME!.startsWith(join(server.dataDir, 'runs'))).toBe(true);
     }
     expect(alice.env.HOME).not.toBe(bob.env.HOME);
     expect(alice.cwd).not.toBe(bob.cwd);
