@@ -18,7 +18,6 @@ import {
 } from './db.js';
 import type { CliIo } from './io.js';
 
-
 export const USAGE = `Usage: ryeos-remote serve [--host 127.0.0.1] [--port 8321|0] [--data-dir D] [--name default]
                           [--allow-remote] [--max-request-bytes N] [--max-user-storage-bytes N]
        ryeos-remote keys create --user U [--name N] [--expires-days D]

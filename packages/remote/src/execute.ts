@@ -29,6 +29,7 @@ import { httpError } from './http.js';
 import { checkManifestsPresent, checkProjectName, checkQuota } from './objects.js';
 import { threadRecordFiles } from './records.js';
 import { runEnvironment } from './run-env.js';
+import { refuseServerSignedItems } from './server-signed.js';
 import { checkHash, userStore } from './user-store.js';
 import { checkSystemVersion } from './version.js';
 
@@ -118,6 +119,11 @@ function resolveRequest(ctx: ServerContext, caller: Caller, raw: Record<string, 
     manifests = { project: pushed.project_manifest_hash, user: pushed.user_manifest_hash };
   }
   checkManifestsPresent(ctx, caller, [manifests.project, manifests.user]);
+  refuseServerSignedItems(
+    userStore(ctx.paths.casBase, caller.user.id),
+    [manifests.project, manifests.user],
+    ctx.identity.fingerprint,
+  );
   return {
     ...item,
     parameters: body.parameters ?? {},

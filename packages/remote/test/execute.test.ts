@@ -6,7 +6,7 @@ import { verify } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ObjectStore } from '@ryeos/executor';
-import { snapshotSigningText } from 'ryeos';
+import { createRye, snapshotSigningText } from 'ryeos';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ClientSide,
@@ -262,6 +262,28 @@ describe('remote execute never runs an unverified byte', () => {
       parameters: { marker },
     });
     expect(answer.json.result).toMatchObject({ status: 'error', error_type: 'integrity' });
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it("an item signed with the server's own key is refused (it is trusted inside every run)", async () => {
+    const client = await newClient();
+    await client.write('.ai/tools/acme/mark.js', MARK);
+    // As if the server had signed it in some run: sign it with the server's key.
+    const asServer = createRye({
+      projectPath: client.project,
+      env: { ...client.env, RYE_SIGNING_KEY_DIR: join(server.dataDir, 'signing') },
+    });
+    expect((await asServer.sign('tool:acme/mark')).status).not.toBe('error');
+    const marker = join(client.root, 'server-signed-ran');
+    const answer = await executeRemote(bob, await client.push(server, bob), {
+      item_type: 'tool',
+      item_id: 'acme/mark',
+      thread: 'inline',
+      parameters: { marker },
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.json).toMatchObject({ error_type: 'permission' });
+    expect(answer.json.error).toMatch(/signed with this server's own key/);
     expect(existsSync(marker)).toBe(false);
   });
 
