@@ -2,7 +2,7 @@
  * Where the server keeps its state and what it allows: from flags first, then the environment
  * variables of its deployment, then defaults. The data dir is private (0700).
  */
-import { chmodSync, mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
@@ -37,12 +37,33 @@ export function remotePaths(flags: { dataDir?: string | undefined }, env: Env): 
   };
 }
 
-/** Makes the data dir and the store base, private to the server's account. */
-export function ensurePrivateDirs(paths: RemotePaths): void {
-  for (const dir of [paths.dataDir, paths.casBase, paths.runsDir]) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    chmodSync(dir, 0o700);
+/**
+ * Makes a folder private to the server's account (0700), or checks that an existing one is: a
+ * folder someone else can read or enter is refused, never silently narrowed (it could be a
+ * home directory named by mistake).
+ */
+export function ensurePrivateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const stat = statSync(dir);
+  if (!stat.isDirectory()) {
+    throw new RyeError('CONFIG', `${dir} is not a folder`, {
+      hint: 'Point the data dir (or that path) at a folder.',
+    });
   }
+  if ((stat.mode & 0o077) !== 0) {
+    throw new RyeError(
+      'CONFIG',
+      `${dir} can be read by other accounts; it will hold keys, secrets and users' stores`,
+      {
+        hint: `Make it private (chmod 700 ${dir}) or pick a new folder.`,
+      },
+    );
+  }
+}
+
+/** The data dir, the store base and the runs' folder, each private to the server's account. */
+export function ensurePrivateDirs(paths: RemotePaths): void {
+  for (const dir of [paths.dataDir, paths.casBase, paths.runsDir]) ensurePrivateDir(dir);
 }
 
 export function byteLimit(

@@ -1,9 +1,9 @@
 /** The server's Ed25519 identity: created on first start, kept 0700, and what signs its records. */
 import { sign } from 'node:crypto';
-import { chmodSync } from 'node:fs';
 import { generateSigningKey } from '@ryeos/executor';
 import { fingerprint } from '@ryeos/lillux';
 import { snapshotSigningText } from 'ryeos';
+import { ensurePrivateDir } from './config.js';
 
 export interface ServerIdentity {
   dir: string;
@@ -14,8 +14,8 @@ export interface ServerIdentity {
 }
 
 export async function loadServerIdentity(dir: string): Promise<ServerIdentity> {
+  ensurePrivateDir(dir);
   const key = await generateSigningKey(dir);
-  chmodSync(dir, 0o700);
   return {
     dir,
     publicKeyPem: key.publicKeyPem,

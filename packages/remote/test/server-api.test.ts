@@ -3,8 +3,10 @@
  * 401s, the per-user store (has/put/get), its integrity and isolation, and the typed refusals.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { canonicalJson, sha256Hex } from '@ryeos/executor';
@@ -52,7 +54,6 @@ describe('ryeos-remote: public endpoints', () => {
     const key = await call(server, '/public-key');
     expect(key.json.public_key_pem).toMatch(/BEGIN PUBLIC KEY/);
     expect(key.json.fingerprint).toMatch(/^[0-9a-f]{16,}$/);
-    const { statSync } = await import('node:fs');
     expect(statSync(join(server.dataDir, 'signing')).mode & 0o777).toBe(0o700);
     expect(statSync(join(server.dataDir, 'signing', 'private_key.pem')).mode & 0o777).toBe(0o600);
   });
@@ -101,6 +102,21 @@ describe('ryeos-remote: API keys', () => {
     const key = await server.key('dave', ['--expires-days', '0.00001']); // under a second
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await call(server, '/objects/has', { key, body: { hashes: [] } })).status).toBe(401);
+  });
+
+  it('refuses a data dir other accounts can read, without narrowing it', async () => {
+    const shared = await mkdtemp(join(tmpdir(), 'remote-shared-'));
+    chmodSync(shared, 0o755);
+    for (const args of [
+      ['keys', 'list'],
+      ['serve', '--port', '0'],
+    ]) {
+      const run = await runBin([...args, '--data-dir', shared]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/can be read by other accounts[\s\S]*hint: Make it private \(chmod 700/);
+    }
+    expect(statSync(shared).mode & 0o777).toBe(0o755);
+    await removeAll(shared);
   });
 
   it('gives typed errors, never a stack trace, for bad CLI input', async () => {
