@@ -60,10 +60,11 @@ CREATE INDEX IF NOT EXISTS threads_by_user ON threads (user_id, created_at);
 
 /** Opens (and creates, 0600) the database; WAL so the CLI can manage keys while a server runs. */
 export function openRemoteDb(path: string): RemoteDb {
-  const db = new Database(path);
+  // The wait applies from the first statement: another process (the server, a second CLI) may
+  // hold the lock while this one switches to WAL or creates the schema.
+  const db = new Database(path, { timeout: 5000 });
   chmodSync(path, 0o600);
   db.pragma('journal_mode = WAL');
-  db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   db.exec(SCHEMA);
   return db;
@@ -134,17 +135,21 @@ export function createApiKey(
       hint: 'Pass a number of days such as 30, or leave it out for a key that does not expire.',
     });
   }
-  return db.transaction(() => {
-    const { user, created } = ensureUser(db, options.user);
-    const key = `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
-    const keyId = `k${randomBytes(6).toString('hex')}`;
-    const expiresAt = days === undefined ? null : new Date(Date.now() + days * 86_400_000).toISOString();
-    const name = options.name ?? 'default';
-    db.prepare(
-      'INSERT INTO api_keys (id, user_id, name, key_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
-    ).run(keyId, user.id, name, hashApiKey(key), now(), expiresAt);
-    return { key, key_id: keyId, user: user.name, user_created: created, name, expires_at: expiresAt };
-  })();
+  // Immediate: it takes the write lock first, so a concurrent writer makes it wait (a deferred
+  // transaction that read first would fail with SQLITE_BUSY instead of waiting).
+  return db
+    .transaction(() => {
+      const { user, created } = ensureUser(db, options.user);
+      const key = `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+      const keyId = `k${randomBytes(6).toString('hex')}`;
+      const expiresAt = days === undefined ? null : new Date(Date.now() + days * 86_400_000).toISOString();
+      const name = options.name ?? 'default';
+      db.prepare(
+        'INSERT INTO api_keys (id, user_id, name, key_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ).run(keyId, user.id, name, hashApiKey(key), now(), expiresAt);
+      return { key, key_id: keyId, user: user.name, user_created: created, name, expires_at: expiresAt };
+    })
+    .immediate();
 }
 
 export interface ListedKey {

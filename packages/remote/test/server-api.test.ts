@@ -98,6 +98,21 @@ describe('ryeos-remote: API keys', () => {
     expect((await call(server, '/objects/has', { key, body: { hashes: [] } })).status).toBe(401);
   });
 
+  it('creates keys and sets secrets from many CLI processes at once while the server runs', async () => {
+    const runs = await Promise.all(
+      Array.from({ length: 8 }, (_, n) =>
+        server.cli(['keys', 'create', '--user', `crowd${n}`]).then(async (created) => ({
+          created,
+          secret: await server.cli(['secrets', 'set', '--user', `crowd${n}`, 'TOKEN'], `t${n}`),
+        })),
+      ),
+    );
+    for (const { created, secret } of runs) {
+      expect(created.code, created.stderr).toBe(0);
+      expect(secret.code, secret.stderr).toBe(0);
+    }
+  });
+
   it('refuses an expired key', async () => {
     const key = await server.key('dave', ['--expires-days', '0.00001']); // under a second
     await new Promise((resolve) => setTimeout(resolve, 1500));
