@@ -25,6 +25,14 @@ const STATUS_OF_CODE: Partial<Record<RyeErrorCode, number>> = {
   UNAVAILABLE: 503,
 };
 
+/** An answer whose status is not 200 although nothing failed (a put that refused some entries). */
+export class Reply<T = unknown> {
+  constructor(
+    readonly status: number,
+    readonly body: T,
+  ) {}
+}
+
 /** A RyeError that names the HTTP status it answers with. */
 export function httpError(
   status: number,

@@ -11,7 +11,7 @@ import type {
 } from 'ryeos';
 import type { Caller, ServerContext } from './context.js';
 import { recordPush } from './db.js';
-import { httpError } from './http.js';
+import { httpError, Reply } from './http.js';
 import { checkHash, hashList, userStore } from './user-store.js';
 import { checkSystemVersion } from './version.js';
 
@@ -65,7 +65,7 @@ export function putObjects(
   ctx: ServerContext,
   caller: Caller,
   body: Record<string, unknown>,
-): { status: number; body: PutResponse } {
+): Reply<PutResponse> {
   const entries = decodeEntries(body);
   const store = userStore(ctx.paths.casBase, caller.user.id);
   const incoming = entries
@@ -83,7 +83,7 @@ export function putObjects(
       errors.push({ hash: entry.hash, error: error.message });
     }
   }
-  return errors.length ? { status: 400, body: { stored, errors } } : { status: 200, body: { stored } };
+  return errors.length ? new Reply(400, { stored, errors }) : new Reply(200, { stored });
 }
 
 export function checkQuota(ctx: ServerContext, current: number, adding: number): void {

@@ -16,7 +16,7 @@ import { ensurePrivateDirs, type RemoteLimits, type RemotePaths } from './config
 import type { Caller, ServerContext } from './context.js';
 import { failInterruptedThreads, openRemoteDb, userOfApiKey } from './db.js';
 import { executeRemote } from './execute.js';
-import { errorAnswer, httpError, readJsonObject, sendJson } from './http.js';
+import { errorAnswer, httpError, Reply, readJsonObject, sendJson } from './http.js';
 import { loadServerIdentity } from './identity.js';
 import { getObjects, hasObjects, pushProject, putObjects } from './objects.js';
 import { RunSlots } from './run-slots.js';
@@ -71,11 +71,8 @@ function authed(
     const caller = authenticate(ctx, req);
     const body = await readJsonObject(req, ctx.limits.maxRequestBytes);
     const answer = await handle(ctx, caller, body);
-    const shaped =
-      typeof answer === 'object' && answer !== null && 'status' in answer && typeof answer.status === 'number'
-        ? (answer as { status: number; body: unknown })
-        : { status: 200, body: answer };
-    await sendJson(req, res, shaped.status, shaped.body);
+    const reply = answer instanceof Reply ? answer : new Reply(200, answer);
+    await sendJson(req, res, reply.status, reply.body);
   };
 }
 
