@@ -2,7 +2,7 @@
  * Where the server keeps its state and what it allows: from flags first, then the environment
  * variables of its deployment, then defaults. The data dir is private (0700).
  */
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
@@ -64,6 +64,11 @@ export function ensurePrivateDir(dir: string): void {
 /** The data dir, the store base and the runs' folder, each private to the server's account. */
 export function ensurePrivateDirs(paths: RemotePaths): void {
   for (const dir of [paths.dataDir, paths.casBase, paths.runsDir]) ensurePrivateDir(dir);
+}
+
+/** Removes the temp spaces of runs a previous server process did not finish (killed, crashed). */
+export function removeLeftoverRuns(runsDir: string): void {
+  for (const name of readdirSync(runsDir)) rmSync(join(runsDir, name), { recursive: true, force: true });
 }
 
 export function byteLimit(

@@ -29,6 +29,11 @@ export async function serve(flags: ServeFlags, io: CliIo): Promise<number> {
     return 2;
   }
   const host = flags.host ?? '127.0.0.1';
+  // Listened for before the address is printed: whoever read it may signal at once.
+  const stopped = new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
   const server = await startRemoteServer({
     paths: remotePaths({ dataDir: flags['data-dir'] }, env),
     limits: remoteLimits(
@@ -47,10 +52,7 @@ export async function serve(flags: ServeFlags, io: CliIo): Promise<number> {
   }
   io.stdout(`ryeos-remote listening on ${server.url}\n`);
   io.stderr(`ryeos-remote: server key ${server.fingerprint}\n`);
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
-  });
+  await stopped;
   await server.close();
   return 0;
 }

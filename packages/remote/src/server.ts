@@ -12,7 +12,7 @@ import type {
   RemotePublicKeyResponse as PublicKeyResponse,
 } from 'ryeos';
 import { API_KEY_PREFIX, packageVersion } from 'ryeos';
-import { ensurePrivateDirs, type RemoteLimits, type RemotePaths } from './config.js';
+import { ensurePrivateDirs, type RemoteLimits, type RemotePaths, removeLeftoverRuns } from './config.js';
 import type { Caller, ServerContext } from './context.js';
 import { failInterruptedThreads, openRemoteDb, userOfApiKey } from './db.js';
 import { executeRemote } from './execute.js';
@@ -117,8 +117,8 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: ServerConte
     await sendJson(req, res, 200, showThread(ctx, caller, thread[1]!));
     return;
   }
-  const methods = ROUTES[url.pathname];
-  const handler = methods?.[req.method ?? ''];
+  const methods = Object.hasOwn(ROUTES, url.pathname) ? ROUTES[url.pathname] : undefined;
+  const handler = methods && Object.hasOwn(methods, req.method ?? '') ? methods[req.method!] : undefined;
   if (!handler) {
     throw methods
       ? httpError(
@@ -172,7 +172,9 @@ export async function startRemoteServer(options: RemoteServerOptions): Promise<R
   ensurePrivateDirs(options.paths);
   const identity = await loadServerIdentity(options.paths.signingKeyDir);
   const db = openRemoteDb(options.paths.dbPath);
+  // What a stopped server left: rows that say running, and the temp spaces of those runs.
   failInterruptedThreads(db);
+  removeLeftoverRuns(options.paths.runsDir);
   const version = packageVersion();
   const ctx: ServerContext = {
     db,
