@@ -20,6 +20,7 @@ import { errorAnswer, httpError, Reply, readJsonObject, sendJson } from './http.
 import { loadServerIdentity } from './identity.js';
 import { getObjects, hasObjects, pushProject, putObjects } from './objects.js';
 import { RunSlots } from './run-slots.js';
+import { lockDataDir } from './serve-lock.js';
 import { listThreads, showThread } from './threads.js';
 import { majorMinor } from './version.js';
 
@@ -158,6 +159,27 @@ async function answer(req: IncomingMessage, res: ServerResponse, ctx: ServerCont
   }
 }
 
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const refused = (error: NodeJS.ErrnoException) => {
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new RyeError('UNAVAILABLE', `Port ${port} on ${host} is already in use`, {
+              hint: 'Pick another port with --port (0 picks a free one), or stop what uses it.',
+            })
+          : error,
+      );
+    };
+    server.once('error', refused);
+    server.listen(port, host, () => {
+      server.off('error', refused);
+      // Once listening, a failure to accept a connection is logged, not fatal.
+      server.on('error', (error) => process.stderr.write(`ryeos-remote: ${error.message}\n`));
+      resolve();
+    });
+  });
+}
+
 export async function startRemoteServer(options: RemoteServerOptions): Promise<RunningRemoteServer> {
   const host = options.host ?? '127.0.0.1';
   if (!isDefaultBindHost(host) && !options.allowRemote) {
@@ -170,6 +192,20 @@ export async function startRemoteServer(options: RemoteServerOptions): Promise<R
     );
   }
   ensurePrivateDirs(options.paths);
+  const unlock = lockDataDir(options.paths.dataDir);
+  try {
+    return await serveLocked(options, host, unlock);
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+}
+
+async function serveLocked(
+  options: RemoteServerOptions,
+  host: string,
+  unlock: () => void,
+): Promise<RunningRemoteServer> {
   const identity = await loadServerIdentity(options.paths.signingKeyDir);
   const db = openRemoteDb(options.paths.dbPath);
   // What a stopped server left: rows that say running, and the temp spaces of those runs.
@@ -187,13 +223,12 @@ export async function startRemoteServer(options: RemoteServerOptions): Promise<R
     runs: new RunSlots(options.maxConcurrentRuns ?? 4),
   };
   const server: Server = createServer((req, res) => void answer(req, res, ctx));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 8321, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  try {
+    await listen(server, options.port ?? 8321, host);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   const { port } = server.address() as AddressInfo;
   const shownHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   return {
@@ -205,6 +240,7 @@ export async function startRemoteServer(options: RemoteServerOptions): Promise<R
       new Promise<void>((resolve) => {
         server.close(() => {
           db.close();
+          unlock();
           resolve();
         });
         // Runs in flight may finish (their rows and records stay consistent); idle keep-alive

@@ -4,6 +4,8 @@
  * removes. SIGINT stops the server as cleanly as SIGTERM.
  */
 import { readdirSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -14,6 +16,7 @@ import {
   nodeTool,
   type RemoteServer,
   removeAll,
+  runBin,
   SYSTEM_VERSION,
   startServer,
 } from './helpers.js';
@@ -102,6 +105,29 @@ describe('remote thread rows', () => {
     } finally {
       await second.stop();
       await removeAll(second.dataDir);
+    }
+  });
+
+  it('one server per data dir, and a port in use, are refused with a hint', async () => {
+    const server = await startServer();
+    try {
+      const again = await runBin(['serve', '--port', '0', '--data-dir', server.dataDir]);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(/Another ryeos-remote \(pid \d+\) is serving[\s\S]*hint: /);
+      const other = await mkdtemp(join(tmpdir(), 'remote-other-'));
+      const port = new URL(server.url).port;
+      const busy = await runBin(['serve', '--port', port, '--data-dir', other]);
+      expect(busy.code).toBe(1);
+      expect(busy.stderr).toMatch(
+        new RegExp(`Port ${port} on 127\\.0\\.0\\.1 is already in use[\\s\\S]*hint: Pick another port`),
+      );
+      expect(busy.stderr).not.toMatch(/\n\s+at /);
+      // The refused server left the other data dir unlocked.
+      expect(readdirSync(other)).not.toContain('serve.lock');
+      await removeAll(other);
+    } finally {
+      await server.stop();
+      await removeAll(server.dataDir);
     }
   });
 
