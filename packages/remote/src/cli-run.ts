@@ -20,6 +20,7 @@ import type { CliIo } from './io.js';
 
 export const USAGE = `Usage: ryeos-remote serve [--host 127.0.0.1] [--port 8321|0] [--data-dir D] [--name default]
                           [--allow-remote] [--max-request-bytes N] [--max-user-storage-bytes N]
+                          [--max-run-seconds N]
        ryeos-remote keys create --user U [--name N] [--expires-days D]
        ryeos-remote keys list [--user U]
        ryeos-remote keys revoke <key-id>
@@ -28,7 +29,7 @@ export const USAGE = `Usage: ryeos-remote serve [--host 127.0.0.1] [--port 8321|
        ryeos-remote secrets delete --user U NAME
 Every command takes --data-dir D (default $RYE_REMOTE_HOME, else ~/.ryeos-remote).
 Environment: RYE_REMOTE_HOME, CAS_BASE_PATH, SIGNING_KEY_DIR, RYE_REMOTE_NAME, MAX_REQUEST_BYTES,
-MAX_USER_STORAGE_BYTES.
+MAX_USER_STORAGE_BYTES, MAX_RUN_SECONDS.
 `;
 
 const FLAGS = {
@@ -39,6 +40,7 @@ const FLAGS = {
   'allow-remote': { type: 'boolean' },
   'max-request-bytes': { type: 'string' },
   'max-user-storage-bytes': { type: 'string' },
+  'max-run-seconds': { type: 'string' },
   user: { type: 'string' },
   'expires-days': { type: 'string' },
   help: { type: 'boolean', short: 'h' },

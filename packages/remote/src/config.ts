@@ -22,7 +22,12 @@ export interface RemotePaths {
 export interface RemoteLimits {
   maxRequestBytes: number;
   maxUserStorageBytes: number;
+  /** A run still going after this long is stopped (its tool cancelled, its thread ended). */
+  maxRunSeconds: number;
 }
+
+/** How long a run may take unless told otherwise. */
+export const DEFAULT_MAX_RUN_SECONDS = 900;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -71,39 +76,52 @@ export function removeLeftoverRuns(runsDir: string): void {
   for (const name of readdirSync(runsDir)) rmSync(join(runsDir, name), { recursive: true, force: true });
 }
 
-export function byteLimit(
+/** A positive whole number from a flag, else its environment variable, else the default. */
+function positiveLimit(
   name: string,
   flag: string | undefined,
   envValue: string | undefined,
   fallback: number,
-) {
+  unit = 'bytes',
+): number {
   const text = flag ?? (envValue || undefined);
   if (text === undefined) return fallback;
   const value = Number(text);
   if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new RyeError('VALIDATION', `${name} must be a positive whole number of bytes, got '${text}'`, {
-      hint: `Pass a byte count such as ${fallback}.`,
+    throw new RyeError('VALIDATION', `${name} must be a positive whole number of ${unit}, got '${text}'`, {
+      hint: `Pass a number of ${unit} such as ${fallback}.`,
     });
   }
   return value;
 }
 
 export function remoteLimits(
-  flags: { maxRequestBytes?: string | undefined; maxUserStorageBytes?: string | undefined },
+  flags: {
+    maxRequestBytes?: string | undefined;
+    maxUserStorageBytes?: string | undefined;
+    maxRunSeconds?: string | undefined;
+  },
   env: Env,
 ): RemoteLimits {
   return {
-    maxRequestBytes: byteLimit(
+    maxRequestBytes: positiveLimit(
       '--max-request-bytes',
       flags.maxRequestBytes,
       env.MAX_REQUEST_BYTES,
       DEFAULT_MAX_REQUEST_BYTES,
     ),
-    maxUserStorageBytes: byteLimit(
+    maxUserStorageBytes: positiveLimit(
       '--max-user-storage-bytes',
       flags.maxUserStorageBytes,
       env.MAX_USER_STORAGE_BYTES,
       DEFAULT_MAX_USER_STORAGE_BYTES,
+    ),
+    maxRunSeconds: positiveLimit(
+      '--max-run-seconds',
+      flags.maxRunSeconds,
+      env.MAX_RUN_SECONDS,
+      DEFAULT_MAX_RUN_SECONDS,
+      'seconds',
     ),
   };
 }

@@ -14,6 +14,8 @@ export interface ServerContext {
   version: string;
   systemVersion: string;
   runs: RunSlots;
+  /** Aborted when the server stops: every run still going is stopped with it. */
+  stopping: AbortSignal;
 }
 
 export interface Caller {

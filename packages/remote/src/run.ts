@@ -55,12 +55,14 @@ export async function runInTempSpaces(
     // The key dir is a setting, not a variable: the run's tools never see where it lives.
     const settings = { ...readSettings(env, { userSpace: user }), signingKeyDir: ctx.identity.dir };
     const rye = createRye({ projectPath: project, settings, spareRunner: false });
+    const timeout = AbortSignal.timeout(ctx.limits.maxRunSeconds * 1000);
     // limit_overrides is checked by execute's own schema, like any caller's.
     const executeRequest: RyeExecuteRequest = {
       item_type: request.itemType,
       item_id: request.itemId,
       thread: request.thread,
       parameters: request.parameters,
+      signal: AbortSignal.any([timeout, ctx.stopping]),
       ...(request.model ? { model: request.model } : {}),
       ...(request.limitOverrides
         ? { limit_overrides: request.limitOverrides as RyeExecuteRequest['limit_overrides'] }
@@ -68,6 +70,11 @@ export async function runInTempSpaces(
     };
     // Through JSON: what is stored and signed is exactly what the client will read.
     const envelope = JSON.parse(JSON.stringify(await rye.execute(executeRequest))) as Record<string, unknown>;
+    if (envelope.status === 'error' && (timeout.aborted || ctx.stopping.aborted)) {
+      envelope.hint = timeout.aborted
+        ? `The server stops a run after ${ctx.limits.maxRunSeconds} s (ryeos-remote serve --max-run-seconds).`
+        : 'The server was stopping: run it again once it is back.';
+    }
     const threadId = typeof envelope.thread_id === 'string' ? envelope.thread_id : undefined;
     const records = request.thread === 'fork' && threadId ? threadRecordFiles(project, threadId) : new Map();
     return { envelope, records };

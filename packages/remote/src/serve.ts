@@ -12,6 +12,7 @@ type ServeFlags = {
   'allow-remote'?: boolean | undefined;
   'max-request-bytes'?: string | undefined;
   'max-user-storage-bytes'?: string | undefined;
+  'max-run-seconds'?: string | undefined;
 };
 
 const REMOTE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -37,7 +38,11 @@ export async function serve(flags: ServeFlags, io: CliIo): Promise<number> {
   const server = await startRemoteServer({
     paths: remotePaths({ dataDir: flags['data-dir'] }, env),
     limits: remoteLimits(
-      { maxRequestBytes: flags['max-request-bytes'], maxUserStorageBytes: flags['max-user-storage-bytes'] },
+      {
+        maxRequestBytes: flags['max-request-bytes'],
+        maxUserStorageBytes: flags['max-user-storage-bytes'],
+        maxRunSeconds: flags['max-run-seconds'],
+      },
       env,
     ),
     host,

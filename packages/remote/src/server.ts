@@ -212,6 +212,7 @@ async function serveLocked(
   failInterruptedThreads(db);
   removeLeftoverRuns(options.paths.runsDir);
   const version = packageVersion();
+  const stopping = new AbortController();
   const ctx: ServerContext = {
     db,
     paths: options.paths,
@@ -221,6 +222,7 @@ async function serveLocked(
     version,
     systemVersion: majorMinor(version),
     runs: new RunSlots(options.maxConcurrentRuns ?? 4),
+    stopping: stopping.signal,
   };
   const server: Server = createServer((req, res) => void answer(req, res, ctx));
   try {
@@ -243,8 +245,9 @@ async function serveLocked(
           unlock();
           resolve();
         });
-        // Runs in flight may finish (their rows and records stay consistent); idle keep-alive
-        // connections go at once, and anything still open after the grace period is cut.
+        // Runs in flight are stopped and answered (their rows and records stay consistent); idle
+        // keep-alive connections go at once, and anything still open after the grace period is cut.
+        stopping.abort();
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref();
       }),

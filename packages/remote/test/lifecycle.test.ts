@@ -108,6 +108,46 @@ describe('remote thread rows', () => {
     }
   });
 
+  it('a run over --max-run-seconds is stopped and answered as an error that says why', async () => {
+    const server = await startServer({ args: ['--max-run-seconds', '1'] });
+    try {
+      const key = await server.key('alice');
+      const { answer } = await startSlowRun(server, key, 60_000);
+      const stopped = await answer;
+      expect(stopped.status).toBe(200);
+      expect(stopped.json.status).toBe('error');
+      expect(stopped.json.result).toMatchObject({
+        status: 'error',
+        hint: expect.stringMatching(/--max-run-seconds/),
+      });
+      const row = await call(server, `/threads/${stopped.json.thread_id}`, { key });
+      expect(row.json.status).toBe('error');
+      expect(readdirSync(join(server.dataDir, 'runs'))).toEqual([]);
+    } finally {
+      expect(await server.stop()).toBe(0);
+      await removeAll(server.dataDir);
+    }
+  });
+
+  it('SIGTERM during a run stops it, answers it, records its row, and exits 0', async () => {
+    const server = await startServer();
+    const key = await server.key('alice');
+    const { answer } = await startSlowRun(server, key, 60_000);
+    const exited = server.stop();
+    const stopped = await answer;
+    expect(stopped.json.result).toMatchObject({
+      status: 'error',
+      hint: expect.stringMatching(/server was stopping/),
+    });
+    expect(await exited).toBe(0);
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(join(server.dataDir, 'remote.db'), { readonly: true });
+    expect(db.prepare('SELECT status FROM threads').all()).toEqual([{ status: 'error' }]);
+    db.close();
+    expect(readdirSync(join(server.dataDir, 'runs'))).toEqual([]);
+    await removeAll(server.dataDir);
+  });
+
   it('one server per data dir, and a port in use, are refused with a hint', async () => {
     const server = await startServer();
     try {
