@@ -16,6 +16,9 @@ export function refuseServerSignedItems(
   manifestHashes: string[],
   serverFingerprint: string,
 ): void {
+  // A signature line naming the key; the key's fingerprint elsewhere (a client's pin of this
+  // server in its trust store) is not a signature.
+  const signedByServer = new RegExp(`rye:signed:[^\\n]*:${serverFingerprint}(?![0-9a-f])`);
   let known = clean.get(store);
   if (!known) {
     known = new Set();
@@ -26,7 +29,7 @@ export function refuseServerSignedItems(
       if (known.has(sourceHash)) continue;
       const source = store.getObject<ItemSource>(sourceHash);
       const text = source ? store.getBlob(source.content_blob_hash)?.toString('latin1') : undefined;
-      if (text?.includes(serverFingerprint)) {
+      if (text !== undefined && signedByServer.test(text)) {
         throw httpError(
           400,
           'PERMISSION',

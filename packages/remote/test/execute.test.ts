@@ -227,6 +227,26 @@ describe("remote execute keeps the system space the server's", () => {
   });
 });
 
+describe('remote execute with the server pinned by the client', () => {
+  it("runs: the pin (the server's key in the pushed trust store) is not a signature", async () => {
+    const client = await newClient();
+    await client.write('.ai/tools/acme/hello.js', HELLO);
+    await client.sign('tool:acme/hello');
+    // As the client pins a server on first contact: its key in the user trust store.
+    await client.rye.trustKey(publicKeyPem, { owner: 'remote:default:127.0.0.1' });
+    const answer = await executeRemote(alice, await client.push(server, alice), {
+      item_type: 'tool',
+      item_id: 'acme/hello',
+      thread: 'inline',
+      parameters: { name: 'pin' },
+    });
+    expect(answer.json.result, JSON.stringify(answer.json)).toMatchObject({
+      status: 'success',
+      data: { greeting: 'hi pin' },
+    });
+  });
+});
+
 describe('remote execute never runs an unverified byte', () => {
   it('an unsigned tool pushed to the server returns the integrity error and never runs', async () => {
     const client = await newClient();
