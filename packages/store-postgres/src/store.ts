@@ -53,6 +53,14 @@ function checkOptions(options: PostgresStoreOptions): void {
       'missing_connection_string',
     );
   }
+  if (/^postgres(ql)?:/i.test(options.connectionString) && !URL.canParse(options.connectionString)) {
+    // Said without the string itself: it may hold a password.
+    throw invalid(
+      'The PostgreSQL connection string is not a valid URL',
+      'Write it as postgres://user:password@host:5432/database, percent-encoding special characters in the password.',
+      'invalid_connection_string',
+    );
+  }
   const { workerId } = options;
   if (workerId !== undefined && !/^[\w.:@-]{1,200}$/.test(workerId)) {
     throw invalid(

@@ -209,10 +209,15 @@ describe('connection strings', () => {
     }
   });
 
-  it('refuses a missing connection string and a malformed worker id with VALIDATION', async () => {
+  it('refuses a missing or malformed connection string and a malformed worker id with VALIDATION', async () => {
     const missing = await rejection(openPostgresThreadStore({ connectionString: '' }));
     expect(missing.details.reason).toBe('missing_connection_string');
     expect(missing.hint).toContain('RYE_DATABASE_URL');
+    const malformed = await rejection(
+      openPostgresThreadStore({ connectionString: 'postgres://u:Zs3cret@host:port/db' }),
+    );
+    expect(malformed.details.reason).toBe('invalid_connection_string');
+    expect(JSON.stringify({ message: malformed.message, hint: malformed.hint })).not.toContain('Zs3cret');
     const badWorker = await rejection(
       openPostgresThreadStore({ connectionString: postgres.url(), workerId: 'a b\n' }),
     );
