@@ -9,10 +9,12 @@ describe('public API', () => {
     expect(Object.keys(api).sort()).toMatchSnapshot();
   });
 
-  it('records the types of its public API (api/index.api.md)', async () => {
+  it('records the types of its public API (api/*.api.md)', async () => {
     const packageDir = join(import.meta.dirname, '..');
-    await expect(apiReport('@ryeos/store-postgres', packageDir, 'index')).toMatchFileSnapshot(
-      join('..', 'api', 'index.api.md'),
-    );
+    for (const entry of ['index', 'testing']) {
+      await expect(apiReport('@ryeos/store-postgres', packageDir, entry)).toMatchFileSnapshot(
+        join('..', 'api', `${entry}.api.md`),
+      );
+    }
   });
 });

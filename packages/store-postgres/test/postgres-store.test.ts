@@ -8,7 +8,7 @@ import { isRyeError, type RyeError } from '@ryeos/lillux';
 import type { ThreadStore } from '@ryeos/threads';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS, openPostgresThreadStore, postgresStoreOpener } from '../src/index.js';
-import { PASSWORD, startPostgres, type TestPostgres } from './support/postgres.js';
+import { PASSWORD, startPostgres, type TestPostgres } from '../src/testing.js';
 
 let postgres: TestPostgres;
 beforeAll(async () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { storeConformance } from '@ryeos/threads/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, it } from 'vitest';
 import { openPostgresThreadStore, type PostgresStoreOptions } from '../src/index.js';
-import { startPostgres, type TestPostgres } from './support/postgres.js';
+import { startPostgres, type TestPostgres } from '../src/testing.js';
 
 let postgres: TestPostgres;
 beforeAll(async () => {

