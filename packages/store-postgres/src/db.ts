@@ -84,8 +84,12 @@ export async function openDb(options: DbOptions): Promise<Db> {
           client.release();
           return result;
         } catch (error) {
-          await client.query('ROLLBACK').catch(() => undefined);
-          client.release();
+          // A connection that cannot even roll back is broken: destroyed, not returned to the pool.
+          const broken = await client.query('ROLLBACK').then(
+            () => false,
+            () => true,
+          );
+          client.release(broken);
           if (attempt < RETRIES && isRetryable(error)) continue;
           throw translate(part, operation, error, secret);
         }

@@ -4,6 +4,7 @@
  * clock decides, so workers on machines whose clocks differ agree. A row without a worker falls
  * back to its pid and the caller's `isAlive`, the embedded store's contract.
  */
+import { hostname } from 'node:os';
 import type { PoolClient } from 'pg';
 import type { Db } from './db.js';
 import type { PostgresBudgetLedger } from './ledger.js';
@@ -23,7 +24,7 @@ export async function heartbeat(db: Db, s: string, workerId: string): Promise<vo
     'heartbeat',
     `INSERT INTO ${s}.workers (worker_id, last_seen, pid, hostname) VALUES ($1, now(), $2, $3)
      ON CONFLICT (worker_id) DO UPDATE SET last_seen = now(), pid = excluded.pid, hostname = excluded.hostname`,
-    [workerId, process.pid, (await import('node:os')).hostname()],
+    [workerId, process.pid, hostname()],
   );
 }
 

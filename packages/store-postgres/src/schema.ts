@@ -209,8 +209,27 @@ export function channelOf(schema: string): string {
   return `${schema}_registry`;
 }
 
+/** The schema's migration version, read without a lock; 0 when it has none yet. */
+async function currentVersion(db: Db, schema: string): Promise<number> {
+  const [row] = await db.query<{ version: number | null }>(
+    'store',
+    'migrate',
+    `SELECT CASE WHEN to_regclass($1) IS NULL THEN 0 END AS version`,
+    [`"${schema}".schema_migrations`],
+  );
+  if (row?.version === 0) return 0;
+  const [latest] = await db.query<{ version: number | null }>(
+    'store',
+    'migrate',
+    `SELECT max(version) AS version FROM "${schema}".schema_migrations`,
+  );
+  return latest?.version ?? 0;
+}
+
 /** Brings `schema` up to the newest migration; safe to call from many processes at once. */
 export async function migrate(db: Db, schema: string): Promise<void> {
+  // The common case, a database already migrated, takes no lock: openers do not queue.
+  if ((await currentVersion(db, schema)) === MIGRATIONS[MIGRATIONS.length - 1]!.version) return;
   const s = `"${schema}"`;
   await db.transaction('store', 'migrate', async (client) => {
     // Held until the transaction ends: concurrent openers queue here, then find nothing to do.

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isRyeError, type RyeError } from '@ryeos/lillux';
 import type { ThreadStore } from '@ryeos/threads';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS, openPostgresThreadStore, postgresStoreOpener } from '../src/index.js';
 import { PASSWORD, startPostgres, type TestPostgres } from '../src/testing.js';
@@ -185,6 +186,26 @@ describe('projects in one database', () => {
     await expect(storeB.ledger.getRemaining('root')).rejects.toMatchObject({
       details: { reason: 'budget_not_registered' },
     });
+  });
+});
+
+describe('locks', () => {
+  it('rejects with UNAVAILABLE, naming the ledger, when a budget row stays locked past the lock timeout', async () => {
+    const connectionString = await database();
+    const store = await open({ connectionString, projectPath: projectDir(), lockTimeoutMs: 200 });
+    await store.ledger.register('l/root', 1);
+    // Another worker's transaction holds the parent's row and does not end.
+    const holder = new pg.Client({ connectionString });
+    await holder.connect();
+    cleanups.push(() => holder.end());
+    await holder.query('BEGIN');
+    await holder.query(`SELECT 1 FROM ryeos.budget_ledger WHERE thread_id = 'l/root' FOR UPDATE`);
+    const error = await rejection(store.ledger.reserve('l/child', 0.25, 'l/root'));
+    expect(error.code).toBe('UNAVAILABLE');
+    expect(error.details).toMatchObject({ reason: 'budget_ledger_locked', operation: 'reserve' });
+    await holder.query('ROLLBACK');
+    await store.ledger.reserve('l/child', 0.25, 'l/root');
+    expect(await store.ledger.getRemaining('l/root')).toBe(0.75);
   });
 });
 
