@@ -29,6 +29,8 @@ export interface DbOptions {
   /** How long a statement waits for a row lock another transaction holds before failing. */
   lockTimeoutMs: number;
   connectTimeoutMs: number;
+  /** Idle connections do not keep the process alive (a pool shared by many stores is never ended). */
+  allowExitOnIdle?: boolean;
 }
 
 export function passwordOf(connectionString: string): string | undefined {
@@ -54,6 +56,7 @@ export async function openDb(options: DbOptions): Promise<Db> {
     connectionTimeoutMillis: options.connectTimeoutMs,
     lock_timeout: options.lockTimeoutMs,
     application_name: 'ryeos-store',
+    allowExitOnIdle: options.allowExitOnIdle ?? false,
   };
   const pool = new pg.Pool(config);
   // An idle connection that breaks must not crash the process: the next query reports it.

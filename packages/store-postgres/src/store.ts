@@ -33,7 +33,7 @@ export interface PostgresStoreOptions {
   staleAfterMs?: number;
   /** How long a statement waits for a row another transaction holds (default 5000 ms). */
   lockTimeoutMs?: number;
-  /** Connections the store's pool keeps at most (default 4), besides its one listener. */
+  /** Connections the pool keeps at most (default 10; an opener's stores share one), besides each store's listener. */
   poolSize?: number;
   /** Called when a thread's actual spend passes its reservation (logged, never blocking). */
   onBudgetWarning?: BudgetWarning;
@@ -79,30 +79,45 @@ function checkOptions(options: PostgresStoreOptions): void {
       );
     }
   }
+  if ((options.staleAfterMs ?? 10_000) <= (options.heartbeatMs ?? 2000)) {
+    throw invalid(
+      `staleAfterMs (${options.staleAfterMs ?? 10_000}) must be longer than heartbeatMs (${options.heartbeatMs ?? 2000})`,
+      'Give a worker several heartbeats before it counts as gone, for example staleAfterMs = 5 × heartbeatMs.',
+      'invalid_option',
+    );
+  }
 }
 
-/**
- * Opens the store after `prepare` (the migrations) ran; a failure closes what was opened. Each
- * call answers a store of its own, which its caller closes once.
- */
-async function openWith(
-  options: PostgresStoreOptions,
-  prepare: (db: Db, schema: string) => Promise<void>,
-): Promise<ThreadStore> {
+/** Where a store's connections come from: a pool of its own, or one its opener shares. */
+interface Connections {
+  acquire(): Promise<Db>;
+  /** Called once, when the store closes or fails to open. */
+  release(db: Db): Promise<void>;
+  /** Brings the schema up to date (the migrations). */
+  prepare(db: Db, schema: string): Promise<void>;
+}
+
+function dbOptions(options: PostgresStoreOptions, allowExitOnIdle: boolean) {
+  return {
+    connectionString: options.connectionString,
+    poolSize: options.poolSize ?? 10,
+    lockTimeoutMs: options.lockTimeoutMs ?? 5000,
+    connectTimeoutMs: 10_000,
+    allowExitOnIdle,
+  };
+}
+
+/** Opens the store; a failure releases what was acquired. Each call answers a store of its own. */
+async function openWith(options: PostgresStoreOptions, connections: Connections): Promise<ThreadStore> {
   checkOptions(options);
   const schema = checkSchemaName(options.schema ?? DEFAULT_SCHEMA);
   const projectPath = resolve(options.projectPath ?? process.cwd());
   const project = options.project ?? projectPath;
   const workerId = options.workerId ?? null;
-  const db = await openDb({
-    connectionString: options.connectionString,
-    poolSize: options.poolSize ?? 4,
-    lockTimeoutMs: options.lockTimeoutMs ?? 5000,
-    connectTimeoutMs: 10_000,
-  });
+  const db = await connections.acquire();
   let beat: NodeJS.Timeout | undefined;
   try {
-    await prepare(db, schema);
+    await connections.prepare(db, schema);
     const s = `"${schema}"`;
     if (workerId !== null) {
       await heartbeat(db, s, workerId);
@@ -129,12 +144,12 @@ async function openWith(
         open = false;
         clearInterval(beat);
         await listener.close();
-        await db.pool.end().catch(() => undefined);
+        await connections.release(db);
       },
     });
   } catch (error) {
     clearInterval(beat);
-    await db.pool.end().catch(() => undefined);
+    await connections.release(db);
     throw error;
   }
 }
@@ -144,7 +159,11 @@ async function openWith(
  * processes at once). `pg` is loaded now, not when the package is imported.
  */
 export function openPostgresThreadStore(options: PostgresStoreOptions): Promise<ThreadStore> {
-  return openWith(options, migrate);
+  return openWith(options, {
+    acquire: async () => openDb(dbOptions(options, false)),
+    release: (db) => db.pool.end().catch(() => undefined),
+    prepare: migrate,
+  });
 }
 
 export type PostgresStoreOpenerOptions = Omit<PostgresStoreOptions, 'projectPath' | 'project'> & {
@@ -154,24 +173,37 @@ export type PostgresStoreOpenerOptions = Omit<PostgresStoreOptions, 'projectPath
 
 /**
  * A `ThreadStoreOpener` for hosts: `(projectPath) => store`, every project in the same database
- * and schema, told apart by its key. The migrations run on the first open only.
+ * and schema, told apart by its key. The stores it opens share one pool (`poolSize` connections
+ * at most, however many threads run at once; idle ones never keep the process alive) and the
+ * migrations run on the first open only.
  */
 export function postgresStoreOpener(options: PostgresStoreOpenerOptions): ThreadStoreOpener {
   const { projectKey, ...storeOptions } = options;
   checkOptions(storeOptions);
+  let pool: Promise<Db> | undefined;
   let migrated: Promise<void> | undefined;
-  const once = (db: Db, schema: string) => {
-    migrated ??= migrate(db, schema).catch((error: unknown) => {
-      migrated = undefined;
+  // A failed first attempt (server down) is not remembered: the next open tries again.
+  const retryable = <T>(promise: Promise<T>, forget: () => void) =>
+    promise.catch((error: unknown) => {
+      forget();
       throw error;
     });
-    return migrated;
+  const connections: Connections = {
+    acquire: () =>
+      (pool ??= retryable(openDb(dbOptions(storeOptions, true)), () => {
+        pool = undefined;
+      })),
+    release: async () => {},
+    prepare: (db, schema) =>
+      (migrated ??= retryable(migrate(db, schema), () => {
+        migrated = undefined;
+      })),
   };
   return (projectPath) => {
     const resolved = resolve(projectPath);
     return openWith(
       { ...storeOptions, projectPath: resolved, project: projectKey?.(resolved) ?? resolved },
-      once,
+      connections,
     );
   };
 }

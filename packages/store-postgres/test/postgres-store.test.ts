@@ -1,6 +1,7 @@
 // What the Postgres store does beyond the shared conformance suite: heartbeats instead of pids,
 // exact decimal money, migrations under concurrent openers, projects side by side in one
 // database, and errors that never show the connection string's password.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -189,6 +190,41 @@ describe('projects in one database', () => {
   });
 });
 
+describe('an opener for hosts', () => {
+  it('shares one pool of poolSize connections among the stores it opens', async () => {
+    const connectionString = await database();
+    const opener = postgresStoreOpener({ connectionString, poolSize: 2 });
+    const project = projectDir();
+    const stores = await Promise.all(Array.from({ length: 12 }, () => opener(project)));
+    opened.push(...stores);
+    await Promise.all(stores.map((store, i) => store.registry.register(`o/t-${i}`, 'o')));
+    const [{ count }] = (await postgres.sql<{ count: string }>(
+      connectionString,
+      `SELECT count(*)::text AS count FROM pg_stat_activity WHERE application_name = 'ryeos-store' AND datname = current_database()`,
+    )) as [{ count: string }];
+    expect(Number(count)).toBeLessThanOrEqual(2);
+    expect((await stores[0]!.registry.list()).length).toBe(12);
+  });
+
+  it('never keeps the process alive once its stores are closed', () => {
+    // The child would hang on an idle pooled connection; it must exit by itself with 0.
+    const script = `
+      const { postgresStoreOpener } = await import('./dist/index.js');
+      const opener = postgresStoreOpener({ connectionString: process.argv[1] });
+      const store = await opener(process.cwd());
+      await store.registry.list();
+      await store.close();
+    `;
+    return database().then((url) => {
+      execFileSync(process.execPath, ['--input-type=module', '-e', script, url], {
+        cwd: join(import.meta.dirname, '..'),
+        timeout: 25_000,
+        stdio: 'pipe',
+      });
+    });
+  });
+});
+
 describe('locks', () => {
   it('rejects with UNAVAILABLE, naming the ledger, when a budget row stays locked past the lock timeout', async () => {
     const connectionString = await database();
@@ -230,7 +266,7 @@ describe('connection strings', () => {
     }
   });
 
-  it('refuses a missing or malformed connection string and a malformed worker id with VALIDATION', async () => {
+  it('refuses a missing or malformed connection string, a malformed worker id and a stale timeout shorter than a heartbeat with VALIDATION', async () => {
     const missing = await rejection(openPostgresThreadStore({ connectionString: '' }));
     expect(missing.details.reason).toBe('missing_connection_string');
     expect(missing.hint).toContain('RYE_DATABASE_URL');
@@ -243,5 +279,9 @@ describe('connection strings', () => {
       openPostgresThreadStore({ connectionString: postgres.url(), workerId: 'a b\n' }),
     );
     expect(badWorker.details.reason).toBe('invalid_worker_id');
+    const tooEager = await rejection(
+      openPostgresThreadStore({ connectionString: postgres.url(), heartbeatMs: 5000, staleAfterMs: 1000 }),
+    );
+    expect(tooEager.message).toContain('staleAfterMs');
   });
 });
