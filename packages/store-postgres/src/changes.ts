@@ -1,16 +1,18 @@
 /**
  * `waitForChange` through LISTEN/NOTIFY: one listening connection per store, opened on the first
  * wait and kept until the store closes. Every write to the registry fires the table's trigger,
- * which notifies the schema's channel with the project; a wait resolves at the next notification
- * for its project.
+ * which notifies the schema's channel with the project's md5; a wait resolves at the next
+ * notification for its project (another project's, in a rare md5 collision, only wakes it early).
  */
+import { createHash } from 'node:crypto';
 import type { Client } from 'pg';
 import { loadPg } from './db.js';
 
 export class ChangeListener {
   readonly #connectionString: string;
   readonly #channel: string;
-  readonly #project: string;
+  /** The payload the trigger sends for this store's project. */
+  readonly #payload: string;
   #client: Promise<Client> | undefined;
   readonly #waiters = new Set<() => void>();
   #closed = false;
@@ -18,7 +20,7 @@ export class ChangeListener {
   constructor(connectionString: string, channel: string, project: string) {
     this.#connectionString = connectionString;
     this.#channel = channel;
-    this.#project = project;
+    this.#payload = createHash('md5').update(project).digest('hex');
   }
 
   wait(signal: AbortSignal): Promise<void> {
@@ -64,7 +66,7 @@ export class ChangeListener {
     client.on('error', lost);
     client.on('end', lost);
     client.on('notification', (message) => {
-      if (message.channel === this.#channel && message.payload === this.#project) this.#wakeAll();
+      if (message.channel === this.#channel && message.payload === this.#payload) this.#wakeAll();
     });
     await client.connect();
     if (this.#closed) {

@@ -192,10 +192,11 @@ BEGIN
   WHERE project = p_project AND thread_id = p_thread FOR UPDATE;
   PERFORM {s}.budget_close(p_project, p_thread, v_parent, p_status);
 END $$;
--- Every registry write wakes the stores waiting on this schema's channel; the payload is the project.
+-- Every registry write wakes the stores waiting on this schema's channel. The payload is the
+-- project's md5 (a payload has at most 8000 bytes; a key may be longer), told apart by the listener.
 CREATE FUNCTION {s}.notify_registry() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_notify(TG_TABLE_SCHEMA || '_registry', COALESCE(NEW.project, OLD.project));
+  PERFORM pg_notify(TG_TABLE_SCHEMA || '_registry', md5(COALESCE(NEW.project, OLD.project)));
   RETURN NULL;
 END $$;
 CREATE TRIGGER threads_notify AFTER INSERT OR UPDATE OR DELETE ON {s}.threads

@@ -190,6 +190,27 @@ describe('projects in one database', () => {
   });
 });
 
+describe('change notifications', () => {
+  it('writes and wakes a waiter for a project whose key is longer than a NOTIFY payload', async () => {
+    const connectionString = await database();
+    const project = `k/${'x'.repeat(9000)}`;
+    const waiter = await open({ connectionString, project });
+    const writer = await open({ connectionString, project });
+    const stop = new AbortController();
+    const timer = setTimeout(() => stop.abort(new Error('no notification within 20 s')), 20_000);
+    try {
+      // The first wait ends when the store's listener is ready; the second hears the write.
+      await waiter.waitForChange(stop.signal);
+      const changed = waiter.waitForChange(stop.signal);
+      await writer.registry.register('n/written', 'n');
+      await changed;
+    } finally {
+      clearTimeout(timer);
+    }
+    expect((await waiter.registry.getThread('n/written'))?.status).toBe('created');
+  });
+});
+
 describe('an opener for hosts', () => {
   it('shares one pool of poolSize connections among the stores it opens', async () => {
     const connectionString = await database();
