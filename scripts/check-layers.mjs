@@ -9,13 +9,19 @@ export const LAYERS = [
   '@ryeos/executor',
   '@ryeos/directives',
   '@ryeos/threads',
+  '@ryeos/store-postgres',
   '@ryeos/mcp',
   'ryeos',
   '@ryeos/remote',
 ];
 // @ryeos/mcp is an adapter over the MCP SDK: of the ryeos layers it may use only lillux, which
 // owns the four operations' schemas it serves.
-const ISOLATED = new Map([['@ryeos/mcp', new Set(['@ryeos/lillux'])]]);
+// @ryeos/store-postgres is a ThreadStore for @ryeos/threads: it may use threads (the interface it
+// implements) and lillux (its errors), never executor or directives.
+const ISOLATED = new Map([
+  ['@ryeos/mcp', new Set(['@ryeos/lillux'])],
+  ['@ryeos/store-postgres', new Set(['@ryeos/lillux', '@ryeos/threads'])],
+]);
 
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)['"]([^'"]+)['"]/g;
 

@@ -34,5 +34,9 @@ describe('layering check', () => {
     expect(result.stderr).toMatch(/lillux\/src\/index\.ts:2: @ryeos\/lillux imports @ryeos\/executor/);
     expect(result.stderr).toMatch(/executor\/src\/index\.ts:1: @ryeos\/executor imports @ryeos\/threads/);
     expect(result.stderr).toMatch(/mcp\/src\/index\.ts:1: @ryeos\/mcp imports @ryeos\/executor/);
+    // The Postgres store implements the threads interface: directives and executor are not its to use.
+    expect(result.stderr).toMatch(
+      /store-postgres\/src\/index\.ts:1: @ryeos\/store-postgres imports @ryeos\/directives/,
+    );
   });
 });

@@ -1,7 +1,7 @@
 /**
  * One process of the store conformance suite's races (see store-conformance.ts). argv[2] is a JSON
- * `WorkerJob`. The worker prints `ready`, waits for a line on stdin (so every worker starts at the
- * same moment), opens the store through the target's module, runs its job, prints one JSON line.
+ * `WorkerJob`. The worker opens the store through the target's module, prints `ready`, waits for a
+ * line on stdin (so every worker starts at the same moment), runs its job, prints one JSON line.
  */
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
@@ -95,13 +95,15 @@ async function run(store: ThreadStore, job: WorkerJob): Promise<Record<string, u
 
 const request = JSON.parse(process.argv[2] ?? '{}') as WorkerRequest;
 const lines = createInterface({ input: process.stdin });
-process.stdout.write('ready\n');
-await new Promise((resolve) => lines.once('line', resolve));
-lines.close();
+// The store is opened before `ready`, so the job's clock starts at the same moment in every
+// worker, however long a store takes to load and connect.
 const target = (await import(
   request.module.startsWith('file:') ? request.module : pathToFileURL(request.module).href
 )) as { openStore(shared: unknown): Promise<ThreadStore> };
 const store = await target.openStore(request.shared);
+process.stdout.write('ready\n');
+await new Promise((resolve) => lines.once('line', resolve));
+lines.close();
 try {
   const result = await run(store, request.job);
   process.stdout.write(`${JSON.stringify({ pid: process.pid, ...result })}\n`);
