@@ -15,6 +15,8 @@ export interface RunConfinement {
   readOnly: string[];
   /** The folder of the real python binary, put first on a run's PATH (not a shim in a home folder). */
   pythonBin: string | undefined;
+  /** The real python binary, which runs the launcher (a pyenv shim would add ~70 ms a call). */
+  python: string | undefined;
 }
 
 /** System folders: interpreters, their libraries, their configuration, and /proc and /sys. */
@@ -61,14 +63,14 @@ function packageRoots(): string[] {
 }
 
 /** The python3 on the server's PATH, as its real binary and prefix (a pyenv shim resolved). */
-function python(path: string | undefined): { bin: string; prefix: string } | undefined {
+function python(path: string | undefined): { exe: string; bin: string; prefix: string } | undefined {
   const probe = spawnSync(
     'python3',
     ['-I', '-S', '-c', 'import os, sys; print(os.path.realpath(sys.executable)); print(sys.base_prefix)'],
     { encoding: 'utf8', env: { PATH: path ?? '' }, timeout: 20_000 },
   );
-  const [bin, prefix] = (probe.stdout ?? '').trim().split('\n');
-  return bin && prefix ? { bin: dirname(bin), prefix: real(prefix) } : undefined;
+  const [exe, prefix] = (probe.stdout ?? '').trim().split('\n');
+  return exe && prefix ? { exe, bin: dirname(exe), prefix: real(prefix) } : undefined;
 }
 
 /**
@@ -91,12 +93,17 @@ export function runConfinement(options: {
   return {
     readOnly: [...SYSTEM, node, ...(found ? [found.prefix, found.bin] : []), ...packageRoots()],
     pythonBin: found?.bin,
+    python: found?.exe,
   };
 }
 
 /** The spec of one run: the common read-only folders, and its own folder to write in. */
 export function runSpec(confinement: RunConfinement, runDir: string): ConfineSpec {
-  return { readOnly: confinement.readOnly, writable: [runDir, ...WRITABLE_DEVICES] };
+  return {
+    readOnly: confinement.readOnly,
+    writable: [runDir, ...WRITABLE_DEVICES],
+    ...(confinement.python ? { python: confinement.python } : {}),
+  };
 }
 
 /** The run's PATH with the real python's folder first, so `python3` is never a shim it cannot read. */
