@@ -10,7 +10,13 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { confineLauncherPath } from '../src/subprocess/confine.js';
 import type { ConfineSpec } from '../src/subprocess.js';
-import { CONFINE_REFUSED_EXIT, landlockSupport, runSubprocess, WorkerPool } from '../src/subprocess.js';
+import {
+  CONFINE_REFUSED_EXIT,
+  landlockSupport,
+  runSubprocess,
+  spawnDetached,
+  WorkerPool,
+} from '../src/subprocess.js';
 
 const NODE = process.execPath;
 // What the interpreters need: the system folders and this node's own prefix.
@@ -88,6 +94,24 @@ describe.runIf(available)('a confined subprocess', () => {
     } finally {
       other.kill('SIGKILL');
     }
+  });
+
+  it('confines a detached process too', async () => {
+    const log = join(mine, 'detached.log');
+    await spawnDetached({
+      command: 'sh',
+      args: ['-c', 'cat "$1/secret.txt" || echo refused', 'sh', sibling],
+      stdoutFile: log,
+      stderrFile: log,
+      confine: spec(),
+    });
+    let text = '';
+    for (let i = 0; i < 100 && !text.includes('refused'); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      text = await readFile(log, 'utf8');
+    }
+    expect(text).toContain('Permission denied');
+    expect(text).not.toContain('sibling-secret');
   });
 
   it('refuses a relative path in the spec before starting anything', async () => {

@@ -29,7 +29,6 @@ const SYSTEM = [
   '/lib64',
   '/libx32',
   '/etc',
-  '/opt',
   '/proc',
   '/sys',
   '/dev',
