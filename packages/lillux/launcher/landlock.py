@@ -76,6 +76,9 @@ def fail(code, message):
 
 def libc_syscall():
     libc = ctypes.CDLL(None, use_errno=True)
+    # prctl's arguments after the first are unsigned long: typed, so no upper half is left
+    # undefined (PR_SET_NO_NEW_PRIVS refuses non-zero unused arguments).
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
     call = libc.syscall
     call.restype = ctypes.c_long
     return libc, call
