@@ -153,7 +153,7 @@ describe.runIf(available)('a confined remote run', () => {
     expect(bobAnswer.json.status, JSON.stringify(bobAnswer.json)).toBe('success');
   }, 60_000);
 
-  it('runs honest node, python (script and warm function) and bash tools as before', async () => {
+  it('runs honest node and python (one-shot and warm function) and bash tools as before', async () => {
     const carol = await user(
       'carol',
       {},
@@ -164,6 +164,14 @@ describe.runIf(available)('a confined remote run', () => {
 writeFileSync(process.env.TMPDIR + '/n', String(params.n));
 console.log(JSON.stringify({ success: true, n: Number(readFileSync(process.env.TMPDIR + '/n', 'utf8')) }));`,
         ),
+        '.ai/tools/acme/node_function.js': [
+          "export const __version__ = '1.0.0';",
+          "export const __executor_id__ = 'rye/core/runtimes/node/function';",
+          "export const __category__ = 'acme';",
+          "export const __tool_description__ = 'node function';",
+          'export async function execute(params) { return { success: true, n: params.n }; }',
+          '',
+        ].join('\n'),
         '.ai/tools/acme/py_script.py': `__version__ = "1.0.0"
 __executor_id__ = "rye/core/runtimes/python/script"
 __category__ = "acme"
@@ -183,7 +191,7 @@ async def execute(params, project_path):
 `,
       },
     );
-    for (const tool of ['acme/node_echo', 'acme/py_script', 'acme/py_function']) {
+    for (const tool of ['acme/node_echo', 'acme/node_function', 'acme/py_script', 'acme/py_function']) {
       const answer = await execute(carol, tool, { n: 7 });
       expect(answer.json.status, JSON.stringify(answer.json)).toBe('success');
       expect(answer.json.result.data).toMatchObject({ success: true, n: 7 });
