@@ -3,7 +3,7 @@
  * snapshot. Loaded when a tool first runs, so that searching, loading and signing never load the
  * chain runner, the subprocess and HTTP primitives or the snapshot code.
  */
-import { monotonicMs, toErrorEnvelope } from '@ryeos/lillux';
+import { type ConfineSpec, monotonicMs, toErrorEnvelope } from '@ryeos/lillux';
 import type { Looked } from './anchor.js';
 import { computeAnchor, dependencyFiles } from './anchor.js';
 import type { ChainElement } from './chain.js';
@@ -30,6 +30,8 @@ import { alreadyWarm, rememberWarmed } from './warmed-workers.js';
 /** What running a tool needs of its executor: the item context and the environment tools inherit. */
 export interface ToolHost extends ItemContext {
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** Confinement of every process a tool run starts (RyeSettings.confine). */
+  readonly confine?: ConfineSpec | undefined;
 }
 
 function detail(element: ChainElement): ChainDetail {
@@ -141,6 +143,7 @@ function runContext(executor: ToolHost, projectPath: string, options: ExecuteToo
     userSpace: executor.spaces.user.base,
     systemSpace: executor.spaces.systemSpace ?? '',
     hostEnv: executor.env,
+    ...(executor.confine ? { confine: executor.confine } : {}),
     ...(options.workerThread ? { workerThread: true } : {}),
     ...(options.withheldEnv?.length ? { withheldEnv: options.withheldEnv } : {}),
     ...(options.signal ? { signal: options.signal } : {}),

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { monotonicMs, RyeError, toErrorEnvelope } from '@ryeos/lillux';
+import { type ConfineSpec, monotonicMs, RyeError, toErrorEnvelope } from '@ryeos/lillux';
 import { BundleIndexes } from './bundle-index.js';
 import { ContentCache } from './content-cache.js';
 import type { ItemContext, ItemReaders } from './context.js';
@@ -76,6 +76,8 @@ export class Executor implements ItemContext {
   /** The environment tools inherit and `{env:…}` reads (the settings' own). */
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly integrity: IntegrityPolicy;
+  /** Confinement of every process a tool run starts (the settings' own). */
+  readonly confine: ConfineSpec | undefined;
 
   readonly cache: ContentCache;
   readonly readers: ItemReaders;
@@ -92,6 +94,7 @@ export class Executor implements ItemContext {
     this.trust = trust;
     this.settings = options.settings ?? readSettings(options.env ?? {}, { userSpace: spaces.user.base });
     this.env = this.settings.env;
+    this.confine = this.settings.confine;
     this.integrity = {
       devMode: this.settings.devMode,
       acceptLegacySignatures: this.settings.acceptLegacySignatures,

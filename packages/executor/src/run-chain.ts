@@ -1,5 +1,12 @@
 import { isAbsolute, resolve } from 'node:path';
-import type { EnvConfig, EventSink, HttpMethod, WarmCallOptions, WorkerSettings } from '@ryeos/lillux';
+import type {
+  ConfineSpec,
+  EnvConfig,
+  EventSink,
+  HttpMethod,
+  WarmCallOptions,
+  WorkerSettings,
+} from '@ryeos/lillux';
 import {
   httpRequest,
   httpStream,
@@ -29,6 +36,8 @@ export interface RunContext {
   workerThread?: boolean;
   /** Host variables the tool does not inherit (ExecuteToolOptions.withheldEnv). */
   withheldEnv?: readonly string[];
+  /** Every process the run starts is confined to these folders (RyeSettings.confine). */
+  confine?: ConfineSpec;
   signal?: AbortSignal;
   onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
 }
@@ -532,7 +541,13 @@ export function warmCallOptions(prepared: PreparedRun, context: RunContext): War
   if (prepared.primitive === 'rye/core/primitives/http_client') return undefined;
   const worker = prepared.callerTimeout ? undefined : workerSettings(config.worker, context);
   if (!worker) return undefined;
-  return { ...commandLine(config), cwd: String(config.cwd), env: prepared.env, worker };
+  return {
+    ...commandLine(config),
+    cwd: String(config.cwd),
+    env: prepared.env,
+    worker,
+    ...(context.confine ? { confine: context.confine } : {}),
+  };
 }
 
 async function runProcess(prepared: PreparedRun, context: RunContext): Promise<RunOutcome> {
@@ -550,6 +565,7 @@ async function runProcess(prepared: PreparedRun, context: RunContext): Promise<R
     maxOutputBytes: cap,
     ...(input !== undefined ? { input } : {}),
     timeoutMs: seconds(config.timeout, 300) * 1000,
+    ...(context.confine ? { confine: context.confine } : {}),
     ...(context.signal ? { signal: context.signal } : {}),
     ...(context.onOutput
       ? {

@@ -4,6 +4,7 @@
  * started from exactly this object.
  */
 import { join } from 'node:path';
+import type { ConfineSpec } from '@ryeos/lillux';
 import { userSpaceBase } from './spaces.js';
 
 /** Where the signing key lives: `$RYE_SIGNING_KEY_DIR`, else `<user>/.ai/config/keys/signing`. */
@@ -30,6 +31,12 @@ export interface RyeSettings {
   readonly searchWatch: boolean;
   /** `RYE_PLAN_WATCH=0` turns off warm run plans: every execute resolves and verifies afresh (run-plan.ts). */
   readonly planWatch: boolean;
+  /**
+   * Every process a tool run starts is confined by Landlock to these folders (lillux
+   * `ConfineSpec`). Only an embedder sets it (the remote server does), never a variable: a
+   * project's `.env` or config must not be able to turn it off or widen it.
+   */
+  readonly confine?: ConfineSpec | undefined;
 }
 
 export interface SettingsOverrides {

@@ -70,6 +70,7 @@ export {
   verifyHashSignature,
 } from './signing.js';
 export type {
+  ConfineSpec,
   DetachedOptions,
   DetachedResult,
   SubprocessOptions,
@@ -78,8 +79,10 @@ export type {
   WorkerSettings,
 } from './subprocess.js';
 export {
+  CONFINE_REFUSED_EXIT,
   closeWorkers,
   killProcessTree,
+  landlockSupport,
   runSubprocess,
   runWarm,
   spawnDetached,

@@ -4,6 +4,8 @@
  * Built on node:child_process directly: execa cost ~80 ms to import on these machines, more
  * than the whole rest of a cold `rye execute`, and we only needed spawn + our own tree kill.
  */
+export type { ConfineSpec } from './subprocess/confine.js';
+export { CONFINE_REFUSED_EXIT, landlockSupport } from './subprocess/confine.js';
 export { spawnDetached } from './subprocess/detached.js';
 export { runSubprocess } from './subprocess/run.js';
 export { killProcessTree } from './subprocess/tree.js';

@@ -20,7 +20,7 @@ import type { CliIo } from './io.js';
 
 export const USAGE = `Usage: ryeos-remote serve [--host 127.0.0.1] [--port 8321|0] [--data-dir D] [--name default]
                           [--allow-remote] [--max-request-bytes N] [--max-user-storage-bytes N]
-                          [--max-run-seconds N]
+                          [--max-run-seconds N] [--unconfined-runs]
        ryeos-remote keys create --user U [--name N] [--expires-days D]
        ryeos-remote keys list [--user U]
        ryeos-remote keys revoke <key-id>
@@ -38,6 +38,7 @@ const FLAGS = {
   'data-dir': { type: 'string' },
   name: { type: 'string' },
   'allow-remote': { type: 'boolean' },
+  'unconfined-runs': { type: 'boolean' },
   'max-request-bytes': { type: 'string' },
   'max-user-storage-bytes': { type: 'string' },
   'max-run-seconds': { type: 'string' },

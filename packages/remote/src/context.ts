@@ -1,5 +1,6 @@
 /** What every request handler gets: the server's state, settled at start. */
 import type { RemoteLimits, RemotePaths } from './config.js';
+import type { RunConfinement } from './confine.js';
 import type { RemoteDb, RemoteUser } from './db.js';
 import type { ServerIdentity } from './identity.js';
 import type { RunSlots } from './run-slots.js';
@@ -14,6 +15,8 @@ export interface ServerContext {
   version: string;
   systemVersion: string;
   runs: RunSlots;
+  /** What every run's tool processes may reach; undefined only with --unconfined-runs. */
+  confinement: RunConfinement | undefined;
   /** Aborted when the server stops: every run still going is stopped with it. */
   stopping: AbortSignal;
 }

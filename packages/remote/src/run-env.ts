@@ -14,6 +14,8 @@ export function runEnvironment(options: {
   userSpace: string;
   secrets: Record<string, string>;
   serverEnv?: Readonly<Record<string, string | undefined>>;
+  /** The run's PATH, when not the server's own. */
+  path?: string | undefined;
 }): Record<string, string> {
   const serverEnv = options.serverEnv ?? process.env;
   const home = join(options.runDir, 'home');
@@ -25,6 +27,7 @@ export function runEnvironment(options: {
     const value = serverEnv[name];
     if (value !== undefined) env[name] = value;
   }
+  if (options.path !== undefined) env.PATH = options.path;
   env.LANG ??= 'C.UTF-8';
   Object.assign(env, {
     HOME: home,

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { materialize, type ObjectStore, readSettings, trustFileText } from '@ryeos/executor';
 import { fingerprint } from '@ryeos/lillux';
 import { createRye, type ExecuteRequest as RyeExecuteRequest } from 'ryeos';
+import { runPath, runSpec } from './confine.js';
 import type { Caller, ServerContext } from './context.js';
 import { secretsOf } from './db.js';
 import { threadRecordFiles } from './records.js';
@@ -47,13 +48,20 @@ export async function runInTempSpaces(
     const project = spaces.project!;
     const user = spaces.user!;
     prepareUserSpace(user, ctx.identity.publicKeyPem);
+    const { confinement } = ctx;
     const env = runEnvironment({
       runDir: spaces.dir,
       userSpace: user,
       secrets: secretsOf(ctx.db, caller.user.id),
+      ...(confinement ? { path: runPath(confinement, process.env.PATH) } : {}),
     });
-    // The key dir is a setting, not a variable: the run's tools never see where it lives.
-    const settings = { ...readSettings(env, { userSpace: user }), signingKeyDir: ctx.identity.dir };
+    // The key dir and the confinement are settings, not variables: the run's tools never see
+    // where the key lives, and nothing a user pushes (.env, config) can loosen the confinement.
+    const settings = {
+      ...readSettings(env, { userSpace: user }),
+      signingKeyDir: ctx.identity.dir,
+      ...(confinement ? { confine: runSpec(confinement, spaces.dir) } : {}),
+    };
     const rye = createRye({ projectPath: project, settings, spareRunner: false });
     const timeout = AbortSignal.timeout(ctx.limits.maxRunSeconds * 1000);
     // limit_overrides is checked by execute's own schema, like any caller's.

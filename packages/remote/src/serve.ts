@@ -13,6 +13,7 @@ type ServeFlags = {
   'max-request-bytes'?: string | undefined;
   'max-user-storage-bytes'?: string | undefined;
   'max-run-seconds'?: string | undefined;
+  'unconfined-runs'?: boolean | undefined;
 };
 
 const REMOTE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -49,7 +50,13 @@ export async function serve(flags: ServeFlags, io: CliIo): Promise<number> {
     port,
     remoteName,
     allowRemote: flags['allow-remote'] === true,
+    unconfinedRuns: flags['unconfined-runs'] === true,
   });
+  if (flags['unconfined-runs'] === true && !server.confined) {
+    io.stderr(
+      "ryeos-remote: WARNING: --unconfined-runs: Landlock is unavailable, so every user's tools run with this server's rights: they can read the server's database, key, every user's store and secrets, and other runs.\n",
+    );
+  }
   if (!isDefaultBindHost(host)) {
     io.stderr(
       `ryeos-remote: WARNING: listening on ${host}, beyond loopback. API keys and pushed items travel in clear: terminate TLS in front of this server (a reverse proxy) and expose only that.\n`,

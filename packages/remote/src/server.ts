@@ -13,6 +13,7 @@ import type {
 } from 'ryeos';
 import { API_KEY_PREFIX, packageVersion } from 'ryeos';
 import { ensurePrivateDirs, type RemoteLimits, type RemotePaths, removeLeftoverRuns } from './config.js';
+import { type RunConfinement, runConfinement } from './confine.js';
 import type { Caller, ServerContext } from './context.js';
 import { failInterruptedThreads, openRemoteDb, userOfApiKey } from './db.js';
 import { executeRemote } from './execute.js';
@@ -35,6 +36,11 @@ export interface RemoteServerOptions {
   allowRemote?: boolean;
   /** Executions at once; more wait their turn (default 4). */
   maxConcurrentRuns?: number;
+  /**
+   * Serve even where Landlock is unavailable, every run's tools then having this server
+   * account's rights. Without it such a server refuses to start.
+   */
+  unconfinedRuns?: boolean;
 }
 
 export interface RunningRemoteServer {
@@ -42,6 +48,8 @@ export interface RunningRemoteServer {
   host: string;
   port: number;
   fingerprint: string;
+  /** Whether runs' tool processes are confined (false only with `unconfinedRuns` where Landlock is missing). */
+  confined: boolean;
   close(): Promise<void>;
 }
 
@@ -191,10 +199,14 @@ export async function startRemoteServer(options: RemoteServerOptions): Promise<R
       },
     );
   }
+  const confinement = runConfinement({
+    ...(options.unconfinedRuns ? { unconfinedRuns: true } : {}),
+    ...(process.env.PATH !== undefined ? { path: process.env.PATH } : {}),
+  });
   ensurePrivateDirs(options.paths);
   const unlock = lockDataDir(options.paths.dataDir);
   try {
-    return await serveLocked(options, host, unlock);
+    return await serveLocked(options, host, unlock, confinement);
   } catch (error) {
     unlock();
     throw error;
@@ -205,6 +217,7 @@ async function serveLocked(
   options: RemoteServerOptions,
   host: string,
   unlock: () => void,
+  confinement: RunConfinement | undefined,
 ): Promise<RunningRemoteServer> {
   const identity = await loadServerIdentity(options.paths.signingKeyDir);
   const db = openRemoteDb(options.paths.dbPath);
@@ -222,6 +235,7 @@ async function serveLocked(
     version,
     systemVersion: majorMinor(version),
     runs: new RunSlots(options.maxConcurrentRuns ?? 4),
+    confinement,
     stopping: stopping.signal,
   };
   const server: Server = createServer((req, res) => void answer(req, res, ctx));
@@ -238,6 +252,7 @@ async function serveLocked(
     host,
     port,
     fingerprint: identity.fingerprint,
+    confined: confinement !== undefined,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => {

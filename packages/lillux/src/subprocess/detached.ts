@@ -4,7 +4,7 @@ import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RyeError } from '../errors.js';
-import { childEnv, osErrorMessage, spawnErrorSentence, validateCommon } from './shared.js';
+import { childEnv, launchLine, osErrorMessage, spawnErrorSentence, validateCommon } from './shared.js';
 import type { DetachedOptions, DetachedResult } from './types.js';
 
 /** An already-unlinked file holding `input`, open for reading: the child keeps it alive, nothing to clean. */
@@ -52,7 +52,8 @@ export async function spawnDetached(options: DetachedOptions): Promise<DetachedR
           ? stdout
           : keep(await open(stderrFile, 'a'));
     const env = childEnv(options.env, options.envMode);
-    const child = spawn(command, args, {
+    const line = launchLine(command, args, options.confine, 'spawnDetached');
+    const child = spawn(line.command, line.args, {
       cwd,
       ...(env === undefined ? {} : { env }),
       detached: true,

@@ -4,7 +4,14 @@ import { StringDecoder } from 'node:string_decoder';
 import { childProcess } from '../child-process.js';
 import { monotonicMs } from '../clock.js';
 import { RyeError } from '../errors.js';
-import { childEnv, elapsed, osErrorMessage, spawnErrorSentence, validateCommon } from './shared.js';
+import {
+  childEnv,
+  elapsed,
+  launchLine,
+  osErrorMessage,
+  spawnErrorSentence,
+  validateCommon,
+} from './shared.js';
 import { groupProbe, killGroup, killTree } from './tree.js';
 import type { SubprocessOptions, SubprocessResult } from './types.js';
 
@@ -213,9 +220,10 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
   }
 
   const env = childEnv(options.env, options.envMode);
+  const line = launchLine(command, args, options.confine, 'runSubprocess');
   let child: ChildProcess;
   try {
-    child = childProcess().spawn(command, [...args], {
+    child = childProcess().spawn(line.command, line.args, {
       cwd,
       env: env ?? process.env,
       stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],

@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { getSystemErrorMap } from 'node:util';
 import { monotonicMs } from '../clock.js';
 import { RyeError } from '../errors.js';
+import { type ConfineSpec, confinedCommand, validateConfine } from './confine.js';
 
 interface CommonOptions {
   command: unknown;
@@ -89,6 +90,18 @@ export function spawnErrorSentence(error: unknown, command: string, cwd: string 
   }
   if (code === 'E2BIG') return `Argument list too long for ${command}`;
   return `Failed to start ${command}: ${osErrorMessage(error)}`;
+}
+
+/** The command line to start: the command itself, or the confinement launcher running it. */
+export function launchLine(
+  command: string,
+  args: readonly string[],
+  confine: ConfineSpec | undefined,
+  fn: string,
+): { command: string; args: string[] } {
+  if (confine === undefined) return { command, args: [...args] };
+  validateConfine(confine, fn);
+  return confinedCommand(command, args, confine);
 }
 
 /** Milliseconds since `start` (a monotonicMs() value), to the microsecond. */

@@ -1,3 +1,5 @@
+import type { ConfineSpec } from './confine.js';
+
 /** Options of {@link runSubprocess}. */
 export interface SubprocessOptions {
   /** Executable to run: a name looked up on the child's PATH, or a path. Never run through a shell. */
@@ -24,6 +26,8 @@ export interface SubprocessOptions {
    * so the child never blocks, and `truncated` says how much there was. Default: no limit.
    */
   maxOutputBytes?: number;
+  /** Run the command confined by Landlock to these folders (see confine.ts). */
+  confine?: ConfineSpec;
 }
 
 export interface SubprocessResult {
@@ -57,6 +61,8 @@ export interface DetachedOptions {
   stderrFile?: string;
   /** Fed to stdin (from an already-unlinked temporary file). Absent: stdin is `/dev/null`. */
   input?: string;
+  /** Run the command confined by Landlock to these folders (see confine.ts). */
+  confine?: ConfineSpec;
 }
 
 export interface DetachedResult {

@@ -28,8 +28,9 @@
 import { realpathSync } from 'node:fs';
 import { monotonicMs } from '../clock.js';
 import { RyeError } from '../errors.js';
+import { type ConfineSpec, validateConfine } from './confine.js';
 import { runSubprocess } from './run.js';
-import { elapsed, osErrorMessage, spawnErrorSentence } from './shared.js';
+import { elapsed, launchLine, osErrorMessage, spawnErrorSentence } from './shared.js';
 import type { SubprocessResult } from './types.js';
 import type { Channel, WorkerMessage } from './worker-channel.js';
 import { openChannel } from './worker-channel.js';
@@ -69,6 +70,11 @@ export interface WarmCallOptions {
   onStdout?: (chunk: string) => void;
   onStderr?: (chunk: string) => void;
   worker?: WorkerSettings;
+  /**
+   * Run the worker confined by Landlock to these folders (see confine.ts). Part of the worker's
+   * identity, and a confined worker is never a thread: a thread would share the host's rights.
+   */
+  confine?: ConfineSpec;
 }
 
 const DEFAULT_IDLE_MS = 60_000;
@@ -146,11 +152,16 @@ class WarmWorker {
       resolve: (r: SubprocessResult) => void,
     ) => void,
   ) {
-    const thread = settings.thread && isOwnNode(options.command) && options.args?.[0] !== undefined;
+    const thread =
+      settings.thread &&
+      options.confine === undefined &&
+      isOwnNode(options.command) &&
+      options.args?.[0] !== undefined;
+    const line = launchLine(options.command, options.args ?? [], options.confine, 'runWarm');
     this.channel = openChannel(
       {
-        command: options.command,
-        args: options.args ?? [],
+        command: thread ? options.command : line.command,
+        args: thread ? (options.args ?? []) : line.args,
         cwd: options.cwd,
         env: { ...options.env, RYE_WORKER_PROTOCOL: settings.signedAnswers && !thread ? '2' : '1' },
         thread,
@@ -432,6 +443,7 @@ function settingsOf(options: WarmCallOptions, caller: string): Required<WorkerSe
   if (typeof options.command !== 'string' || options.command === '') {
     throw new RyeError('VALIDATION', `${caller}: command must be a non-empty string`);
   }
+  if (options.confine !== undefined) validateConfine(options.confine, caller);
   return {
     idleMs: positive(options.worker?.idleMs, DEFAULT_IDLE_MS),
     maxConcurrency: Math.floor(positive(options.worker?.maxConcurrency, DEFAULT_CONCURRENCY)),
@@ -456,6 +468,7 @@ function identity(options: WarmCallOptions, settings: Required<WorkerSettings>):
     env,
     settings.thread,
     settings.signedAnswers,
+    options.confine ?? null,
   ]);
 }
 

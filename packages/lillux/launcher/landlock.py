@@ -1,0 +1,209 @@
+"""Runs a command confined by Linux Landlock to the folders a spec names.
+
+Usage: python3 -I -S landlock.py '<spec JSON>' -- <command> [args...]
+
+The spec is {"read": [paths], "write": [paths], "best_effort": bool}. Everything under a "read"
+path may be read and executed; everything under a "write" path may also be written, created,
+removed and renamed; nothing else on the filesystem is reachable. From Landlock ABI 6 the command
+also cannot signal, or connect to an abstract unix socket of, a process outside its own domain;
+from ABI 1 it cannot ptrace one, so it cannot read another process's /proc/<pid>/environ or mem,
+or take its descriptors with pidfd_getfd. The restriction is inherited by every descendant and
+can never be lifted. Only ctypes and the standard library: nothing to build or install.
+
+Exit codes when the command never runs: 125 confinement unavailable or refused, 126 bad spec or
+command not executable, 127 command not found.
+"""
+
+import ctypes
+import json
+import os
+import sys
+
+# os.execvp imports it on first use, which a confined process may no longer be able to read.
+import warnings  # noqa: F401
+
+# Syscall numbers: asm-generic numbering, the same on x86_64 and aarch64 (and every arch since
+# Landlock landed in 5.13), which is why no per-arch table is needed.
+SYS_LANDLOCK_CREATE_RULESET = 444
+SYS_LANDLOCK_ADD_RULE = 445
+SYS_LANDLOCK_RESTRICT_SELF = 446
+
+LANDLOCK_CREATE_RULESET_VERSION = 1 << 0
+LANDLOCK_RULE_PATH_BENEATH = 1
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAPBSET_DROP = 24
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+# Filesystem access rights (include/uapi/linux/landlock.h), by the ABI that introduced them.
+ACCESS_FS_EXECUTE = 1 << 0
+ACCESS_FS_WRITE_FILE = 1 << 1
+ACCESS_FS_READ_FILE = 1 << 2
+ACCESS_FS_READ_DIR = 1 << 3
+ACCESS_FS_ABI1 = (1 << 13) - 1  # EXECUTE .. MAKE_SYM
+ACCESS_FS_REFER = 1 << 13  # ABI 2
+ACCESS_FS_TRUNCATE = 1 << 14  # ABI 3
+ACCESS_FS_IOCTL_DEV = 1 << 15  # ABI 5
+# The rights a rule on a file (not a folder) may carry: the kernel refuses a directory right there.
+ACCESS_FILE = ACCESS_FS_EXECUTE | ACCESS_FS_WRITE_FILE | ACCESS_FS_READ_FILE | ACCESS_FS_TRUNCATE | ACCESS_FS_IOCTL_DEV
+
+SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
+SCOPE_SIGNAL = 1 << 1  # ABI 6
+
+
+class RulesetAttr(ctypes.Structure):
+    # struct landlock_ruleset_attr: three __u64; the size passed tells the kernel how many we fill
+    # (8 before ABI 4, 16 with handled_access_net, 24 with scoped).
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
+
+
+class PathBeneathAttr(ctypes.Structure):
+    # struct landlock_path_beneath_attr is __attribute__((packed)): 12 bytes, no padding.
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def fail(code, message):
+    sys.stderr.write("ryeos confine: " + message + "\n")
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def libc_syscall():
+    libc = ctypes.CDLL(None, use_errno=True)
+    # prctl's arguments after the first are unsigned long: typed, so no upper half is left
+    # undefined (PR_SET_NO_NEW_PRIVS refuses non-zero unused arguments).
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    call = libc.syscall
+    call.restype = ctypes.c_long
+    return libc, call
+
+
+class CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def drop_capabilities(libc):
+    # A process with CAP_SYS_PTRACE (a server run as root) may still read another domain's
+    # /proc/<pid>/environ; a tool never needs a capability, so it keeps none, now or after exec.
+    for cap in range(64):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # EINVAL past the last cap, EPERM without CAP_SETPCAP
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    data = (CapData * 2)()
+    if libc.capset(ctypes.byref(CapHeader(LINUX_CAPABILITY_VERSION_3, 0)), data) != 0:
+        fail(125, "capset failed: " + os.strerror(ctypes.get_errno()))
+
+
+def handled_fs(abi):
+    rights = ACCESS_FS_ABI1
+    if abi >= 2:
+        rights |= ACCESS_FS_REFER
+    if abi >= 3:
+        rights |= ACCESS_FS_TRUNCATE
+    if abi >= 5:
+        rights |= ACCESS_FS_IOCTL_DEV
+    return rights
+
+
+def landlock_abi(syscall):
+    if not sys.platform.startswith("linux"):
+        return 0, "Landlock is a Linux feature (this is " + sys.platform + ")"
+    abi = syscall(ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), None, ctypes.c_size_t(0),
+                  ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION))
+    if abi < 0:
+        err = ctypes.get_errno()
+        why = {38: "the kernel is older than 5.13", 95: "Landlock is not enabled (lsm= boot parameter)"}
+        return 0, "Landlock is unavailable: " + why.get(err, os.strerror(err))
+    return abi, ""
+
+
+def add_rule(syscall, ruleset_fd, path, access, handled):
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        # Missing (e.g. /lib64 on aarch64) or closed to this account: nothing there to allow.
+        return
+    try:
+        if not os.path.isdir(path):
+            access &= ACCESS_FILE
+        rule = PathBeneathAttr(access & handled, fd)
+        if syscall(ctypes.c_long(SYS_LANDLOCK_ADD_RULE), ctypes.c_int(ruleset_fd),
+                   ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)) < 0:
+            fail(125, "cannot allow " + path + ": " + os.strerror(ctypes.get_errno()))
+    finally:
+        os.close(fd)
+
+
+def confine(spec):
+    libc, syscall = libc_syscall()
+    abi, why = landlock_abi(syscall)
+    if abi <= 0:
+        if spec.get("best_effort") is True:
+            return
+        fail(125, why + "; refusing to run the command unconfined")
+    # Without it restrict_self is refused to an unprivileged process; it also keeps a setuid
+    # program from gaining rights the domain denies.
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        fail(125, "prctl(PR_SET_NO_NEW_PRIVS) failed: " + os.strerror(ctypes.get_errno()))
+    drop_capabilities(libc)
+    handled = handled_fs(abi)
+    attr = RulesetAttr(handled, 0, 0)
+    size = 8
+    if abi >= 6:
+        attr.scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL
+        size = 24
+    ruleset_fd = syscall(ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), ctypes.byref(attr),
+                         ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if ruleset_fd < 0:
+        fail(125, "landlock_create_ruleset failed: " + os.strerror(ctypes.get_errno()))
+    read = ACCESS_FS_EXECUTE | ACCESS_FS_READ_FILE | ACCESS_FS_READ_DIR
+    for path in spec.get("read", []):
+        add_rule(syscall, ruleset_fd, path, read, handled)
+    for path in spec.get("write", []):
+        add_rule(syscall, ruleset_fd, path, handled, handled)
+    if syscall(ctypes.c_long(SYS_LANDLOCK_RESTRICT_SELF), ctypes.c_int(ruleset_fd), ctypes.c_uint32(0)) < 0:
+        fail(125, "landlock_restrict_self failed: " + os.strerror(ctypes.get_errno()))
+    os.close(ruleset_fd)
+
+
+def parse(argv):
+    if len(argv) == 2 and argv[1] == "--abi":
+        _, syscall = libc_syscall()
+        abi, why = landlock_abi(syscall)
+        sys.stdout.write(json.dumps({"abi": abi, "why": why}) + "\n")
+        sys.stdout.flush()
+        os._exit(0)
+    if len(argv) < 4 or argv[2] != "--":
+        fail(126, "usage: landlock.py '<spec JSON>' -- <command> [args...]")
+    try:
+        spec = json.loads(argv[1])
+    except ValueError as error:
+        fail(126, "the spec is not JSON: " + str(error))
+    paths_ok = lambda v: isinstance(v, list) and all(isinstance(p, str) and os.path.isabs(p) for p in v)
+    if not isinstance(spec, dict) or not paths_ok(spec.get("read", [])) or not paths_ok(spec.get("write", [])):
+        fail(126, "the spec must be an object whose read and write are lists of absolute paths")
+    return spec, argv[3], argv[3:]
+
+
+def main():
+    spec, command, args = parse(sys.argv)
+    confine(spec)
+    try:
+        os.execvp(command, args)
+    except FileNotFoundError:
+        fail(127, "command not found: " + command)
+    except OSError as error:
+        fail(126, "cannot run " + command + ": " + error.strerror)
+
+
+if __name__ == "__main__":
+    main()
