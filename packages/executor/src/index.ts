@@ -81,7 +81,14 @@ export { renderPlaceholders } from './template.js';
 export type { ParameterSchema } from './tool-parameters.js';
 export { checkToolParameters, toolParameterSchema } from './tool-parameters.js';
 export type { TrustEntry } from './trust.js';
-export { TrustStore, trustedDir, trustFileText } from './trust.js';
+export {
+  isRemotePin,
+  parseTrustToml,
+  REMOTE_PIN_OWNER_PREFIX,
+  TrustStore,
+  trustedDir,
+  trustFileText,
+} from './trust.js';
 export type { ReadVerifiedOptions, VerifiedItem, VerifyTextOptions } from './verified-read.js';
 export { declaredIdentity, findItem, readVerifiedItem, verifyResolvedText } from './verified-read.js';
 export type {
