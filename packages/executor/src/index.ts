@@ -9,6 +9,7 @@ export {
   YAML_DOCUMENT_NAMESPACE,
 } from './bundle-index.js';
 export type { ChainContext, ChainElement, PrimitiveId } from './chain.js';
+export { deepMerge } from './config-resolve.js';
 export { buildChain, MAX_CHAIN_DEPTH, PRIMITIVES, validateChain } from './chain.js';
 export type { PrecomputedSource } from './content-cache.js';
 export { ContentCache } from './content-cache.js';
