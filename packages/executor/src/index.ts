@@ -8,6 +8,7 @@ export {
   readerNamespace,
   YAML_DOCUMENT_NAMESPACE,
 } from './bundle-index.js';
+export * from './cas/index.js';
 export type { ChainContext, ChainElement, PrimitiveId } from './chain.js';
 export { deepMerge } from './config-resolve.js';
 export { buildChain, MAX_CHAIN_DEPTH, PRIMITIVES, validateChain } from './chain.js';

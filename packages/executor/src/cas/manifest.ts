@@ -1,0 +1,215 @@
+/**
+ * Manifests: a space's files as one object. Each file of `.ai/` becomes an `item_source` (what
+ * kind of item, its id, its bytes as a blob, its signature line's fields); a project adds the
+ * other files its sync policy includes. The manifest's hash names every byte of the space, so
+ * two pushes of an unchanged space produce the same hashes and send nothing the second time.
+ */
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RyeError } from '@ryeos/lillux';
+import { assertHash } from './hash.js';
+import type { ItemSource, ItemSourceType, SignatureInfo, SourceManifest } from './kinds.js';
+import type { ObjectStore } from './store.js';
+import {
+  DEFAULT_SYNC,
+  holdsPrivateKey,
+  isRuntimeDir,
+  isSecretName,
+  patternMatcher,
+  type SyncPolicy,
+} from './sync-policy.js';
+
+export interface ManifestOptions {
+  space: 'project' | 'user';
+  /** The space base: the folder that holds `.ai/`. */
+  base: string;
+  sync?: SyncPolicy;
+}
+
+export interface BuiltManifest {
+  hash: string;
+  manifest: SourceManifest;
+  /** Every hash the manifest reaches, children before the manifest itself (the order to send them). */
+  closure: string[];
+  /** Paths left out: links, special files, and files that hold a private key. */
+  skipped: string[];
+}
+
+const KIND_DIRS: Record<string, ItemSourceType> = {
+  directives: 'directive',
+  tools: 'tool',
+  knowledge: 'knowledge',
+};
+const SIGNED_LINE =
+  /rye:signed:(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ):([0-9a-f]{64}):([A-Za-z0-9_\-+/]+={0,2}):([0-9a-f]{16})/;
+
+export function buildManifest(store: ObjectStore, options: ManifestOptions): BuiltManifest {
+  const sync = options.sync ?? DEFAULT_SYNC;
+  const excluded = patternMatcher(sync.exclude);
+  const walk = new Walk(store, options.base, excluded);
+  walk.dir(
+    '.ai',
+    (relative, isDir) => isDir && relative.startsWith('.ai/') && isRuntimeDir(relative.slice(4)),
+  );
+  if (options.space === 'project') {
+    const included = patternMatcher(
+      sync.include.filter((pattern) => !pattern.startsWith('.ai/') && pattern !== '.ai'),
+    );
+    if (sync.include.some((pattern) => !pattern.startsWith('.ai'))) walk.projectFiles(included);
+  }
+  const manifest: SourceManifest = {
+    schema: 1,
+    kind: 'source_manifest',
+    space: options.space,
+    items: walk.items,
+    files: walk.files,
+  };
+  const hash = store.putObject(manifest);
+  return { hash, manifest, closure: [...walk.closure, hash], skipped: walk.skipped };
+}
+
+/** Every hash below a stored manifest (item sources, their blobs, file blobs), then the manifest. */
+export function manifestClosure(store: ObjectStore, manifestHash: string): string[] {
+  const manifest = readManifest(store, manifestHash);
+  const closure: string[] = [];
+  for (const itemHash of Object.values(manifest.items)) {
+    const item = store.getObject<ItemSource>(assertHash(itemHash));
+    if (item?.kind !== 'item_source') throw missing(itemHash, 'item source');
+    closure.push(assertHash(item.content_blob_hash), itemHash);
+  }
+  for (const blob of Object.values(manifest.files)) closure.push(assertHash(blob));
+  closure.push(manifestHash);
+  return closure;
+}
+
+export function readManifest(store: ObjectStore, hash: string): SourceManifest {
+  const manifest = store.getObject<SourceManifest>(assertHash(hash, 'manifest hash'));
+  if (!manifest) throw missing(hash, 'manifest');
+  if (
+    manifest.kind !== 'source_manifest' ||
+    typeof manifest.items !== 'object' ||
+    typeof manifest.files !== 'object'
+  ) {
+    throw new RyeError('VALIDATION', `Object ${hash} is not a source manifest`, {
+      hint: 'Pass the hash a push returned for the project or user space.',
+    });
+  }
+  return manifest;
+}
+
+function missing(hash: string, what: string): RyeError {
+  return new RyeError('NOT_FOUND', `The ${what} ${hash} is not in the store`, {
+    hint: 'Push the space again: a push sends every object a manifest needs.',
+  });
+}
+
+class Walk {
+  readonly items: Record<string, string> = {};
+  readonly files: Record<string, string> = {};
+  readonly closure: string[] = [];
+  readonly skipped: string[] = [];
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly base: string,
+    private readonly excluded: (path: string, isDir: boolean) => boolean,
+  ) {}
+
+  /** Walks `relative`, leaving out what `skip` or the policy names; files go to the items map. */
+  dir(relative: string, skip: (relative: string, isDir: boolean) => boolean): void {
+    for (const entry of entriesOf(join(this.base, relative))) {
+      const path = `${relative}/${entry.name}`;
+      if (entry.isDirectory()) {
+        if (!skip(path, true) && !this.excluded(path, true)) this.dir(path, skip);
+      } else if (!isSecretName(entry.name) && !this.excluded(path, false)) {
+        if (entry.isFile()) this.addItem(path);
+        else this.skipped.push(path);
+      }
+    }
+  }
+
+  /** Files outside `.ai/` that the policy includes. */
+  projectFiles(included: (path: string, isDir: boolean) => boolean, relative = ''): void {
+    for (const entry of entriesOf(relative ? join(this.base, relative) : this.base)) {
+      const path = relative ? `${relative}/${entry.name}` : entry.name;
+      if (path === '.ai') continue;
+      if (entry.isDirectory()) {
+        if (!this.excluded(path, true)) this.projectFiles(included, path);
+      } else if (included(path, false) && !isSecretName(entry.name) && !this.excluded(path, false)) {
+        if (!entry.isFile()) this.skipped.push(path);
+        else {
+          const bytes = readFileSync(join(this.base, path));
+          if (holdsPrivateKey(bytes)) this.skipped.push(path);
+          else {
+            this.files[path] = this.store.putBlob(bytes);
+            this.closure.push(this.files[path]);
+          }
+        }
+      }
+    }
+  }
+
+  private addItem(path: string): void {
+    const full = join(this.base, path);
+    const bytes = readFileSync(full);
+    if (holdsPrivateKey(bytes)) {
+      this.skipped.push(path);
+      return;
+    }
+    const blob = this.store.putBlob(bytes);
+    const executable = (lstatSync(full).mode & 0o100) !== 0;
+    const source: ItemSource = {
+      schema: 1,
+      kind: 'item_source',
+      ...itemIdentity(path),
+      content_blob_hash: blob,
+      integrity: null,
+      signature_info: signatureInfo(bytes),
+      ...(executable ? { executable: true } : {}),
+    };
+    source.integrity = source.signature_info?.hash ?? null;
+    const hash = this.store.putObject(source);
+    this.items[path] = hash;
+    this.closure.push(blob, hash);
+  }
+}
+
+function entriesOf(dir: string): import('node:fs').Dirent[] {
+  try {
+    // Sorted, so a manifest's walk (and the order its objects are sent in) is the same every time.
+    return readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    );
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+function itemIdentity(path: string): { item_type: ItemSourceType; item_id: string } {
+  const segments = path.split('/').slice(1);
+  const type = KIND_DIRS[segments[0] ?? ''];
+  const rest = type ? segments.slice(1) : segments;
+  const leaf = rest.at(-1) ?? '';
+  const dot = leaf.lastIndexOf('.');
+  rest[rest.length - 1] = dot > 0 ? leaf.slice(0, dot) : leaf;
+  return { item_type: type ?? 'config', item_id: rest.join('/') };
+}
+
+function signatureInfo(bytes: Buffer): SignatureInfo | null {
+  // The signature line sits at the top or the bottom of a file; looking at both ends is enough.
+  const text =
+    bytes.length > 8192
+      ? `${bytes.subarray(0, 4096).toString('utf8')}\n${bytes.subarray(-4096).toString('utf8')}`
+      : bytes.toString('utf8');
+  const match = SIGNED_LINE.exec(text);
+  if (!match) return null;
+  const [, timestamp, hash, signature, fingerprint] = match as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
+  return { timestamp, hash, signature, fingerprint };
+}

@@ -1,0 +1,211 @@
+/**
+ * The content-addressed store: blobs (raw bytes) and objects (canonical JSON), each filed under
+ * its SHA-256. Write-once: a file is written to a temporary name and renamed into place, so a
+ * reader never sees half of one. The hash is checked on every write (bytes that do not hash to
+ * the name they were offered under are refused) and on every read (a file altered on disk is an
+ * integrity error, never data).
+ *
+ * Layout under the root: `blobs/ab/cd/<hash>` and `objects/ab/cd/<hash>.json`.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
+import { RyeError } from '@ryeos/lillux';
+import { canonicalJson } from './canonical-json.js';
+import { assertHash, sha256Hex } from './hash.js';
+import { CAS_SCHEMA, type CasObject } from './kinds.js';
+
+/** Where a space keeps its objects, relative to the space base (the folder that holds `.ai/`). */
+export const OBJECTS_DIR = '.ai/state/objects';
+
+export type EntryKind = 'blob' | 'object';
+
+export interface StoredEntry {
+  kind: EntryKind;
+  bytes: Buffer;
+}
+
+export class ObjectStore {
+  /** Bytes under the root, counted once and then kept up to date by this instance's writes. */
+  private storedBytes: number | undefined;
+
+  constructor(readonly root: string) {}
+
+  static ofSpace(base: string): ObjectStore {
+    return new ObjectStore(join(base, OBJECTS_DIR));
+  }
+
+  putBlob(bytes: Uint8Array | string): string {
+    const data = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
+    const hash = sha256Hex(data);
+    this.write(this.pathOf(hash, 'blob'), data);
+    return hash;
+  }
+
+  putObject(value: CasObject): string {
+    const text = canonicalJson(checkedObject(value));
+    const hash = sha256Hex(text);
+    this.write(this.pathOf(hash, 'object'), Buffer.from(text, 'utf8'));
+    return hash;
+  }
+
+  /**
+   * Stores bytes received from elsewhere under the hash they were sent with. Refused, with
+   * nothing written, when they do not hash to it or (for an object) are not canonical JSON of an
+   * object with a schema and a kind: a second text of the same object would get a second hash.
+   */
+  putEntry(hash: string, kind: EntryKind, bytes: Uint8Array): void {
+    assertHash(hash);
+    const actual = sha256Hex(bytes);
+    if (actual !== hash) {
+      throw new RyeError('INTEGRITY', `Content does not match its hash ${hash} (it hashes to ${actual})`, {
+        hint: 'The sender altered or truncated the bytes; send them again from a store that verifies.',
+      });
+    }
+    if (kind === 'object') parseCanonicalObject(hash, Buffer.from(bytes));
+    else if (kind !== 'blob')
+      throw new RyeError('VALIDATION', `Unknown entry kind '${String(kind)}'`, {
+        hint: 'Use "blob" or "object".',
+      });
+    this.write(this.pathOf(hash, kind), bytes);
+  }
+
+  has(hash: string): EntryKind | undefined {
+    assertHash(hash);
+    if (exists(this.pathOf(hash, 'object'))) return 'object';
+    if (exists(this.pathOf(hash, 'blob'))) return 'blob';
+    return undefined;
+  }
+
+  getBlob(hash: string): Buffer | undefined {
+    return this.read(hash, 'blob');
+  }
+
+  getObject<T = CasObject>(hash: string): T | undefined {
+    const bytes = this.read(hash, 'object');
+    return bytes === undefined ? undefined : (parseCanonicalObject(hash, bytes) as T);
+  }
+
+  getEntry(hash: string): StoredEntry | undefined {
+    const kind = this.has(hash);
+    if (!kind) return undefined;
+    const bytes = this.read(hash, kind);
+    return bytes === undefined ? undefined : { kind, bytes };
+  }
+
+  sizeBytes(): number {
+    this.storedBytes ??= totalSize(this.root);
+    return this.storedBytes;
+  }
+
+  private pathOf(hash: string, kind: EntryKind): string {
+    assertHash(hash);
+    const dir = join(this.root, kind === 'blob' ? 'blobs' : 'objects', hash.slice(0, 2), hash.slice(2, 4));
+    return join(dir, kind === 'blob' ? hash : `${hash}.json`);
+  }
+
+  private read(hash: string, kind: EntryKind): Buffer | undefined {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(this.pathOf(hash, kind));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    if (sha256Hex(bytes) !== hash) {
+      throw new RyeError(
+        'INTEGRITY',
+        `Stored ${kind} ${hash} was altered on disk (its bytes no longer match its hash)`,
+        {
+          hint: `Delete ${this.pathOf(hash, kind)} and fetch or push it again.`,
+        },
+      );
+    }
+    return bytes;
+  }
+
+  private write(path: string, bytes: Uint8Array): void {
+    // Write-once: a file already there with the right size is this content (reads re-check the
+    // hash); one of another size is a damaged copy and is replaced.
+    const present = statSync(path, { throwIfNoEntry: false });
+    if (present?.isFile() && present.size === bytes.byteLength) return;
+    const dir = dirname(path);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const temp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
+    try {
+      writeFileSync(temp, bytes, { flag: 'wx', mode: 0o600 });
+      renameSync(temp, path);
+    } catch (error) {
+      rmSync(temp, { force: true });
+      throw error;
+    }
+    if (this.storedBytes !== undefined) this.storedBytes += bytes.byteLength - (present?.size ?? 0);
+  }
+}
+
+function checkedObject(value: CasObject): CasObject {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new RyeError('VALIDATION', 'A stored object must be a JSON object', {
+      hint: 'Store raw bytes with putBlob.',
+    });
+  }
+  if (value.schema !== CAS_SCHEMA || typeof value.kind !== 'string' || value.kind === '') {
+    throw new RyeError('VALIDATION', `A stored object needs "schema": ${CAS_SCHEMA} and a "kind"`, {
+      hint: 'Add both fields; they tell a reader what the object is.',
+    });
+  }
+  return value;
+}
+
+function parseCanonicalObject(hash: string, bytes: Buffer): CasObject {
+  const text = bytes.toString('utf8');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw notCanonical(hash, 'it is not JSON');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw notCanonical(hash, 'it is not a JSON object');
+  const object = value as CasObject;
+  if (object.schema !== CAS_SCHEMA || typeof object.kind !== 'string')
+    throw notCanonical(hash, 'it has no schema 1 and kind');
+  if (canonicalJson(object) !== text) throw notCanonical(hash, 'it is not in canonical form');
+  return object;
+}
+
+function notCanonical(hash: string, why: string): RyeError {
+  return new RyeError('INTEGRITY', `Object ${hash} is refused: ${why}`, {
+    hint: 'Objects are canonical JSON (sorted keys, no spaces, non-ASCII as \\uXXXX) with "schema": 1 and a "kind".',
+  });
+}
+
+function exists(path: string): boolean {
+  return lstatSync(path, { throwIfNoEntry: false })?.isFile() === true;
+}
+
+function totalSize(dir: string): number {
+  let total = 0;
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw error;
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += totalSize(path);
+    else if (entry.isFile()) total += statSync(path).size;
+  }
+  return total;
+}

@@ -1,0 +1,265 @@
+import { execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  buildManifest,
+  canonicalJson,
+  manifestClosure,
+  materialize,
+  ObjectStore,
+  objectHashOf,
+  type SourceManifest,
+  sha256Hex,
+} from '../src/cas/index.js';
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ryeos-cas-test-'));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function write(base: string, path: string, text: string): void {
+  mkdirSync(dirname(join(base, path)), { recursive: true });
+  writeFileSync(join(base, path), text);
+}
+
+const SIGNED =
+  '// rye:signed:2026-11-24T22:47:15Z:74be84d61992f8ba672a577f9ac9f2f8628bcbbcffbf1545056b9ebc1fa33d54:GaWqN-ZeMM5yM13oQNnzPUfNUgaQmzsvDM9V6S-YBLhTlt0kHA7Fs-Y_yzXmtbIVGvl7sBwpYmpvLt0rOqmABg==:007af625371e6e71\nexport const x = 1;\n';
+
+describe('canonical JSON', () => {
+  it('writes what Python json.dumps(sort_keys, compact separators, ensure_ascii) writes', () => {
+    const value = { b: 'é\u007f😀', a: [1, 2.5, null, true], c: { z: -0.125, y: 'x"\n' } };
+    const python = execFileSync(
+      'python3',
+      [
+        '-c',
+        'import json,sys; print(json.dumps(json.loads(sys.stdin.read()), sort_keys=True, separators=(",", ":")), end="")',
+      ],
+      { input: JSON.stringify(value) },
+    ).toString();
+    expect(canonicalJson(value)).toBe(python);
+  });
+
+  it('refuses what JSON cannot carry', () => {
+    expect(() => canonicalJson({ a: Number.NaN })).toThrow(/NaN at \$\.a/);
+    expect(() => canonicalJson({ a: () => 1 })).toThrow(/function/);
+  });
+});
+
+describe('ObjectStore', () => {
+  it('files blobs and objects under their hashes and reads them back', () => {
+    const store = new ObjectStore(join(tempDir(), 'objects'));
+    const blob = store.putBlob('hello');
+    expect(blob).toBe(sha256Hex('hello'));
+    expect(readFileSync(join(store.root, 'blobs', blob.slice(0, 2), blob.slice(2, 4), blob), 'utf8')).toBe(
+      'hello',
+    );
+    const object = { schema: 1 as const, kind: 'state_snapshot' as const, state: { ü: 1 } };
+    const hash = store.putObject(object);
+    expect(hash).toBe(objectHashOf(object));
+    expect(store.getObject(hash)).toEqual(object);
+    expect(store.has(hash)).toBe('object');
+    expect(store.has(blob)).toBe('blob');
+    expect(store.getBlob(sha256Hex('absent'))).toBeUndefined();
+    expect(store.sizeBytes()).toBe(5 + canonicalJson(object).length);
+  });
+
+  it('refuses bytes that do not match the hash they came with, and writes nothing', () => {
+    const store = new ObjectStore(join(tempDir(), 'objects'));
+    expect(() => store.putEntry(sha256Hex('a'), 'blob', Buffer.from('b'))).toThrow(/does not match its hash/);
+    expect(store.has(sha256Hex('a'))).toBeUndefined();
+    expect(store.sizeBytes()).toBe(0);
+  });
+
+  it('refuses an object that is not canonical JSON with schema and kind', () => {
+    const store = new ObjectStore(join(tempDir(), 'objects'));
+    const spaced = Buffer.from('{"kind": "x", "schema": 1}');
+    expect(() => store.putEntry(sha256Hex(spaced), 'object', spaced)).toThrow(/canonical/);
+    const bare = Buffer.from('{"a":1}');
+    expect(() => store.putEntry(sha256Hex(bare), 'object', bare)).toThrow(/schema 1 and kind/);
+    const good = Buffer.from('{"kind":"x","schema":1}');
+    store.putEntry(sha256Hex(good), 'object', good);
+    expect(store.getObject(sha256Hex(good))).toEqual({ kind: 'x', schema: 1 });
+  });
+
+  it('refuses anything but a SHA-256 hex digest as a name, before a path is built', () => {
+    const store = new ObjectStore(join(tempDir(), 'objects'));
+    expect(() => store.has('../../../etc/passwd')).toThrow(/Invalid hash/);
+    expect(() => store.getBlob(`${'A'.repeat(64)}`)).toThrow(/Invalid hash/);
+  });
+
+  it('notices a file altered on disk', () => {
+    const store = new ObjectStore(join(tempDir(), 'objects'));
+    const hash = store.putBlob('original');
+    const path = join(store.root, 'blobs', hash.slice(0, 2), hash.slice(2, 4), hash);
+    chmodSync(path, 0o600);
+    writeFileSync(path, 'tampered');
+    expect(() => store.getBlob(hash)).toThrow(/altered on disk/);
+  });
+});
+
+describe('manifests', () => {
+  it('take the .ai/ items and leave out runtime state, secrets, private keys and links', () => {
+    const base = tempDir();
+    write(base, '.ai/tools/acme/hello.js', SIGNED);
+    write(base, '.ai/directives/greet.md', '# greet\n');
+    write(base, '.ai/config/keys/trusted/me.toml', 'fingerprint = "x"\n');
+    write(base, '.ai/config/keys/signing/public_key.pem', 'PUBLIC\n');
+    write(base, '.ai/config/keys/signing/private_key.pem', 'SECRET\n');
+    write(base, '.ai/config/keys/signing/private_key.pem.20261124T224715Z.bak', 'SECRET\n');
+    write(base, '.ai/config/keys/stray.txt', '-----BEGIN PRIVATE KEY-----\nMC4\n-----END PRIVATE KEY-----\n');
+    write(base, '.ai/.env', 'A=1');
+    write(base, '.ai/tools/.env.local', 'A=1');
+    write(base, '.ai/tools/token.secret', 'x');
+    write(base, '.ai/state/threads/t/thread.json', '{}');
+    write(base, '.ai/objects/x', 'x');
+    write(base, '.ai/cache/x', 'x');
+    write(base, 'src/app.ts', 'code');
+    symlinkSync('/etc/passwd', join(base, '.ai/tools/passwd.js'));
+    const store = ObjectStore.ofSpace(tempDir());
+    const built = buildManifest(store, { space: 'project', base });
+    expect(Object.keys(built.manifest.items).sort()).toEqual([
+      '.ai/config/keys/signing/public_key.pem',
+      '.ai/config/keys/trusted/me.toml',
+      '.ai/directives/greet.md',
+      '.ai/tools/acme/hello.js',
+    ]);
+    expect(built.manifest.files).toEqual({});
+    expect(built.skipped.sort()).toEqual(['.ai/config/keys/stray.txt', '.ai/tools/passwd.js']);
+    const tool = store.getObject(built.manifest.items['.ai/tools/acme/hello.js'] as string);
+    expect(tool).toMatchObject({
+      kind: 'item_source',
+      item_type: 'tool',
+      item_id: 'acme/hello',
+      content_blob_hash: sha256Hex(SIGNED),
+      integrity: '74be84d61992f8ba672a577f9ac9f2f8628bcbbcffbf1545056b9ebc1fa33d54',
+      signature_info: { fingerprint: '007af625371e6e71', timestamp: '2026-11-24T22:47:15Z' },
+    });
+    expect(manifestClosure(store, built.hash)).toEqual(expect.arrayContaining(built.closure));
+    expect(manifestClosure(store, built.hash)).toHaveLength(built.closure.length);
+  });
+
+  it('give the same hash for an unchanged space, and add project files the sync policy includes', () => {
+    const base = tempDir();
+    write(base, '.ai/tools/a.js', 'a');
+    write(base, 'src/app.ts', 'code');
+    write(base, 'src/.env', 'SECRET=1');
+    write(base, 'node_modules/x/index.js', 'x');
+    const store = ObjectStore.ofSpace(tempDir());
+    const first = buildManifest(store, { space: 'project', base });
+    expect(buildManifest(store, { space: 'project', base }).hash).toBe(first.hash);
+    const synced = buildManifest(store, {
+      space: 'project',
+      base,
+      sync: { include: ['.ai/', 'src/', '**/*.js'], exclude: ['node_modules/'] },
+    });
+    expect(synced.manifest.files).toEqual({ 'src/app.ts': sha256Hex('code') });
+  });
+});
+
+describe('materialize', () => {
+  function pushed(): { store: ObjectStore; project: string; user: string } {
+    const project = tempDir();
+    write(project, '.ai/tools/run.sh', '#!/bin/sh\necho hi\n');
+    chmodSync(join(project, '.ai/tools/run.sh'), 0o755);
+    write(project, '.ai/knowledge/k.md', 'k');
+    const user = tempDir();
+    write(user, '.ai/config/keys/trusted/me.toml', 'x');
+    const store = ObjectStore.ofSpace(tempDir());
+    return {
+      store,
+      project: buildManifest(store, { space: 'project', base: project }).hash,
+      user: buildManifest(store, { space: 'user', base: user }).hash,
+    };
+  }
+
+  it('rebuilds both spaces in a private temp folder and cleans up', () => {
+    const { store, project, user } = pushed();
+    const out = materialize(store, { project, user }, { tmpRoot: tempDir() });
+    expect(statSync(out.dir).mode & 0o777).toBe(0o700);
+    expect(readFileSync(join(out.project as string, '.ai/tools/run.sh'), 'utf8')).toBe(
+      '#!/bin/sh\necho hi\n',
+    );
+    expect(statSync(join(out.project as string, '.ai/tools/run.sh')).mode & 0o100).toBe(0o100);
+    expect(readFileSync(join(out.user as string, '.ai/config/keys/trusted/me.toml'), 'utf8')).toBe('x');
+    out.cleanup();
+    expect(() => statSync(out.dir)).toThrow();
+  });
+
+  const hostile: Array<[string, string]> = [
+    ['a parent segment', '.ai/tools/../../escape.js'],
+    ['an absolute path', '/etc/cron.d/x'],
+    ['a backslash', '.ai/tools\\..\\x.js'],
+    ['a path outside .ai/ among items', 'escape.js'],
+  ];
+  for (const [what, path] of hostile) {
+    it(`refuses ${what} before writing anything`, () => {
+      const { store } = pushed();
+      const blob = store.putBlob('x');
+      const source = store.putObject({
+        schema: 1,
+        kind: 'item_source',
+        item_type: 'tool',
+        item_id: 'x',
+        content_blob_hash: blob,
+        integrity: null,
+        signature_info: null,
+      });
+      const manifest: SourceManifest = {
+        schema: 1,
+        kind: 'source_manifest',
+        space: 'project',
+        items: { '.ai/tools/ok.js': source, [path]: source },
+        files: {},
+      };
+      const root = tempDir();
+      expect(() => materialize(store, { project: store.putObject(manifest) }, { tmpRoot: root })).toThrow(
+        /Manifest path refused/,
+      );
+      expect(readdirSync(root)).toEqual([]);
+    });
+  }
+
+  it('refuses a path that runs through a file, and a missing object, before writing anything', () => {
+    const { store } = pushed();
+    const blob = store.putBlob('x');
+    const root = tempDir();
+    const throughFile: SourceManifest = {
+      schema: 1,
+      kind: 'source_manifest',
+      space: 'project',
+      items: {},
+      files: { 'a/b': blob, 'a/b/c': blob },
+    };
+    expect(() => materialize(store, { project: store.putObject(throughFile) }, { tmpRoot: root })).toThrow(
+      /both a file and a folder/,
+    );
+    const absent: SourceManifest = {
+      schema: 1,
+      kind: 'source_manifest',
+      space: 'project',
+      items: {},
+      files: { 'a.txt': sha256Hex('never stored') },
+    };
+    expect(() => materialize(store, { project: store.putObject(absent) }, { tmpRoot: root })).toThrow(
+      /not in the store/,
+    );
+    expect(readdirSync(root)).toEqual([]);
+  });
+});
