@@ -1,12 +1,26 @@
 /**
  * The remote actions, as the `Rye` API (`rye.remote(action, params)`), the signed system tool
- * `rye/core/remote/remote` and the `rye remote` commands name them. Each module is loaded when
- * its action runs.
+ * `rye/core/remote/remote` and the `rye remote` commands name them. This module is itself loaded
+ * on first use, so nothing of the remote client loads for a local run.
  */
+import { ObjectStore } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
+import { executeRemote } from './execute.js';
+import { listRemotes, pullObjects, remoteStatus, remoteThreadStatus, remoteThreads } from './inspect.js';
+import { pushSpaces } from './push.js';
 import type { RemoteHost } from './session.js';
+import { openSession } from './session.js';
 
-export const REMOTE_ACTIONS = ['push', 'pull', 'status', 'execute', 'threads', 'thread_status', 'list', 'trust'] as const;
+export const REMOTE_ACTIONS = [
+  'push',
+  'pull',
+  'status',
+  'execute',
+  'threads',
+  'thread_status',
+  'list',
+  'trust',
+] as const;
 export type RemoteAction = (typeof REMOTE_ACTIONS)[number];
 
 export async function runRemoteAction(
@@ -18,40 +32,23 @@ export async function runRemoteAction(
   const remote = typeof params.remote === 'string' ? params.remote : undefined;
   switch (action as RemoteAction) {
     case 'push': {
-      const [{ ObjectStore }, { pushSpaces }, { openSession }] = await Promise.all([
-        import('@ryeos/executor'),
-        import('./push.js'),
-        import('./session.js'),
-      ]);
       const session = await openSession(host, remote, signal ? { signal } : {});
       return { ...(await pushSpaces(host, session, ObjectStore.ofSpace(host.projectPath))) };
     }
-    case 'execute': {
-      const { executeRemote } = await import('./execute.js');
+    case 'execute':
       return { ...(await executeRemote(host, params as never, signal)) };
-    }
-    case 'pull': {
-      const { pullObjects } = await import('./inspect.js');
+    case 'pull':
       return pullObjects(host, params);
-    }
-    case 'status': {
-      const { remoteStatus } = await import('./inspect.js');
+    case 'status':
       return remoteStatus(host);
-    }
-    case 'list': {
-      const { listRemotes } = await import('./inspect.js');
+    case 'list':
       return listRemotes(host);
-    }
-    case 'threads': {
-      const { remoteThreads } = await import('./inspect.js');
+    case 'threads':
       return { ...(await remoteThreads(host, params as never)) };
-    }
-    case 'thread_status': {
-      const { remoteThreadStatus } = await import('./inspect.js');
+    case 'thread_status':
       return { ...(await remoteThreadStatus(host, params as never)) };
-    }
     case 'trust': {
-      const { openSession } = await import('./session.js');
+      // Re-pinning a changed key is a person's decision (the CLI's `rye remote trust --replace`).
       const session = await openSession(host, remote, { replacePin: params.replace === true });
       return {
         remote_name: session.remote.name,
@@ -62,6 +59,9 @@ export async function runRemoteAction(
       };
     }
     default:
-      throw new RyeError('VALIDATION', `Unknown remote action '${action}'. Use ${REMOTE_ACTIONS.join(', ')}.`);
+      throw new RyeError(
+        'VALIDATION',
+        `Unknown remote action '${action}'. Use ${REMOTE_ACTIONS.join(', ')}.`,
+      );
   }
 }

@@ -21,7 +21,10 @@ export async function addRemote(
   options: AddRemoteOptions = {},
 ): Promise<{ name: string; url: string; key_env: string; path: string }> {
   if (!isRemoteName(name)) {
-    throw new RyeError('VALIDATION', `Remote name '${name}' must be letters, digits, '_' or '-' (at most 64).`);
+    throw new RyeError(
+      'VALIDATION',
+      `Remote name '${name}' must be letters, digits, '_' or '-' (at most 64).`,
+    );
   }
   const checked = remoteUrl(name, url);
   const keyEnv = options.keyEnv ?? DEFAULT_KEY_ENV;

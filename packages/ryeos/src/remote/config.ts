@@ -154,7 +154,8 @@ function parseSync(raw: unknown, sources: string[]): { sync?: SyncPolicy } {
       throw configError(`sync.${field} must be a list of paths`, sources);
     return value as string[];
   };
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw configError('sync must be {include, exclude}', sources);
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw configError('sync must be {include, exclude}', sources);
   return { sync: { include: list('include'), exclude: list('exclude') } };
 }
 
@@ -198,9 +199,13 @@ export function resolveRemote(
     });
   }
   if (!apiKey.startsWith(API_KEY_PREFIX)) {
-    throw new RyeError('CONFIG', `${keyEnv} does not hold a ryeos API key (they start with ${API_KEY_PREFIX}).`, {
-      hint: `Set ${keyEnv} to the key ryeos-remote keys create printed; no other value is ever sent to a remote.`,
-    });
+    throw new RyeError(
+      'CONFIG',
+      `${keyEnv} does not hold a ryeos API key (they start with ${API_KEY_PREFIX}).`,
+      {
+        hint: `Set ${keyEnv} to the key ryeos-remote keys create printed; no other value is ever sent to a remote.`,
+      },
+    );
   }
   return { name: wanted, url, keyEnv, apiKey };
 }
@@ -216,14 +221,22 @@ export function remoteUrl(name: string, raw: string): URL {
     });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new RyeError('CONFIG', `Remote '${name}' url must be http or https, not ${url.protocol.replace(':', '')}: ${raw}`, {
-      hint: 'Use a full http(s) url, e.g. https://remote.example or http://127.0.0.1:8321.',
-    });
+    throw new RyeError(
+      'CONFIG',
+      `Remote '${name}' url must be http or https, not ${url.protocol.replace(':', '')}: ${raw}`,
+      {
+        hint: 'Use a full http(s) url, e.g. https://remote.example or http://127.0.0.1:8321.',
+      },
+    );
   }
   if (url.username || url.password || url.search || url.hash) {
-    throw new RyeError('CONFIG', `Remote '${name}' url must not carry credentials, a query or a fragment: ${raw}`, {
-      hint: 'The API key goes in the variable named by key_env, never in the url.',
-    });
+    throw new RyeError(
+      'CONFIG',
+      `Remote '${name}' url must not carry credentials, a query or a fragment: ${raw}`,
+      {
+        hint: 'The API key goes in the variable named by key_env, never in the url.',
+      },
+    );
   }
   if (!url.pathname.endsWith('/')) url.pathname = `${url.pathname}/`;
   return url;

@@ -37,17 +37,25 @@ export interface RemoteExecuteResult {
 export function checkRemoteThread(itemType: unknown, thread: unknown): 'inline' | 'fork' {
   if (itemType === 'tool') {
     if (thread !== undefined && thread !== 'inline') {
-      throw new RyeError('VALIDATION', 'Tools on remote must use thread="inline" (fork is for directives only).', {
-        hint: 'Drop thread.',
-      });
+      throw new RyeError(
+        'VALIDATION',
+        'Tools on remote must use thread="inline" (fork is for directives only).',
+        {
+          hint: 'Drop thread.',
+        },
+      );
     }
     return 'inline';
   }
   if (itemType === 'directive') {
     if (thread !== undefined && thread !== 'fork') {
-      throw new RyeError('VALIDATION', 'Directives on remote must use thread="fork": the server runs the directive in its own thread.', {
-        hint: 'Set thread="fork".',
-      });
+      throw new RyeError(
+        'VALIDATION',
+        'Directives on remote must use thread="fork": the server runs the directive in its own thread.',
+        {
+          hint: 'Set thread="fork".',
+        },
+      );
     }
     return 'fork';
   }
@@ -63,7 +71,9 @@ export async function executeRemote(
 ): Promise<RemoteExecuteResult> {
   const thread = checkRemoteThread(params.item_type, params.thread);
   if (typeof params.item_id !== 'string' || !params.item_id.trim()) {
-    throw new RyeError('VALIDATION', 'item_id is required.', { hint: 'Pass the id of the tool or directive to run.' });
+    throw new RyeError('VALIDATION', 'item_id is required.', {
+      hint: 'Pass the id of the tool or directive to run.',
+    });
   }
   const session = await openSession(host, params.remote, signal ? { signal } : {});
   const store = ObjectStore.ofSpace(host.projectPath);
@@ -83,19 +93,32 @@ export async function executeRemote(
     },
     signal,
   );
-  verifySnapshotSignature(session.pin, answer.execution_snapshot_hash, answer.execution_snapshot_signature, session.remote.name);
+  verifySnapshotSignature(
+    session.pin,
+    answer.execution_snapshot_hash,
+    answer.execution_snapshot_signature,
+    session.remote.name,
+  );
   const run = await pullSignedRun(session.client, store, answer.execution_snapshot_hash);
   // The signed state is the result; the answer's own copy is not signed and is not used.
   const result = isRecord(run.signedResult) ? run.signedResult : undefined;
   if (!result) {
-    throw new RyeError('INTEGRITY', `Remote '${session.remote.name}' signed a snapshot that holds no result.`, {
-      hint: 'The server may be of another version: compare `ryeos-remote --version` with `rye --version`.',
-    });
+    throw new RyeError(
+      'INTEGRITY',
+      `Remote '${session.remote.name}' signed a snapshot that holds no result.`,
+      {
+        hint: 'The server may be of another version: compare `ryeos-remote --version` with `rye --version`.',
+      },
+    );
   }
   if (run.threadId !== answer.thread_id) {
-    throw new RyeError('INTEGRITY', `Remote '${session.remote.name}' answered for thread ${answer.thread_id}, but its signed snapshot is of ${String(run.threadId)}.`, {
-      hint: 'Do not trust this result; ask the server operator.',
-    });
+    throw new RyeError(
+      'INTEGRITY',
+      `Remote '${session.remote.name}' answered for thread ${answer.thread_id}, but its signed snapshot is of ${String(run.threadId)}.`,
+      {
+        hint: 'Do not trust this result; ask the server operator.',
+      },
+    );
   }
   return {
     status: result.status === 'error' ? 'error' : 'success',

@@ -46,7 +46,11 @@ export class RemoteClient {
   }
 
   publicKey(signal?: AbortSignal): Promise<PublicKeyResponse> {
-    return this.call('GET', 'public-key', { anonymous: true, timeoutMs: 15_000, ...(signal ? { signal } : {}) });
+    return this.call('GET', 'public-key', {
+      anonymous: true,
+      timeoutMs: 15_000,
+      ...(signal ? { signal } : {}),
+    });
   }
 
   has(hashes: string[]): Promise<HasResponse> {
@@ -108,12 +112,15 @@ export class RemoteClient {
       response = await fetch(url, { method, headers, ...(body ? { body } : {}), signal, redirect: 'error' });
       text = await readLimited(response);
     } catch (error) {
-      if (options.signal?.aborted) throw new RyeError('TIMEOUT', `The call to remote '${remote.name}' was cancelled.`);
+      if (options.signal?.aborted)
+        throw new RyeError('TIMEOUT', `The call to remote '${remote.name}' was cancelled.`);
       if (timeout.aborted) {
         throw new RyeError(
           'TIMEOUT',
           `Remote '${remote.name}' (${remote.url.origin}) did not answer ${method} /${path.split('?')[0]} within ${timeoutMs / 1000} s.`,
-          { hint: 'Check the server (its log, its load); a long run may need to be started with async: true.' },
+          {
+            hint: 'Check the server (its log, its load); a long run may need to be started with async: true.',
+          },
         );
       }
       if (error instanceof RyeError) throw error;
@@ -122,9 +129,13 @@ export class RemoteClient {
     const parsed = parseJson(text);
     if (!response.ok) throw answerError(remote, response.status, parsed, text);
     if (parsed === undefined) {
-      throw new RyeError('HTTP', `Remote '${remote.name}' answered ${method} /${path} with something that is not JSON.`, {
-        hint: `Check that ${remote.url.href} is a ryeos-remote server.`,
-      });
+      throw new RyeError(
+        'HTTP',
+        `Remote '${remote.name}' answered ${method} /${path} with something that is not JSON.`,
+        {
+          hint: `Check that ${remote.url.href} is a ryeos-remote server.`,
+        },
+      );
     }
     return parsed as T;
   }
@@ -162,10 +173,14 @@ function parseJson(text: string): unknown {
 function unreachable(remote: ResolvedRemote, error: unknown): RyeError {
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
   const why = cause?.code ?? cause?.message ?? (error as Error)?.message ?? String(error);
-  return new RyeError('UNAVAILABLE', `Cannot reach remote '${remote.name}' at ${remote.url.origin} (${why}).`, {
-    hint: `Check that the server is running (ryeos-remote serve) and that the url of remote '${remote.name}' is right (rye remote list).`,
-    details: { remote: remote.name, url: remote.url.href },
-  });
+  return new RyeError(
+    'UNAVAILABLE',
+    `Cannot reach remote '${remote.name}' at ${remote.url.origin} (${why}).`,
+    {
+      hint: `Check that the server is running (ryeos-remote serve) and that the url of remote '${remote.name}' is right (rye remote list).`,
+      details: { remote: remote.name, url: remote.url.href },
+    },
+  );
 }
 
 const STATUS_CODES: Record<number, RyeErrorCode> = {
@@ -194,6 +209,10 @@ function answerError(remote: ResolvedRemote, status: number, parsed: unknown, te
         : undefined;
   return new RyeError(code, `Remote '${remote.name}' refused the request (HTTP ${status}): ${message}`, {
     ...(hint ? { hint } : {}),
-    details: { remote: remote.name, http_status: status, ...(Array.isArray((body as PutResponse).errors) ? { errors: (body as PutResponse).errors } : {}) },
+    details: {
+      remote: remote.name,
+      http_status: status,
+      ...(Array.isArray((body as PutResponse).errors) ? { errors: (body as PutResponse).errors } : {}),
+    },
   });
 }

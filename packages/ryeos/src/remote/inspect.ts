@@ -4,8 +4,7 @@
  */
 import { ObjectStore } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
-import { loadRemotesConfig, remoteUrl } from './config.js';
-import { DEFAULT_KEY_ENV } from './config.js';
+import { DEFAULT_KEY_ENV, loadRemotesConfig, remoteUrl } from './config.js';
 import { pinsOf } from './pin.js';
 import type { RemoteThreadRow, ThreadsResponse } from './protocol.js';
 import { REMOTE_THREAD_ID } from './protocol.js';
@@ -24,7 +23,9 @@ export interface RemoteListing {
 }
 
 /** Every configured remote, with whether its key variable is set (never its value). */
-export async function listRemotes(host: RemoteHost): Promise<{ project_name: string; remotes: RemoteListing[]; sources: string[] }> {
+export async function listRemotes(
+  host: RemoteHost,
+): Promise<{ project_name: string; remotes: RemoteListing[]; sources: string[] }> {
   const config = await loadRemotesConfig(await host.executor(), host.projectPath);
   const remotes = Object.entries(config.remotes).map(([name, entry]) => {
     const keyEnv = entry.key_env ?? DEFAULT_KEY_ENV;
@@ -77,7 +78,10 @@ export async function remoteThreads(
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
     throw new RyeError('VALIDATION', 'limit must be a whole number from 1 to 1000.');
   }
-  return session.client.threads({ limit, ...(params.project_name ? { projectName: params.project_name } : {}) });
+  return session.client.threads({
+    limit,
+    ...(params.project_name ? { projectName: params.project_name } : {}),
+  });
 }
 
 export async function remoteThreadStatus(
@@ -85,9 +89,13 @@ export async function remoteThreadStatus(
   params: { remote?: string; thread_id?: string },
 ): Promise<RemoteThreadRow> {
   if (typeof params.thread_id !== 'string' || !REMOTE_THREAD_ID.test(params.thread_id)) {
-    throw new RyeError('VALIDATION', `thread_id must be a remote thread id (rye-remote- and 12 hex digits), not ${JSON.stringify(params.thread_id)}.`, {
-      hint: 'List them with the threads action (rye remote threads).',
-    });
+    throw new RyeError(
+      'VALIDATION',
+      `thread_id must be a remote thread id (rye-remote- and 12 hex digits), not ${JSON.stringify(params.thread_id)}.`,
+      {
+        hint: 'List them with the threads action (rye remote threads).',
+      },
+    );
   }
   const session = await openSession(host, params.remote);
   return session.client.thread(params.thread_id);
@@ -95,10 +103,18 @@ export async function remoteThreadStatus(
 
 export async function pullObjects(host: RemoteHost, params: { remote?: string; hashes?: unknown }) {
   const hashes = params.hashes;
-  if (!Array.isArray(hashes) || !hashes.length || hashes.some((hash) => typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash))) {
+  if (
+    !Array.isArray(hashes) ||
+    !hashes.length ||
+    hashes.some((hash) => typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash))
+  ) {
     throw new RyeError('VALIDATION', 'pull needs hashes: a list of 64-hex-digit object hashes.');
   }
   const session = await openSession(host, params.remote);
-  const outcome = await pullEntries(session.client, ObjectStore.ofSpace(host.projectPath), hashes as string[]);
+  const outcome = await pullEntries(
+    session.client,
+    ObjectStore.ofSpace(host.projectPath),
+    hashes as string[],
+  );
   return { remote_name: session.remote.name, pulled: outcome.pulled, missing: outcome.missing };
 }

@@ -65,9 +65,13 @@ function servedKey(name: string, served: PublicKeyResponse): { pem: string; fing
   try {
     fp = fingerprint(pem);
   } catch {
-    throw new RyeError('INTEGRITY', `Remote '${name}' served something that is not a public key at /public-key.`, {
-      hint: 'Check that the url points at a ryeos-remote server.',
-    });
+    throw new RyeError(
+      'INTEGRITY',
+      `Remote '${name}' served something that is not a public key at /public-key.`,
+      {
+        hint: 'Check that the url points at a ryeos-remote server.',
+      },
+    );
   }
   if (served.fingerprint && served.fingerprint !== fp) {
     throw new RyeError(

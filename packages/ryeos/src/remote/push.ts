@@ -4,7 +4,7 @@
  * under the project's name (`/push`). A second push of an unchanged project sends nothing.
  */
 import type { ObjectStore } from '@ryeos/executor';
-import { buildManifest, manifestClosure } from '@ryeos/executor';
+import { buildManifest } from '@ryeos/executor';
 import type { RemoteHost, RemoteSession } from './session.js';
 import { systemVersion } from './session.js';
 import { missingOnRemote, putEntries } from './transfer.js';
@@ -37,9 +37,13 @@ export async function spaceManifests(
   store: ObjectStore,
   sync: RemoteSession['config']['sync'],
 ): Promise<SpaceManifests> {
-  const project = buildManifest(store, { space: 'project', base: host.projectPath, ...(sync ? { sync } : {}) });
+  const project = buildManifest(store, {
+    space: 'project',
+    base: host.projectPath,
+    ...(sync ? { sync } : {}),
+  });
   const user = buildManifest(store, { space: 'user', base: host.userSpace, ...(sync ? { sync } : {}) });
-  const closure = [...new Set([...manifestClosure(store, project.hash), ...manifestClosure(store, user.hash)])];
+  const closure = [...new Set([...project.closure, ...user.closure])];
   return {
     project_manifest_hash: project.hash,
     user_manifest_hash: user.hash,
@@ -48,7 +52,11 @@ export async function spaceManifests(
   };
 }
 
-export async function pushSpaces(host: RemoteHost, session: RemoteSession, store: ObjectStore): Promise<PushResult> {
+export async function pushSpaces(
+  host: RemoteHost,
+  session: RemoteSession,
+  store: ObjectStore,
+): Promise<PushResult> {
   const manifests = await spaceManifests(host, store, session.config.sync);
   const missing = await missingOnRemote(session.client, manifests.closure);
   const sent = await putEntries(session.client, store, missing);

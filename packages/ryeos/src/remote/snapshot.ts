@@ -22,12 +22,22 @@ interface ExecutionSnapshot {
 
 const HASH = /^[0-9a-f]{64}$/;
 
-export function verifySnapshotSignature(pin: RemotePin, snapshotHash: string, signature: string, remoteName: string): void {
+export function verifySnapshotSignature(
+  pin: RemotePin,
+  snapshotHash: string,
+  signature: string,
+  remoteName: string,
+): void {
   let ok = false;
   try {
     ok =
       HASH.test(snapshotHash) &&
-      verify(null, Buffer.from(snapshotSigningText(snapshotHash)), pin.publicKeyPem, Buffer.from(signature, 'base64'));
+      verify(
+        null,
+        Buffer.from(snapshotSigningText(snapshotHash)),
+        pin.publicKeyPem,
+        Buffer.from(signature, 'base64'),
+      );
   } catch {
     ok = false;
   }
@@ -52,15 +62,27 @@ export interface PulledRun {
  * Pulls the signed snapshot and what it names (state, artifact index and its blobs, receipts);
  * hashes the server listed that the snapshot does not reach are not pulled: nothing signs them.
  */
-export async function pullSignedRun(client: RemoteClient, store: ObjectStore, snapshotHash: string): Promise<PulledRun> {
+export async function pullSignedRun(
+  client: RemoteClient,
+  store: ObjectStore,
+  snapshotHash: string,
+): Promise<PulledRun> {
   let pulled = 0;
   const fetch = async (hashes: string[]) => {
-    const outcome = await pullEntries(client, store, hashes.filter((hash) => HASH.test(hash)));
+    const outcome = await pullEntries(
+      client,
+      store,
+      hashes.filter((hash) => HASH.test(hash)),
+    );
     pulled += outcome.pulled.length;
     if (outcome.missing.length) {
-      throw new RyeError('NOT_FOUND', `The remote does not have ${outcome.missing.length} object(s) its signed snapshot names.`, {
-        hint: 'The server may have lost them (a full disk?): ask its operator.',
-      });
+      throw new RyeError(
+        'NOT_FOUND',
+        `The remote does not have ${outcome.missing.length} object(s) its signed snapshot names.`,
+        {
+          hint: 'The server may have lost them (a full disk?): ask its operator.',
+        },
+      );
     }
   };
   await fetch([snapshotHash]);
@@ -74,6 +96,8 @@ export async function pullSignedRun(client: RemoteClient, store: ObjectStore, sn
     ? store.getObject<{ entries?: Record<string, string> }>(snapshot.artifact_index_hash)
     : undefined;
   await fetch(Object.values(index?.entries ?? {}));
-  const state = snapshot.state_hash ? store.getObject<{ state?: { result?: unknown } }>(snapshot.state_hash) : undefined;
+  const state = snapshot.state_hash
+    ? store.getObject<{ state?: { result?: unknown } }>(snapshot.state_hash)
+    : undefined;
   return { signedResult: state?.state?.result, threadId: snapshot.graph_run_id, objectsPulled: pulled };
 }

@@ -31,7 +31,11 @@ export async function missingOnRemote(client: RemoteClient, hashes: readonly str
 }
 
 /** Sends these entries of `store` (in order, children first); returns how many were sent. */
-export async function putEntries(client: RemoteClient, store: ObjectStore, hashes: readonly string[]): Promise<number> {
+export async function putEntries(
+  client: RemoteClient,
+  store: ObjectStore,
+  hashes: readonly string[],
+): Promise<number> {
   let batch: TransportEntry[] = [];
   let size = 0;
   let sent = 0;
@@ -39,9 +43,13 @@ export async function putEntries(client: RemoteClient, store: ObjectStore, hashe
     if (!batch.length) return;
     const answer = await client.put(batch);
     if (answer.errors?.length) {
-      throw new RyeError('INTEGRITY', `The remote refused ${answer.errors.length} object(s): ${answer.errors[0]?.error}`, {
-        hint: 'The local store may be damaged: remove .ai/state/objects and push again.',
-      });
+      throw new RyeError(
+        'INTEGRITY',
+        `The remote refused ${answer.errors.length} object(s): ${answer.errors[0]?.error}`,
+        {
+          hint: 'The local store may be damaged: remove .ai/state/objects and push again.',
+        },
+      );
     }
     sent += batch.length;
     batch = [];
@@ -82,9 +90,13 @@ export async function pullEntries(
     const answer = await client.get(batch);
     for (const entry of answer.entries ?? []) {
       if (!asked.has(entry.hash) || (entry.kind !== 'blob' && entry.kind !== 'object')) {
-        throw new RyeError('INTEGRITY', `The remote sent an entry that was not asked for (${String(entry.hash)}).`, {
-          hint: 'Nothing of it was written. Do not use this server until its operator explains it.',
-        });
+        throw new RyeError(
+          'INTEGRITY',
+          `The remote sent an entry that was not asked for (${String(entry.hash)}).`,
+          {
+            hint: 'Nothing of it was written. Do not use this server until its operator explains it.',
+          },
+        );
       }
       asked.delete(entry.hash);
       store.putEntry(entry.hash, entry.kind, Buffer.from(entry.data, 'base64'));
