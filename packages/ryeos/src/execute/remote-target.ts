@@ -8,6 +8,7 @@ import { executeDirectiveInline } from '@ryeos/directives';
 import type { Envelope, ErrorType } from '@ryeos/executor';
 import { canonicalRef, elapsed } from '@ryeos/executor';
 import { ERROR_CODES, RyeError, type RyeErrorCode, toErrorEnvelope } from '@ryeos/lillux';
+import { loadRemotesConfig, resolveRemote } from '../remote/config.js';
 import type { ExecuteHost } from './host.js';
 import type { ExecuteMode } from './matrix.js';
 
@@ -55,6 +56,9 @@ export async function executeOnRemote(
         hint: 'Run it through the ryeos facade (createRye), or drop async.',
       });
     }
+    // What can be checked without the server is checked now, while the caller still waits.
+    const config = await loadRemotesConfig(await host.executor(), host.threads.projectPath);
+    resolveRemote(config, request.mode.target.name, host.settings.env);
     const { launchAsyncTool } = await import('./detach.js');
     return launchAsyncTool(
       host.settings,
