@@ -10,8 +10,8 @@ export {
 } from './bundle-index.js';
 export * from './cas/index.js';
 export type { ChainContext, ChainElement, PrimitiveId } from './chain.js';
-export { deepMerge } from './config-resolve.js';
 export { buildChain, MAX_CHAIN_DEPTH, PRIMITIVES, validateChain } from './chain.js';
+export { deepMerge } from './config-resolve.js';
 export type { PrecomputedSource } from './content-cache.js';
 export { ContentCache } from './content-cache.js';
 export type { FactsReader, ItemContext, ItemFacts, ItemReaders, KindReaders } from './context.js';

@@ -49,7 +49,10 @@ export async function runRemoteAction(
       return { ...(await remoteThreadStatus(host, params as never)) };
     case 'trust': {
       // Re-pinning a changed key is a person's decision (the CLI's `rye remote trust --replace`).
-      const session = await openSession(host, remote, { replacePin: params.replace === true });
+      const session = await openSession(host, remote, {
+        replacePin: params.replace === true,
+        firstContact: true,
+      });
       return {
         remote_name: session.remote.name,
         url: session.remote.url.href,

@@ -35,6 +35,8 @@ export interface SyncPolicy {
 export interface RemotesConfig {
   projectName: string;
   remotes: Record<string, RemoteEntry>;
+  /** The space whose file gave each remote its url (a project's url is a repository's word). */
+  urlSpaces: Record<string, SpaceName>;
   sync?: SyncPolicy;
   /** The files read, lowest space first. */
   sources: string[];
@@ -44,6 +46,8 @@ export interface RemotesConfig {
 export interface ResolvedRemote {
   name: string;
   url: URL;
+  /** Where the url was configured. */
+  urlSpace?: SpaceName;
   keyEnv: string;
   apiKey: string;
 }
@@ -52,13 +56,20 @@ export interface ResolvedRemote {
 export async function loadRemotesConfig(executor: Executor, projectPath: string): Promise<RemotesConfig> {
   let merged: Record<string, unknown> = {};
   const sources: string[] = [];
+  const urlSpaces: Record<string, SpaceName> = {};
   for (const space of SPACES_LOW_TO_HIGH) {
     const found = await readSpaceConfig(executor, space);
     if (!found) continue;
     merged = deepMerge(merged, found.data);
     sources.push(found.path);
+    const remotes = found.data.remotes;
+    if (remotes && typeof remotes === 'object') {
+      for (const [name, entry] of Object.entries(remotes)) {
+        if ((entry as { url?: unknown } | null)?.url !== undefined) urlSpaces[name] = space;
+      }
+    }
   }
-  return parseRemotesConfig(merged, projectPath, sources);
+  return { ...parseRemotesConfig(merged, projectPath, sources), urlSpaces };
 }
 
 async function readSpaceConfig(
@@ -142,7 +153,7 @@ export function parseRemotesConfig(
       ...(keyEnv !== undefined ? { key_env: keyEnv } : {}),
     };
   }
-  return { projectName, remotes, ...parseSync(data.sync, sources), sources };
+  return { projectName, remotes, urlSpaces: {}, ...parseSync(data.sync, sources), sources };
 }
 
 function parseSync(raw: unknown, sources: string[]): { sync?: SyncPolicy } {
@@ -207,7 +218,8 @@ export function resolveRemote(
       },
     );
   }
-  return { name: wanted, url, keyEnv, apiKey };
+  const urlSpace = config.urlSpaces[wanted];
+  return { name: wanted, url, keyEnv, apiKey, ...(urlSpace ? { urlSpace } : {}) };
 }
 
 /** An http(s) url without credentials, query or fragment, its path ending in '/'. */

@@ -260,6 +260,23 @@ describe('TOFU: the server key is pinned on first contact', () => {
     expect(existsSync(join(s.user, '.ai', 'config', 'keys', 'trusted', `${old}.toml`))).toBe(false);
   });
 
+  it("a remote a project's config names is contacted first by a person, never by a run", async () => {
+    const s = await spaces();
+    await writeConfig(s.project, 'remotes/remotes.yaml', `remotes:\n  default: {url: "${url}"}\n`);
+    const rye = ryeOf(s, { RYE_REMOTE_API_KEY: KEY });
+    const refused = await failure(rye.remote('push'));
+    expect(refused).toMatchObject({ code: 'PERMISSION' });
+    expect(refused.message).toContain("is named by this project's remotes config and was never contacted");
+    expect(refused.hint).toContain('rye remote trust default');
+    expect(stub.requests).toEqual([]);
+    // Once a person has pinned it, it is a remote like any other (here the stub refuses the key).
+    await rye.remote('trust');
+    expect(await failure(rye.remote('push'))).toMatchObject({
+      code: 'PERMISSION',
+      message: expect.stringMatching(/HTTP 401/),
+    });
+  });
+
   it('the signed remote tool cannot re-pin: a caller cannot accept a changed key', async () => {
     const s = await spaces();
     const rye = ryeOf(s, { RYE_REMOTE_API_KEY: KEY });
