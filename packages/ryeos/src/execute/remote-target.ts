@@ -58,7 +58,16 @@ export async function executeOnRemote(
     }
     // What can be checked without the server is checked now, while the caller still waits.
     const config = await loadRemotesConfig(await host.executor(), host.threads.projectPath);
-    resolveRemote(config, request.mode.target.name, host.settings.env);
+    const remote = resolveRemote(config, request.mode.target.name, host.settings.env);
+    if (!remote.keyEnv.startsWith('RYE_')) {
+      throw new RyeError(
+        'CONFIG',
+        `An async run on remote '${remote.name}' reads its key in a detached process, which keeps only RYE_* variables, not ${remote.keyEnv}.`,
+        {
+          hint: `Set key_env of remote '${remote.name}' to a name starting with RYE_ (e.g. RYE_${remote.keyEnv}), or drop async.`,
+        },
+      );
+    }
     const { launchAsyncTool } = await import('./detach.js');
     return launchAsyncTool(
       host.settings,
