@@ -184,6 +184,15 @@ describe('named remotes: .ai/config/remotes/remotes.yaml', () => {
     expect(error.hint).toMatch(/ryeos-remote serve.*rye remote list/);
   });
 
+  it('async with a remote whose key variable a detached run would not keep: said at once', async () => {
+    const s = await spaces();
+    const rye = ryeOf(s, { GPU_KEY: KEY });
+    await rye.addRemote('gpu', 'http://127.0.0.1:1', { keyEnv: 'GPU_KEY' });
+    const reply = await rye.execute({ item_id: 'tool:rye/core/remote/remote', target: 'remote:gpu', async: true });
+    expect(reply).toMatchObject({ status: 'error', error_type: 'config' });
+    expect(reply.error).toContain('keeps only RYE_* variables, not GPU_KEY');
+  });
+
   it('rye remote add writes user space (or the project) and keeps the other entries', async () => {
     const s = await spaces();
     const rye = ryeOf(s);
