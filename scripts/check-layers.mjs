@@ -11,6 +11,7 @@ export const LAYERS = [
   '@ryeos/threads',
   '@ryeos/mcp',
   'ryeos',
+  '@ryeos/remote',
 ];
 // @ryeos/mcp is an adapter over the MCP SDK: of the ryeos layers it may use only lillux, which
 // owns the four operations' schemas it serves.

@@ -173,6 +173,29 @@ describe('manifests', () => {
   });
 });
 
+describe('manifest hash cache', () => {
+  it('reuses the hashes of unchanged files and notices a same-size rewrite and a lost object', async () => {
+    const base = tempDir();
+    write(base, '.ai/tools/a.js', 'one');
+    write(base, '.ai/tools/b.js', 'two');
+    // Files written in the last two seconds are never remembered (their times could repeat).
+    await new Promise((done) => setTimeout(done, 2_100));
+    const store = ObjectStore.ofSpace(tempDir());
+    const first = buildManifest(store, { space: 'project', base });
+    expect(readdirSync(join(store.root, 'cache', 'manifests'))).toHaveLength(1);
+    expect(buildManifest(store, { space: 'project', base }).hash).toBe(first.hash);
+    writeFileSync(join(base, '.ai/tools/a.js'), 'ONE');
+    const rewritten = buildManifest(store, { space: 'project', base });
+    expect(store.getObject(rewritten.manifest.items['.ai/tools/a.js'] as string)).toMatchObject({
+      content_blob_hash: sha256Hex('ONE'),
+    });
+    const blob = sha256Hex('two');
+    rmSync(join(store.root, 'blobs', blob.slice(0, 2), blob.slice(2, 4), blob));
+    buildManifest(store, { space: 'project', base });
+    expect(store.getBlob(blob)?.toString()).toBe('two');
+  });
+});
+
 describe('materialize', () => {
   function pushed(): { store: ObjectStore; project: string; user: string } {
     const project = tempDir();

@@ -106,6 +106,7 @@ export {
   loadStoreDriver,
   openThreadStore,
 } from './store/index.js';
+export { type KeptOpenStores, keptOpenSqliteStores } from './store/kept-open.js';
 export {
   openProjectStore,
   openSqliteThreadStore,

@@ -4,10 +4,12 @@
  * other files its sync policy includes. The manifest's hash names every byte of the space, so
  * two pushes of an unchanged space produce the same hashes and send nothing the second time.
  */
+import type { BigIntStats } from 'node:fs';
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
 import { assertHash } from './hash.js';
+import { HashCache } from './hash-cache.js';
 import type { ItemSource, ItemSourceType, SignatureInfo, SourceManifest } from './kinds.js';
 import type { ObjectStore } from './store.js';
 import {
@@ -46,7 +48,8 @@ const SIGNED_LINE =
 export function buildManifest(store: ObjectStore, options: ManifestOptions): BuiltManifest {
   const sync = options.sync ?? DEFAULT_SYNC;
   const excluded = patternMatcher(sync.exclude);
-  const walk = new Walk(store, options.base, excluded);
+  const cache = new HashCache(store.root, options.space, options.base);
+  const walk = new Walk(store, options.base, excluded, cache);
   walk.dir(
     '.ai',
     (relative, isDir) => isDir && relative.startsWith('.ai/') && isRuntimeDir(relative.slice(4)),
@@ -65,6 +68,7 @@ export function buildManifest(store: ObjectStore, options: ManifestOptions): Bui
     files: walk.files,
   };
   const hash = store.putObject(manifest);
+  cache.save();
   return { hash, manifest, closure: [...walk.closure, hash], skipped: walk.skipped };
 }
 
@@ -113,6 +117,7 @@ class Walk {
     private readonly store: ObjectStore,
     private readonly base: string,
     private readonly excluded: (path: string, isDir: boolean) => boolean,
+    private readonly cache: HashCache,
   ) {}
 
   /** Walks `relative`, leaving out what `skip` or the policy names; files go to the items map. */
@@ -151,26 +156,35 @@ class Walk {
 
   private addItem(path: string): void {
     const full = join(this.base, path);
+    const stat = lstatSync(full, { bigint: true });
+    const known = this.cache.lookup(path, stat);
+    if (known && this.store.has(known.source, 'object') && this.store.has(known.blob, 'blob')) {
+      this.record(path, stat, known.blob, known.source);
+      return;
+    }
     const bytes = readFileSync(full);
     if (holdsPrivateKey(bytes)) {
       this.skipped.push(path);
       return;
     }
     const blob = this.store.putBlob(bytes);
-    const executable = (lstatSync(full).mode & 0o100) !== 0;
+    const signature = signatureInfo(bytes);
     const source: ItemSource = {
       schema: 1,
       kind: 'item_source',
       ...itemIdentity(path),
       content_blob_hash: blob,
-      integrity: null,
-      signature_info: signatureInfo(bytes),
-      ...(executable ? { executable: true } : {}),
+      integrity: signature?.hash ?? null,
+      signature_info: signature,
+      ...((stat.mode & 0o100n) !== 0n ? { executable: true } : {}),
     };
-    source.integrity = source.signature_info?.hash ?? null;
-    const hash = this.store.putObject(source);
-    this.items[path] = hash;
-    this.closure.push(blob, hash);
+    this.record(path, stat, blob, this.store.putObject(source));
+  }
+
+  private record(path: string, stat: BigIntStats, blob: string, source: string): void {
+    this.items[path] = source;
+    this.closure.push(blob, source);
+    this.cache.remember(path, stat, blob, source);
   }
 }
 

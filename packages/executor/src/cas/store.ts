@@ -79,8 +79,10 @@ export class ObjectStore {
     this.write(this.pathOf(hash, kind), bytes);
   }
 
-  has(hash: string): EntryKind | undefined {
+  /** Which kind of entry the store holds under `hash`; with `kind`, only that kind is looked for. */
+  has(hash: string, kind?: EntryKind): EntryKind | undefined {
     assertHash(hash);
+    if (kind) return exists(this.pathOf(hash, kind)) ? kind : undefined;
     if (exists(this.pathOf(hash, 'object'))) return 'object';
     if (exists(this.pathOf(hash, 'blob'))) return 'blob';
     return undefined;

@@ -7,7 +7,15 @@
 import type { Envelope, Executor, RyeSettings } from '@ryeos/executor';
 import { canonicalRef, elapsed, findItem } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
-import type { PreparedThread, PrimaryDispatch, ResumeResult, ThreadHost, ThreadResult } from '@ryeos/threads';
+import type {
+  KeptOpenStores,
+  PreparedThread,
+  PrimaryDispatch,
+  ResumeResult,
+  ThreadHost,
+  ThreadResult,
+  ThreadStoreOpener,
+} from '@ryeos/threads';
 import type { EarlyRunner } from './detach.js';
 import type { ExecuteHost } from './host.js';
 
@@ -38,8 +46,21 @@ export function forkHost(
   projectPath: string,
   dispatch: PrimaryDispatch,
   executor: Executor,
+  store?: ThreadStoreOpener,
 ): ThreadHost {
-  return { executor, settings, projectPath, dispatch };
+  return { executor, settings, projectPath, dispatch, ...(store ? { store } : {}) };
+}
+
+let keptStores: KeptOpenStores | undefined;
+
+/**
+ * A long-lived host keeps each project's thread store open between its forks (closing it once
+ * idle); a one-shot host (the CLI) opens and closes it once anyway.
+ */
+function hostStores(threads: typeof import('@ryeos/threads'), host: ForkHost): ThreadStoreOpener | undefined {
+  if (host.spareRunner === false) return undefined;
+  keptStores ??= threads.keptOpenSqliteStores();
+  return keptStores.open;
 }
 
 /**
@@ -62,9 +83,8 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
   const itemId = canonicalRef('directive', options.directiveId);
   let runner: EarlyRunner | undefined;
   try {
-    const { ensureThreadDir, mayStartChildren, parsedForHandOff, runThread, threadsStateRoot } = await import(
-      '@ryeos/threads'
-    );
+    const threads = await import('@ryeos/threads');
+    const { ensureThreadDir, mayStartChildren, parsedForHandOff, runThread, threadsStateRoot } = threads;
     const executor = await host.executor();
     // Async: the runner starts now and loads while the thread is set up here (not for a directive
     // that is not even there: a call that can only fail costs no process).
@@ -99,7 +119,13 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
         }
       : undefined;
     const result = await runThread(
-      forkHost(host.settings as RyeSettings, host.projectPath, host.dispatch, executor),
+      forkHost(
+        host.settings as RyeSettings,
+        host.projectPath,
+        host.dispatch,
+        executor,
+        hostStores(threads, host),
+      ),
       {
         directiveId: options.directiveId,
         inputs: options.inputs,

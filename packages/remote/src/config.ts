@@ -1,0 +1,127 @@
+/**
+ * Where the server keeps its state and what it allows: from flags first, then the environment
+ * variables of its deployment, then defaults. The data dir is private (0700).
+ */
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { RyeError } from '@ryeos/lillux';
+import { DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_USER_STORAGE_BYTES } from 'ryeos';
+
+export interface RemotePaths {
+  dataDir: string;
+  /** Users' stores: `<casBase>/<user id>/.ai/state/objects`. */
+  casBase: string;
+  /** The server's Ed25519 identity. */
+  signingKeyDir: string;
+  dbPath: string;
+  /** Each execution's private temp spaces, removed when it ends. */
+  runsDir: string;
+}
+
+export interface RemoteLimits {
+  maxRequestBytes: number;
+  maxUserStorageBytes: number;
+  /** A run still going after this long is stopped (its tool cancelled, its thread ended). */
+  maxRunSeconds: number;
+}
+
+/** How long a run may take unless told otherwise. */
+export const DEFAULT_MAX_RUN_SECONDS = 900;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function remotePaths(flags: { dataDir?: string | undefined }, env: Env): RemotePaths {
+  const dataDir = resolve(flags.dataDir ?? (env.RYE_REMOTE_HOME || join(homedir(), '.ryeos-remote')));
+  return {
+    dataDir,
+    casBase: resolve(env.CAS_BASE_PATH || join(dataDir, 'cas')),
+    signingKeyDir: resolve(env.SIGNING_KEY_DIR || join(dataDir, 'signing')),
+    dbPath: join(dataDir, 'remote.db'),
+    runsDir: join(dataDir, 'runs'),
+  };
+}
+
+/**
+ * Makes a folder private to the server's account (0700), or checks that an existing one is: a
+ * folder someone else can read or enter is refused, never silently narrowed (it could be a
+ * home directory named by mistake).
+ */
+export function ensurePrivateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const stat = statSync(dir);
+  if (!stat.isDirectory()) {
+    throw new RyeError('CONFIG', `${dir} is not a folder`, {
+      hint: 'Point the data dir (or that path) at a folder.',
+    });
+  }
+  if ((stat.mode & 0o077) !== 0) {
+    throw new RyeError(
+      'CONFIG',
+      `${dir} can be read by other accounts; it will hold keys, secrets and users' stores`,
+      {
+        hint: `Make it private (chmod 700 ${dir}) or pick a new folder.`,
+      },
+    );
+  }
+}
+
+/** The data dir, the store base and the runs' folder, each private to the server's account. */
+export function ensurePrivateDirs(paths: RemotePaths): void {
+  for (const dir of [paths.dataDir, paths.casBase, paths.runsDir]) ensurePrivateDir(dir);
+}
+
+/** Removes the temp spaces of runs a previous server process did not finish (killed, crashed). */
+export function removeLeftoverRuns(runsDir: string): void {
+  for (const name of readdirSync(runsDir)) rmSync(join(runsDir, name), { recursive: true, force: true });
+}
+
+/** A positive whole number from a flag, else its environment variable, else the default. */
+function positiveLimit(
+  name: string,
+  flag: string | undefined,
+  envValue: string | undefined,
+  fallback: number,
+  unit = 'bytes',
+): number {
+  const text = flag ?? (envValue || undefined);
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new RyeError('VALIDATION', `${name} must be a positive whole number of ${unit}, got '${text}'`, {
+      hint: `Pass a number of ${unit} such as ${fallback}.`,
+    });
+  }
+  return value;
+}
+
+export function remoteLimits(
+  flags: {
+    maxRequestBytes?: string | undefined;
+    maxUserStorageBytes?: string | undefined;
+    maxRunSeconds?: string | undefined;
+  },
+  env: Env,
+): RemoteLimits {
+  return {
+    maxRequestBytes: positiveLimit(
+      '--max-request-bytes',
+      flags.maxRequestBytes,
+      env.MAX_REQUEST_BYTES,
+      DEFAULT_MAX_REQUEST_BYTES,
+    ),
+    maxUserStorageBytes: positiveLimit(
+      '--max-user-storage-bytes',
+      flags.maxUserStorageBytes,
+      env.MAX_USER_STORAGE_BYTES,
+      DEFAULT_MAX_USER_STORAGE_BYTES,
+    ),
+    maxRunSeconds: positiveLimit(
+      '--max-run-seconds',
+      flags.maxRunSeconds,
+      env.MAX_RUN_SECONDS,
+      DEFAULT_MAX_RUN_SECONDS,
+      'seconds',
+    ),
+  };
+}

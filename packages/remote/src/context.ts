@@ -1,0 +1,23 @@
+/** What every request handler gets: the server's state, settled at start. */
+import type { RemoteLimits, RemotePaths } from './config.js';
+import type { RemoteDb, RemoteUser } from './db.js';
+import type { ServerIdentity } from './identity.js';
+import type { RunSlots } from './run-slots.js';
+
+export interface ServerContext {
+  db: RemoteDb;
+  paths: RemotePaths;
+  limits: RemoteLimits;
+  identity: ServerIdentity;
+  remoteName: string;
+  /** The server's ryeos version, and its major.minor that clients must match. */
+  version: string;
+  systemVersion: string;
+  runs: RunSlots;
+  /** Aborted when the server stops: every run still going is stopped with it. */
+  stopping: AbortSignal;
+}
+
+export interface Caller {
+  user: RemoteUser;
+}
