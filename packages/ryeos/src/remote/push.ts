@@ -58,7 +58,13 @@ export async function pushSpaces(
   store: ObjectStore,
 ): Promise<PushResult> {
   const manifests = await spaceManifests(host, store, session.config.sync);
-  const missing = await missingOnRemote(session.client, manifests.closure);
+  // Entries go children first and each manifest after everything it names, so a server that holds
+  // both manifests holds their closure: an unchanged project costs one small `has`.
+  const manifestsMissing = await missingOnRemote(session.client, [
+    manifests.project_manifest_hash,
+    manifests.user_manifest_hash,
+  ]);
+  const missing = manifestsMissing.length ? await missingOnRemote(session.client, manifests.closure) : [];
   const sent = await putEntries(session.client, store, missing);
   const published = await session.client.push({
     project_name: session.config.projectName,

@@ -188,7 +188,11 @@ describe('named remotes: .ai/config/remotes/remotes.yaml', () => {
     const s = await spaces();
     const rye = ryeOf(s, { GPU_KEY: KEY });
     await rye.addRemote('gpu', 'http://127.0.0.1:1', { keyEnv: 'GPU_KEY' });
-    const reply = await rye.execute({ item_id: 'tool:rye/core/remote/remote', target: 'remote:gpu', async: true });
+    const reply = await rye.execute({
+      item_id: 'tool:rye/core/remote/remote',
+      target: 'remote:gpu',
+      async: true,
+    });
     expect(reply).toMatchObject({ status: 'error', error_type: 'config' });
     expect(reply.error).toContain('keeps only RYE_* variables, not GPU_KEY');
   });
