@@ -2,7 +2,8 @@
  * Named remotes and TOFU pinning, against real files in temp spaces and a real HTTP stub on
  * 127.0.0.1 that serves only what a first contact asks (`/public-key`).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -51,6 +52,8 @@ async function failure(promise: Promise<unknown>): Promise<{ code: string; messa
 class KeyServer {
   key = generateKeyPair();
   requests: Array<{ url: string; headers: IncomingHttpHeaders }> = [];
+  /** A JSON answer for other paths (default: 401). */
+  answer: ((url: string) => unknown) | undefined;
   private server: Server = createServer((request, response) => {
     this.requests.push({ url: request.url ?? '', headers: request.headers });
     if (request.url === '/public-key') {
@@ -62,6 +65,14 @@ class KeyServer {
         }),
       );
       return;
+    }
+    if (this.answer && request.url) {
+      const answer = this.answer(request.url);
+      if (answer) {
+        response.setHeader('content-type', 'application/json');
+        response.end(JSON.stringify(answer));
+        return;
+      }
     }
     response.statusCode = 401;
     response.end(JSON.stringify({ status: 'error', error: 'Invalid API key', error_type: 'permission' }));
@@ -288,6 +299,36 @@ describe('TOFU: the server key is pinned on first contact', () => {
       code: 'PERMISSION',
       message: expect.stringMatching(/HTTP 401/),
     });
+  });
+
+  it('pull: an entry whose bytes do not match its hash, or that was not asked for, is refused and nothing is written', async () => {
+    const s = await spaces();
+    const rye = ryeOf(s, { RYE_REMOTE_API_KEY: KEY });
+    await rye.addRemote('default', url);
+    const asked = createHash('sha256').update('the real bytes').digest('hex');
+    const other = createHash('sha256').update('other bytes').digest('hex');
+    const store = join(s.project, '.ai', 'state', 'objects');
+    const entry = (hash: string, text: string) => ({
+      hash,
+      kind: 'blob',
+      data: Buffer.from(text).toString('base64'),
+    });
+    stub.answer = (path) =>
+      path === '/objects/get' ? { entries: [entry(asked, 'forged bytes')] } : undefined;
+    expect(await failure(rye.remote('pull', { hashes: [asked] }))).toMatchObject({ code: 'INTEGRITY' });
+    stub.answer = (path) =>
+      path === '/objects/get' ? { entries: [entry(other, 'other bytes')] } : undefined;
+    const unasked = await failure(rye.remote('pull', { hashes: [asked] }));
+    expect(unasked).toMatchObject({ code: 'INTEGRITY' });
+    expect(unasked.message).toContain('not asked for');
+    expect(
+      existsSync(store)
+        ? readdirSync(store, { recursive: true }).filter((name) => String(name).includes(asked.slice(4)))
+        : [],
+    ).toEqual([]);
+    stub.answer = (path) =>
+      path === '/objects/get' ? { entries: [entry(asked, 'the real bytes')] } : undefined;
+    expect(await rye.remote('pull', { hashes: [asked] })).toMatchObject({ pulled: [asked], missing: [] });
   });
 
   it('the signed remote tool cannot re-pin: a caller cannot accept a changed key', async () => {
