@@ -54,9 +54,7 @@ describe('fork, async and remote are described as what they do today', () => {
     const execute = TOOL_DEFINITIONS.find((t) => t.name === 'execute')!;
     expect(execute.description).toMatch(/thread "fork" runs a directive in its own managed LLM thread/);
     expect(execute.description).toMatch(/async: true runs a forked directive \(or a tool\) detached/);
-    expect(execute.description).toMatch(
-      /target "remote\[:name\]" runs it on a ryeos-remote server/,
-    );
+    expect(execute.description).toMatch(/target "remote\[:name\]" runs it on a ryeos-remote server/);
     expect(execute.inputSchema.properties.target!.description).toMatch(/remotes\.yaml/);
     for (const name of ['target', 'thread', 'model', 'limit_overrides', 'async']) {
       expect(execute.inputSchema.properties[name]!.description, name).not.toMatch(
