@@ -3,7 +3,7 @@
  * 127.0.0.1, a client whose spaces are temp folders of its own, and every call made the way a
  * user makes it: `Rye.execute({target})`, `Rye.remote(action)` and the `rye` CLI.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
@@ -23,6 +23,7 @@ import {
 } from './helpers.js';
 
 const RYE_CLI = join(import.meta.dirname, '..', '..', 'ryeos', 'dist', 'rye.cjs');
+const MCP_SERVER = join(import.meta.dirname, '..', '..', 'ryeos', 'dist', 'mcp-server.js');
 
 const HELLO = nodeTool(
   'acme',
@@ -224,6 +225,70 @@ describe('target "remote": a tool', () => {
     });
   });
 });
+
+describe('target "remote" over MCP', () => {
+  it('the execute tool of ryeos-mcp runs a tool on the remote', async () => {
+    const mcp = spawn(process.execPath, [MCP_SERVER], {
+      cwd: client.project,
+      env,
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    try {
+      const reply = await mcpCall(mcp, 'tools/call', {
+        name: 'execute',
+        arguments: {
+          item_id: 'tool:acme/hello',
+          parameters: { name: 'MCP' },
+          target: 'remote',
+          project_path: client.project,
+        },
+      });
+      const text = (reply.content as Array<{ text: string }>)[0]!.text;
+      expect(JSON.parse(text), text).toMatchObject({
+        status: 'success',
+        execution_mode: 'remote',
+        remote_name: 'default',
+        result: { data: { greeting: 'hi MCP' } },
+      });
+    } finally {
+      mcp.kill('SIGTERM');
+    }
+  });
+});
+
+/** One MCP request over a server's stdio (newline-delimited JSON-RPC), after the handshake. */
+async function mcpCall(
+  server: ChildProcess,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  let buffered = '';
+  const answers = new Map<number, (result: Record<string, unknown>) => void>();
+  server.stdout!.on('data', (chunk) => {
+    buffered += chunk;
+    let end = buffered.indexOf('\n');
+    while (end !== -1) {
+      const message = JSON.parse(buffered.slice(0, end)) as { id?: number; result?: Record<string, unknown> };
+      buffered = buffered.slice(end + 1);
+      if (message.id !== undefined) answers.get(message.id)?.(message.result ?? {});
+      end = buffered.indexOf('\n');
+    }
+  });
+  const send = (message: Record<string, unknown>) =>
+    server.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+  const request = (id: number, name: string, body: Record<string, unknown>) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      answers.set(id, resolve);
+      send({ id, method: name, params: body });
+    });
+  await request(1, 'initialize', {
+    protocolVersion: '2025-03-26',
+    capabilities: {},
+    clientInfo: { name: 'client-e2e', version: '1.0.0' },
+  });
+  send({ method: 'notifications/initialized' });
+  return request(2, method, params);
+}
 
 describe('target "remote": a forked directive', () => {
   it('runs on the server against the scripted provider; its records come back and verify with the pinned key', async () => {
