@@ -4,7 +4,7 @@
  */
 import { ObjectStore } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
-import { DEFAULT_KEY_ENV, loadRemotesConfig, remoteUrl } from './config.js';
+import { DEFAULT_KEY_ENV, loadRemotesConfig, type RemotesConfig, remoteUrl } from './config.js';
 import { pinsOf } from './pin.js';
 import type { RemoteThreadRow, ThreadsResponse } from './protocol.js';
 import { REMOTE_THREAD_ID } from './protocol.js';
@@ -25,8 +25,9 @@ export interface RemoteListing {
 /** Every configured remote, with whether its key variable is set (never its value). */
 export async function listRemotes(
   host: RemoteHost,
+  config?: RemotesConfig,
 ): Promise<{ project_name: string; remotes: RemoteListing[]; sources: string[] }> {
-  const config = await loadRemotesConfig(await host.executor(), host.projectPath);
+  config ??= await loadRemotesConfig(await host.executor(), host.projectPath);
   const remotes = Object.entries(config.remotes).map(([name, entry]) => {
     const keyEnv = entry.key_env ?? DEFAULT_KEY_ENV;
     let url: string | null = null;
@@ -47,8 +48,8 @@ export async function listRemotes(
 }
 
 export async function remoteStatus(host: RemoteHost) {
-  const listing = await listRemotes(host);
   const config = await loadRemotesConfig(await host.executor(), host.projectPath);
+  const listing = await listRemotes(host, config);
   const store = ObjectStore.ofSpace(host.projectPath);
   const manifests = await spaceManifests(host, store, config.sync);
   const project = store.getObject<{ items?: object; files?: object }>(manifests.project_manifest_hash);
