@@ -56,6 +56,12 @@ export interface RemoteServer {
   stop(): Promise<number | null>;
 }
 
+/** Servers still running: a test that fails before stopping its own leaves none behind. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /** Starts `ryeos-remote serve --port 0`; resolves once it printed where it listens. */
 export async function startServer(
   options: { args?: string[]; env?: Record<string, string>; dataDir?: string } = {},
@@ -66,6 +72,8 @@ export async function startServer(
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let stderr = '';
   child.stderr!.on('data', (chunk) => {
     stderr += chunk;
