@@ -17,6 +17,8 @@ export interface ServerContext {
   runs: RunSlots;
   /** What every run's tool processes may reach; undefined only with --unconfined-runs. */
   confinement: RunConfinement | undefined;
+  /** The server's environment as its entry point read it; a run inherits only PATH and LANG. */
+  serverEnv: Readonly<Record<string, string | undefined>>;
   /** Aborted when the server stops: every run still going is stopped with it. */
   stopping: AbortSignal;
 }

@@ -13,11 +13,11 @@ export function runEnvironment(options: {
   runDir: string;
   userSpace: string;
   secrets: Record<string, string>;
-  serverEnv?: Readonly<Record<string, string | undefined>>;
+  serverEnv: Readonly<Record<string, string | undefined>>;
   /** The run's PATH, when not the server's own. */
   path?: string | undefined;
 }): Record<string, string> {
-  const serverEnv = options.serverEnv ?? process.env;
+  const serverEnv = options.serverEnv;
   const home = join(options.runDir, 'home');
   const tmp = join(options.runDir, 'tmp');
   mkdirSync(home, { mode: 0o700 });

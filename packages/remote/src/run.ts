@@ -53,7 +53,8 @@ export async function runInTempSpaces(
       runDir: spaces.dir,
       userSpace: user,
       secrets: secretsOf(ctx.db, caller.user.id),
-      ...(confinement ? { path: runPath(confinement, process.env.PATH) } : {}),
+      serverEnv: ctx.serverEnv,
+      ...(confinement ? { path: runPath(confinement, ctx.serverEnv.PATH) } : {}),
     });
     // The key dir and the confinement are settings, not variables: the run's tools never see
     // where the key lives, and nothing a user pushes (.env, config) can loosen the confinement.

@@ -51,6 +51,7 @@ export async function serve(flags: ServeFlags, io: CliIo): Promise<number> {
     remoteName,
     allowRemote: flags['allow-remote'] === true,
     unconfinedRuns: flags['unconfined-runs'] === true,
+    env,
   });
   if (flags['unconfined-runs'] === true && !server.confined) {
     io.stderr(

@@ -41,6 +41,11 @@ export interface RemoteServerOptions {
    * account's rights. Without it such a server refuses to start.
    */
   unconfinedRuns?: boolean;
+  /**
+   * The server's environment, of which a run inherits only PATH and LANG. The entry point
+   * passes `process.env` (nothing below it reads the process's); absent, runs inherit nothing.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface RunningRemoteServer {
@@ -199,9 +204,10 @@ export async function startRemoteServer(options: RemoteServerOptions): Promise<R
       },
     );
   }
+  const serverEnv = options.env ?? {};
   const confinement = runConfinement({
     ...(options.unconfinedRuns ? { unconfinedRuns: true } : {}),
-    ...(process.env.PATH !== undefined ? { path: process.env.PATH } : {}),
+    ...(serverEnv.PATH !== undefined ? { path: serverEnv.PATH } : {}),
   });
   ensurePrivateDirs(options.paths);
   const unlock = lockDataDir(options.paths.dataDir);
@@ -236,6 +242,7 @@ async function serveLocked(
     systemVersion: majorMinor(version),
     runs: new RunSlots(options.maxConcurrentRuns ?? 4),
     confinement,
+    serverEnv: options.env ?? {},
     stopping: stopping.signal,
   };
   const server: Server = createServer((req, res) => void answer(req, res, ctx));
