@@ -121,6 +121,7 @@ describe('core tools and directives through execute', () => {
     'knowledge:rye/core/threads',
     'knowledge:rye/core/tools',
     'knowledge:rye/core/directives',
+    'knowledge:rye/core/remote',
   ])('%s reads as knowledge', async (ref) => {
     const result = await ryeApi.execute({ item_id: ref });
     expect(result).toMatchObject({
