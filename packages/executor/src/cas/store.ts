@@ -34,9 +34,22 @@ export interface StoredEntry {
   bytes: Buffer;
 }
 
+/** What a long-lived store keeps of what it already read and checked (a server reads the same objects every run). */
+const READ_CACHE_BYTES = 64 * 1024 * 1024;
+const PARSED_CACHE_ENTRIES = 50_000;
+
 export class ObjectStore {
   /** Bytes under the root, counted once and then kept up to date by this instance's writes. */
   private storedBytes: number | undefined;
+  /**
+   * Entries this instance read and found matching their hash, most recent last. A hash names its
+   * content, so what was checked once stays right; a file altered on disk later is noticed when
+   * it is read again after leaving the cache.
+   */
+  private readonly checked = new Map<string, Buffer>();
+  private checkedBytes = 0;
+  /** Objects parsed and checked canonical, deep-frozen: a caller cannot change what others read. */
+  private readonly parsed = new Map<string, CasObject>();
 
   constructor(readonly root: string) {}
 
@@ -93,8 +106,14 @@ export class ObjectStore {
   }
 
   getObject<T = CasObject>(hash: string): T | undefined {
+    const known = this.parsed.get(hash);
+    if (known) return known as T;
     const bytes = this.read(hash, 'object');
-    return bytes === undefined ? undefined : (parseCanonicalObject(hash, bytes) as T);
+    if (bytes === undefined) return undefined;
+    const object = deepFreeze(parseCanonicalObject(hash, bytes));
+    if (this.parsed.size >= PARSED_CACHE_ENTRIES) this.parsed.delete(this.parsed.keys().next().value!);
+    this.parsed.set(hash, object);
+    return object as T;
   }
 
   getEntry(hash: string): StoredEntry | undefined {
@@ -116,6 +135,13 @@ export class ObjectStore {
   }
 
   private read(hash: string, kind: EntryKind): Buffer | undefined {
+    const cacheKey = `${kind}:${hash}`;
+    const known = this.checked.get(cacheKey);
+    if (known) {
+      this.checked.delete(cacheKey);
+      this.checked.set(cacheKey, known);
+      return Buffer.from(known);
+    }
     let bytes: Buffer;
     try {
       bytes = readFileSync(this.pathOf(hash, kind));
@@ -152,6 +178,14 @@ export class ObjectStore {
     }
     if (this.storedBytes !== undefined) this.storedBytes += bytes.byteLength - (present?.size ?? 0);
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }
 
 function checkedObject(value: CasObject): CasObject {
