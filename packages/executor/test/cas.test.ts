@@ -104,6 +104,17 @@ describe('ObjectStore', () => {
     expect(() => store.getBlob(`${'A'.repeat(64)}`)).toThrow(/Invalid hash/);
   });
 
+  it('hands out objects no caller can change for the next one', () => {
+    const store = new ObjectStore(join(tempDir(), 'objects'));
+    const hash = store.putObject({ schema: 1, kind: 'state_snapshot', state: { list: [1] } });
+    const first = store.getObject<{ state: { list: number[] } }>(hash)!;
+    expect(() => first.state.list.push(2)).toThrow(TypeError);
+    expect(store.getObject(hash)).toEqual({ schema: 1, kind: 'state_snapshot', state: { list: [1] } });
+    const blob = store.putBlob('bytes');
+    store.getBlob(blob)!.fill(0);
+    expect(store.getBlob(blob)?.toString()).toBe('bytes');
+  });
+
   it('notices a file altered on disk', () => {
     const store = new ObjectStore(join(tempDir(), 'objects'));
     const hash = store.putBlob('original');
