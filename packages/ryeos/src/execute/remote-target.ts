@@ -89,15 +89,26 @@ export async function executeOnRemote(
     );
   }
   const executor = await host.executor();
-  const envelope = await executor.executeTool(
-    REMOTE_TOOL,
-    { ...remoteToolParameters(request, parameters), timeout: REMOTE_TOOL_TIMEOUT_S },
-    {
-      ...(request.signal ? { signal: request.signal } : {}),
-      ...(request.withheldEnv ? { withheldEnv: request.withheldEnv } : {}),
-    },
-  );
-  return remoteEnvelope(envelope, request.kind, itemId, start);
+  const run = (limited: RemoteTargetRequest, signal?: AbortSignal) =>
+    executor.executeTool(
+      REMOTE_TOOL,
+      { ...remoteToolParameters(limited, parameters), timeout: REMOTE_TOOL_TIMEOUT_S },
+      {
+        ...(signal ? { signal } : {}),
+        ...(request.withheldEnv ? { withheldEnv: request.withheldEnv } : {}),
+      },
+    );
+  if (request.kind === 'directive' && request.parentThreadId && host.threads) {
+    const { runAsChild } = await import('./remote-child.js');
+    const envelope = await runAsChild(
+      { projectPath: host.threads.projectPath, executor },
+      request.parentThreadId,
+      request,
+      run,
+    );
+    return remoteEnvelope(envelope, request.kind, itemId, start);
+  }
+  return remoteEnvelope(await run(request, request.signal), request.kind, itemId, start);
 }
 
 /** A directive checked the local way (verified, inputs validated, interpolated): its inputs. */
