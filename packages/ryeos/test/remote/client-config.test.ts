@@ -333,6 +333,35 @@ describe('TOFU: the server key is pinned on first contact', () => {
     expect(await rye.remote('pull', { hashes: [asked] })).toMatchObject({ pulled: [asked], missing: [] });
   });
 
+  it("a project cannot pick which of the user's keys goes to a remote the user configured", async () => {
+    const s = await spaces();
+    const prod = `rye_sk_${'p'.repeat(43)}`;
+    const rye = ryeOf(s, { RYE_REMOTE_API_KEY: KEY, RYE_PROD_KEY: prod });
+    await rye.addRemote('default', url);
+    await rye.remote('trust');
+    await writeConfig(s.project, 'remotes/remotes.yaml', 'remotes:\n  default: {key_env: RYE_PROD_KEY}\n');
+    stub.requests = [];
+    const refused = await failure(rye.remote('push'));
+    expect(refused).toMatchObject({ code: 'PERMISSION' });
+    expect(refused.message).toContain("sets key_env of remote 'default'");
+    expect(stub.requests).toEqual([]);
+    // A remote the project itself defines may name its variable: a person trusts it first.
+    const team = new KeyServer();
+    const teamUrl = await team.start();
+    try {
+      await writeConfig(
+        s.project,
+        'remotes/remotes.yaml',
+        `remotes:\n  team: {url: "${teamUrl}", key_env: RYE_PROD_KEY}\n`,
+      );
+      await rye.remote('trust', { remote: 'team' });
+      await failure(rye.remote('push', { remote: 'team' }));
+      expect(team.requests.at(-1)?.headers.authorization).toBe(`Bearer ${prod}`);
+    } finally {
+      await team.stop();
+    }
+  });
+
   it('a pin holds the origin: the same host and port over another scheme is refused like another host', async () => {
     const s = await spaces();
     const rye = ryeOf(s, { RYE_REMOTE_API_KEY: KEY });
