@@ -5,7 +5,7 @@
  * then empties the run folder before it exits itself.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, realpathSync, rmdirSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, realpathSync, rmdirSync, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, parse } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -93,26 +93,48 @@ export function startWorker(options: {
   const { confinement, runDir } = options;
   const spec = {
     read: confinement ? [...confinement.readOnly, ...moduleRoots(), options.keyDir] : [],
-    write: confinement ? [runDir, '/dev/null', '/dev/zero'] : [],
-    best_effort: !confinement,
+    write: [runDir, '/dev/null', '/dev/zero'],
     clean: runDir,
   };
-  const child = spawn(
-    confinement?.python ?? 'python3',
-    ['-I', '-S', launcherPath(), '--supervise', JSON.stringify(spec), '--', process.execPath, workerPath()],
-    {
-      cwd: runDir,
-      env: {
-        ...(options.path ? { PATH: options.path } : {}),
-        LANG: 'C.UTF-8',
-        HOME: join(runDir, 'home'),
-        TMPDIR: join(runDir, 'tmp'),
-      },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    },
-  );
+  const env = {
+    ...(options.path ? { PATH: options.path } : {}),
+    LANG: 'C.UTF-8',
+    HOME: join(runDir, 'home'),
+    TMPDIR: join(runDir, 'tmp'),
+  };
+  // Unconfined (--unconfined-runs, where Landlock or python is missing): no supervisor, the worker
+  // leads a process group of its own and the group is killed; a setsid'd process escapes it.
+  const child = confinement
+    ? spawn(
+        confinement.python ?? 'python3',
+        [
+          '-I',
+          '-S',
+          launcherPath(),
+          '--supervise',
+          JSON.stringify(spec),
+          '--',
+          process.execPath,
+          workerPath(),
+        ],
+        { cwd: runDir, env, stdio: ['pipe', 'pipe', 'pipe'] },
+      )
+    : spawn(process.execPath, [workerPath()], {
+        cwd: runDir,
+        env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+      });
+  const killGroup = (): void => {
+    try {
+      if (!confinement && child.pid) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // The group is gone.
+    }
+  };
   const stop = (): void => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    killGroup();
   };
   if (options.signal.aborted) stop();
   else options.signal.addEventListener('abort', stop, { once: true });
@@ -133,6 +155,7 @@ export function startWorker(options: {
     });
     child.on('close', (code) => {
       options.signal.removeEventListener('abort', stop);
+      killGroup();
       let parsed: WorkerAnswer | undefined;
       if (code === 0 && size <= MAX_ANSWER_BYTES) {
         try {
@@ -165,6 +188,7 @@ export function removeRunFolder(dir: string, python: string | undefined): void {
     ['-I', '-S', launcherPath(), '--remove', JSON.stringify({ read: [], write: [], best_effort: true }), dir],
     { stdio: 'ignore' },
   );
+  if (landlock.error) removeTreeNoFollow(dir);
   try {
     rmdirSync(dir);
   } catch (error) {
@@ -176,5 +200,41 @@ export function removeRunFolder(dir: string, python: string | undefined): void {
         hint: 'Stop the server and remove the folder by hand; nothing of it is read again.',
       },
     );
+  }
+}
+
+/**
+ * Without python (an unconfined server): removes `dir` entry by entry, never following a link and
+ * without recursion. Paths past PATH_MAX are left (the launcher's removal has no such limit).
+ */
+function removeTreeNoFollow(dir: string): void {
+  const pending: Array<{ path: string; listed: boolean }> = [{ path: dir, listed: false }];
+  while (pending.length > 0) {
+    const top = pending[pending.length - 1]!;
+    if (top.listed) {
+      pending.pop();
+      try {
+        rmdirSync(top.path);
+      } catch {
+        // Not empty (a name too long to reach): left.
+      }
+      continue;
+    }
+    top.listed = true;
+    let names: string[] = [];
+    try {
+      names = readdirSync(top.path);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const path = join(top.path, name);
+      try {
+        if (lstatSync(path).isDirectory()) pending.push({ path, listed: false });
+        else unlinkSync(path);
+      } catch {
+        // Gone or unreachable: left.
+      }
+    }
   }
 }
