@@ -3,7 +3,7 @@
  * budget) before anything reaches the server, its limits capped by what the thread has left.
  * A real HTTP stub on 127.0.0.1 records what reaches it; the model is the replay provider.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -72,7 +72,10 @@ afterEach(async () => {
   for (const remote of remotes.splice(0)) await remote.close();
 });
 
-async function forkRemotely(fx: ReturnType<ReturnType<typeof parentWith>>): Promise<RecordingRemote> {
+async function forkRemotely(
+  fx: ReturnType<ReturnType<typeof parentWith>>,
+  options: { async?: boolean } = {},
+): Promise<RecordingRemote> {
   const remote = new RecordingRemote();
   remotes.push(remote);
   const url = await remote.listen();
@@ -92,6 +95,7 @@ async function forkRemotely(fx: ReturnType<ReturnType<typeof parentWith>>): Prom
               item_id: 'directive:acme/kid',
               thread: 'fork',
               target: 'remote',
+              ...(options.async ? { async: true } : {}),
               limit_overrides: { spend: 100, turns: 500 },
             },
           },
@@ -122,5 +126,21 @@ describe('a thread forks a directive onto a remote', () => {
     const overrides = remote.executes[0]?.limit_overrides as { spend?: number; turns?: number };
     expect(overrides.spend).toBeGreaterThan(0);
     expect(overrides.spend).toBeLessThanOrEqual(0.01);
+  });
+
+  const asyncBudget = parentWith('spend="0.01"');
+  it('async, asking for spend 100: the detached run is launched with at most what the thread had left', async () => {
+    const fx = asyncBudget();
+    await forkRemotely(fx, { async: true });
+    const threads = join(fx.project, '.ai', 'state', 'threads');
+    const launched = readdirSync(threads, { recursive: true })
+      .map(String)
+      .filter((path) => path.endsWith('spawn_params.json'))
+      .map((path) => JSON.parse(readFileSync(join(threads, path), 'utf8')))
+      .filter((request) => request.remote?.item_id === 'directive:acme/kid');
+    expect(launched).toHaveLength(1);
+    const spend = launched[0].remote.limit_overrides.spend;
+    expect(spend).toBeGreaterThan(0);
+    expect(spend).toBeLessThanOrEqual(0.01);
   });
 });
