@@ -1,3 +1,3 @@
 import { packageBuild } from '@ryeos/build-config/tsup';
 
-export default packageBuild(['src/index.ts', 'src/cli.ts']);
+export default packageBuild(['src/index.ts', 'src/cli.ts', 'src/run-worker.ts']);

@@ -184,6 +184,76 @@ describe('manifests', () => {
   });
 });
 
+describe('manifests of a hostile repository', () => {
+  it('refuse a space whose .ai is a link (evil/.ai -> $HOME) before reading anything through it', () => {
+    const home = tempDir();
+    write(home, '.aws/credentials', 'aws_secret_access_key = AKIA-SECRET');
+    const repo = tempDir();
+    symlinkSync(home, join(repo, '.ai'));
+    const store = ObjectStore.ofSpace(tempDir());
+    mkdirSync(store.root, { recursive: true });
+    let thrown: unknown;
+    try {
+      buildManifest(store, { space: 'project', base: repo });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({ code: 'PERMISSION', message: expect.stringContaining(join(repo, '.ai')) });
+    expect((thrown as { hint?: string }).hint).toMatch(/real folder/);
+    const stored = readdirSync(store.root, { recursive: true, withFileTypes: true }).filter((entry) =>
+      entry.isFile(),
+    );
+    expect(stored).toEqual([]);
+  });
+
+  it('never take a nested .ai/.ai as a second space, nor a linked folder inside .ai', () => {
+    const home = tempDir();
+    write(home, 'secret.txt', 'HOME-SECRET');
+    const repo = tempDir();
+    write(repo, '.ai/tools/a.js', 'a');
+    write(repo, '.ai/.ai/tools/smuggled.js', 'x');
+    symlinkSync(home, join(repo, '.ai/tools/home'));
+    const built = buildManifest(ObjectStore.ofSpace(tempDir()), { space: 'project', base: repo });
+    expect(Object.keys(built.manifest.items)).toEqual(['.ai/tools/a.js']);
+  });
+
+  it('keep the default excludes and credential files out whatever the sync config says', () => {
+    const repo = tempDir();
+    write(repo, '.ai/tools/a.js', 'a');
+    write(repo, '.git/config', 'url = https://alice:ghp_TOKEN@github.com/x.git');
+    write(repo, '.npmrc', '//registry.npmjs.org/:_authToken=npm_TOKEN');
+    write(repo, '.netrc', 'machine x password y');
+    write(repo, '.git-credentials', 'https://a:b@x');
+    write(repo, '.pypirc', '[pypi]\npassword = x');
+    write(repo, 'keys/id_ed25519', 'key');
+    write(repo, 'keys/id_ed25519.pub', 'ssh-ed25519 AAAA');
+    write(repo, 'certs/server.key', '-----BEGIN EC PRIVATE KEY-----\nx\n-----END EC PRIVATE KEY-----\n');
+    write(repo, 'node_modules/x/index.js', 'x');
+    write(repo, 'src/app.ts', 'code');
+    const built = buildManifest(ObjectStore.ofSpace(tempDir()), {
+      space: 'project',
+      base: repo,
+      sync: { include: ['**'], exclude: [] },
+    });
+    expect(Object.keys(built.manifest.files).sort()).toEqual(['keys/id_ed25519.pub', 'src/app.ts']);
+  });
+
+  it.each([['../outside/'], ['/etc/'], ['~/.ssh/'], ['src/../../x']])(
+    'refuse the sync pattern %s, which reaches outside the project',
+    (pattern) => {
+      const repo = tempDir();
+      write(repo, '.ai/tools/a.js', 'a');
+      expect(() =>
+        buildManifest(ObjectStore.ofSpace(tempDir()), {
+          space: 'project',
+          base: repo,
+          sync: { include: ['.ai/', pattern], exclude: [] },
+        }),
+      ).toThrow(expect.objectContaining({ code: 'CONFIG', message: expect.stringContaining(pattern) }));
+    },
+  );
+});
+
 describe('manifest hash cache', () => {
   it('reuses the hashes of unchanged files and notices a same-size rewrite and a lost object', async () => {
     const base = tempDir();

@@ -1,6 +1,8 @@
 """Runs a command confined by Linux Landlock to the folders a spec names.
 
 Usage: python3 -I -S landlock.py '<spec JSON>' -- <command> [args...]
+       python3 -I -S landlock.py --supervise '<spec JSON>' -- <command> [args...]
+       python3 -I -S landlock.py --remove '<spec JSON>' <folder>
 
 The spec is {"read": [paths], "write": [paths], "best_effort": bool}. Everything under a "read"
 path may be read and executed; everything under a "write" path may also be written, created,
@@ -10,6 +12,13 @@ from ABI 1 it cannot ptrace one, so it cannot read another process's /proc/<pid>
 or take its descriptors with pidfd_getfd. The restriction is inherited by every descendant and
 can never be lifted. Only ctypes and the standard library: nothing to build or install.
 
+--supervise stays as the command's confined parent and a child subreaper: a descendant that
+detaches (setsid, double fork) is reparented to it, and when the command exits, or the supervisor
+gets SIGTERM or SIGINT (or its own parent dies), every descendant left is killed and reaped before
+it exits with the command's status. With "clean": <folder> in the spec, that folder's content is
+then removed (no process of the run is left to race the removal). --remove confines itself to
+write the folder only and removes it without ever following a link, at any depth.
+
 Exit codes when the command never runs: 125 confinement unavailable or refused, 126 bad spec or
 command not executable, 127 command not found.
 """
@@ -17,7 +26,9 @@ command not executable, 127 command not found.
 import ctypes
 import json
 import os
+import signal
 import sys
+import time
 
 # os.execvp imports it on first use, which a confined process may no longer be able to read.
 import warnings  # noqa: F401
@@ -175,6 +186,160 @@ def confine(spec):
     os.close(ruleset_fd)
 
 
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def process_table():
+    """pid -> (ppid, state) of every process visible in /proc."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/" + name + "/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        table[int(name)] = (int(fields[1]), fields[0])
+    return table
+
+
+def descendants(root):
+    table = process_table()
+    children = {}
+    for pid, (ppid, state) in table.items():
+        children.setdefault(ppid, []).append((pid, state))
+    found, stack = [], [root]
+    while stack:
+        for pid, state in children.get(stack.pop(), []):
+            found.append((pid, state))
+            stack.append(pid)
+    return found
+
+
+def reap_all():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def kill_all():
+    # A killed process's children are reparented to this subreaper, so each pass finds what the
+    # last one missed; it ends when nothing below is left, not even a zombie.
+    me = os.getpid()
+    while True:
+        left = descendants(me)
+        if not left:
+            reap_all()
+            return
+        for pid, state in left:
+            if state != b"Z":
+                try:
+                    os.kill(pid, 9)
+                except OSError:
+                    pass
+        reap_all()
+        time.sleep(0.002)
+
+
+def remove_content(root, keep_root):
+    """Removes what is under root (and root unless keep_root), never following a link.
+
+    One directory descriptor open at a time, names kept on a list, ".." to climb back: no depth
+    limit, no path longer than one name.
+    """
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(root, flags)
+    except OSError:
+        return
+    names = []
+    while True:
+        entered = False
+        with os.scandir(fd) as entries:
+            listed = list(entries)
+        for entry in listed:
+            if entry.is_dir(follow_symlinks=False):
+                try:
+                    child = os.open(entry.name, flags, dir_fd=fd)
+                except OSError:
+                    continue
+                os.close(fd)
+                fd = child
+                names.append(entry.name)
+                entered = True
+                break
+            try:
+                os.unlink(entry.name, dir_fd=fd)
+            except OSError:
+                pass
+        if entered:
+            continue
+        if not names:
+            os.close(fd)
+            break
+        parent = os.open("..", flags, dir_fd=fd)
+        os.close(fd)
+        fd = parent
+        try:
+            os.rmdir(names.pop(), dir_fd=fd)
+        except OSError:
+            # Not empty after a pass (it could not be entered): leave it rather than loop.
+            os.close(fd)
+            return
+    if not keep_root:
+        try:
+            os.rmdir(root)
+        except OSError:
+            pass
+
+
+def supervise(spec, command, args):
+    libc, _ = libc_syscall()
+    libc.prctl(PR_SET_PDEATHSIG, 15, 0, 0, 0)
+    if os.getppid() == 1:
+        os._exit(143)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        fail(125, "prctl(PR_SET_CHILD_SUBREAPER) failed: " + os.strerror(ctypes.get_errno()))
+    confine(spec)
+    clean = spec.get("clean")
+
+    def finish(status):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        kill_all()
+        if isinstance(clean, str):
+            remove_content(clean, True)
+        sys.stdout.flush()
+        os._exit(status)
+
+    def stop(signum, frame):
+        finish(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    child = os.fork()
+    if child == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        try:
+            os.execvp(command, args)
+        except OSError as error:
+            sys.stderr.write("ryeos confine: cannot run " + command + ": " + str(error) + "\n")
+            os._exit(127)
+    while True:
+        pid, status = os.waitpid(child, 0)
+        if pid == child:
+            break
+    finish(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+
+
 def parse(argv):
     if len(argv) == 2 and argv[1] == "--abi":
         _, syscall = libc_syscall()
@@ -184,17 +349,31 @@ def parse(argv):
         os._exit(0)
     if len(argv) < 4 or argv[2] != "--":
         fail(126, "usage: landlock.py '<spec JSON>' -- <command> [args...]")
+    return parse_spec(argv[1]), argv[3], argv[3:]
+
+
+def parse_spec(text):
     try:
-        spec = json.loads(argv[1])
+        spec = json.loads(text)
     except ValueError as error:
         fail(126, "the spec is not JSON: " + str(error))
     paths_ok = lambda v: isinstance(v, list) and all(isinstance(p, str) and os.path.isabs(p) for p in v)
     if not isinstance(spec, dict) or not paths_ok(spec.get("read", [])) or not paths_ok(spec.get("write", [])):
         fail(126, "the spec must be an object whose read and write are lists of absolute paths")
-    return spec, argv[3], argv[3:]
+    return spec
 
 
 def main():
+    if len(sys.argv) >= 5 and sys.argv[1] == "--supervise" and sys.argv[3] == "--":
+        supervise(parse_spec(sys.argv[2]), sys.argv[4], sys.argv[4:])
+        return
+    if len(sys.argv) == 4 and sys.argv[1] == "--remove" and os.path.isabs(sys.argv[3]):
+        folder = sys.argv[3]
+        spec = parse_spec(sys.argv[2])
+        spec["write"] = [folder]
+        confine(spec)
+        remove_content(folder, True)
+        os._exit(0)
     spec, command, args = parse(sys.argv)
     confine(spec)
     try:

@@ -2,11 +2,13 @@
  * Where the server keeps its state and what it allows: from flags first, then the environment
  * variables of its deployment, then defaults. The data dir is private (0700).
  */
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
 import { DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_USER_STORAGE_BYTES } from 'ryeos';
+import { removeRunFolder } from './run-process.js';
 
 export interface RemotePaths {
   dataDir: string;
@@ -72,8 +74,10 @@ export function ensurePrivateDirs(paths: RemotePaths): void {
 }
 
 /** Removes the temp spaces of runs a previous server process did not finish (killed, crashed). */
-export function removeLeftoverRuns(runsDir: string): void {
-  for (const name of readdirSync(runsDir)) rmSync(join(runsDir, name), { recursive: true, force: true });
+export function removeLeftoverRuns(runsDir: string, python: string | undefined): void {
+  // A leftover run may still have a live process (its supervisor was killed): the removal never
+  // follows a link and may write that folder only.
+  for (const name of readdirSync(runsDir)) removeRunFolder(join(runsDir, name), python);
 }
 
 /** A positive whole number from a flag, else its environment variable, else the default. */

@@ -3,7 +3,8 @@
  * spaces (at most a few at once), stores what it produced and signs the execution snapshot with
  * the server key. The row ends `completed` or `error` whatever happens.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { canonicalJson } from '@ryeos/executor';
 import type { RemoteExecuteResponse as ExecuteResponse } from 'ryeos';
 import type { Caller, ServerContext } from './context.js';
 import { finishThreadRow, startThreadRow } from './db.js';
@@ -17,6 +18,7 @@ export async function executeRemote(
   ctx: ServerContext,
   caller: Caller,
   body: Record<string, unknown>,
+  cancelled?: AbortSignal,
 ): Promise<ExecuteResponse> {
   const request = resolveRequest(ctx, caller, body);
   const store = userStore(ctx.paths.casBase, caller.user.id);
@@ -30,8 +32,9 @@ export async function executeRemote(
     item_id: request.itemId,
   });
   try {
-    const outcome = await ctx.runs.run(() => runInTempSpaces(ctx, caller, request, store));
-    const outputs = storeOutputs(ctx, store, threadId, request, outcome);
+    const outcome = await ctx.runs.run(() => runInTempSpaces(ctx, caller, request, store, cancelled));
+    const requestHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
+    const outputs = storeOutputs(ctx, store, threadId, request, outcome, requestHash);
     const status = outcome.envelope.status === 'error' ? 'error' : 'success';
     finishThreadRow(ctx.db, threadId, status === 'success' ? 'completed' : 'error', outputs.snapshotHash);
     return {

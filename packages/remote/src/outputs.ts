@@ -6,9 +6,10 @@
 import type { ArtifactIndex, ExecutionSnapshot, ObjectStore, StateSnapshot } from '@ryeos/executor';
 import { canonicalJson } from '@ryeos/executor';
 import type { ServerContext } from './context.js';
+import { httpError } from './http.js';
 import { checkQuota } from './objects.js';
 import type { ResolvedRequest } from './request.js';
-import type { RunOutcome } from './run.js';
+import { MAX_RECORD_BYTES, type RunOutcome } from './run.js';
 
 /** Room for the artifact index and the execution snapshot, counted before they are built. */
 const SNAPSHOT_ALLOWANCE_BYTES = 4096;
@@ -25,7 +26,17 @@ export function storeOutputs(
   threadId: string,
   request: ResolvedRequest,
   outcome: RunOutcome,
+  requestHash: string,
 ): StoredOutputs {
+  if (outcome.recordsOverLimit !== undefined) {
+    checkQuota(ctx, store.sizeBytes(), outcome.recordsOverLimit);
+    throw httpError(
+      507,
+      'LIMIT',
+      `The run's records are over the ${MAX_RECORD_BYTES} bytes one run may bring back`,
+      'Keep a thread’s records smaller; nothing of this run was stored.',
+    );
+  }
   const state: StateSnapshot = { schema: 1, kind: 'state_snapshot', state: { result: outcome.envelope } };
   const recordBytes = [...outcome.records.values()].reduce((sum, bytes) => sum + bytes.length, 0);
   const adding = recordBytes + Buffer.byteLength(canonicalJson(state)) + SNAPSHOT_ALLOWANCE_BYTES;
@@ -45,7 +56,7 @@ export function storeOutputs(
   const stateHash = store.putObject(state);
   newObjects.push(stateHash);
   const snapshotHash = store.putObject(
-    executionSnapshot(ctx, threadId, request, outcome, stateHash, artifactIndexHash),
+    executionSnapshot(ctx, threadId, request, outcome, stateHash, artifactIndexHash, requestHash),
   );
   newObjects.push(snapshotHash);
   return { snapshotHash, newObjects };
@@ -58,6 +69,7 @@ function executionSnapshot(
   outcome: RunOutcome,
   stateHash: string,
   artifactIndexHash: string | undefined,
+  requestHash: string,
 ): ExecutionSnapshot {
   const ok = outcome.envelope.status !== 'error';
   const error = outcome.envelope.error;
@@ -66,6 +78,8 @@ function executionSnapshot(
     kind: 'execution_snapshot',
     graph_run_id: threadId,
     graph_id: request.itemId,
+    // Names the request this answers, so a client can tell a replayed answer from its own.
+    request_hash: requestHash,
     project_manifest_hash: request.projectManifest,
     user_manifest_hash: request.userManifest,
     system_version: ctx.systemVersion,

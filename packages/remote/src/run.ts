@@ -1,24 +1,30 @@
 /**
- * One run in spaces of its own: the manifests rebuilt in a private folder under the data dir,
- * the item run through the facade exactly as a local execute runs it (so every item is verified
- * against the trust the pushed user space carries), a fork's records read out, and the folder
- * removed whatever happens.
+ * One run in spaces of its own: the manifests rebuilt in a private folder under the data dir, and
+ * the item run by a worker process confined to that folder (see run-process.ts) exactly as a
+ * local execute runs it, so every item is verified against the trust the pushed user space
+ * carries. The server never reads or removes the folder's content while the run may be alive:
+ * the worker reads a fork's records itself, and the folder goes once its supervisor has exited.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { materialize, type ObjectStore, readSettings, trustFileText } from '@ryeos/executor';
-import { fingerprint } from '@ryeos/lillux';
-import { createRye, type ExecuteRequest as RyeExecuteRequest } from 'ryeos';
+import { fingerprint, RyeError } from '@ryeos/lillux';
+import type { ExecuteRequest as RyeExecuteRequest } from 'ryeos';
 import { runPath, runSpec } from './confine.js';
 import type { Caller, ServerContext } from './context.js';
 import { secretsOf } from './db.js';
-import { threadRecordFiles } from './records.js';
 import type { ResolvedRequest } from './request.js';
 import { runEnvironment } from './run-env.js';
+import { removeRunFolder, startWorker } from './run-process.js';
+
+/** Most bytes of records one run brings back, whatever the user's quota. */
+export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
 
 export interface RunOutcome {
   envelope: Record<string, unknown>;
   records: Map<string, Buffer>;
+  /** The records were over the bytes allowed (set to what was seen): none were brought back. */
+  recordsOverLimit?: number;
 }
 
 /**
@@ -38,6 +44,7 @@ export async function runInTempSpaces(
   caller: Caller,
   request: ResolvedRequest,
   store: ObjectStore,
+  cancelled?: AbortSignal,
 ): Promise<RunOutcome> {
   const spaces = materialize(
     store,
@@ -49,12 +56,13 @@ export async function runInTempSpaces(
     const user = spaces.user!;
     prepareUserSpace(user, ctx.identity.publicKeyPem);
     const { confinement } = ctx;
+    const path = confinement ? runPath(confinement, ctx.serverEnv.PATH) : ctx.serverEnv.PATH;
     const env = runEnvironment({
       runDir: spaces.dir,
       userSpace: user,
       secrets: secretsOf(ctx.db, caller.user.id),
       serverEnv: ctx.serverEnv,
-      ...(confinement ? { path: runPath(confinement, ctx.serverEnv.PATH) } : {}),
+      ...(confinement ? { path } : {}),
     });
     // The key dir and the confinement are settings, not variables: the run's tools never see
     // where the key lives, and nothing a user pushes (.env, config) can loosen the confinement.
@@ -63,31 +71,67 @@ export async function runInTempSpaces(
       signingKeyDir: ctx.identity.dir,
       ...(confinement ? { confine: runSpec(confinement, spaces.dir) } : {}),
     };
-    const rye = createRye({ projectPath: project, settings, spareRunner: false });
     const timeout = AbortSignal.timeout(ctx.limits.maxRunSeconds * 1000);
+    const signal = AbortSignal.any([timeout, ctx.stopping, ...(cancelled ? [cancelled] : [])]);
     // limit_overrides is checked by execute's own schema, like any caller's.
-    const executeRequest: RyeExecuteRequest = {
+    const execute: Omit<RyeExecuteRequest, 'signal'> = {
       item_type: request.itemType,
       item_id: request.itemId,
       thread: request.thread,
       parameters: request.parameters,
-      signal: AbortSignal.any([timeout, ctx.stopping]),
       ...(request.model ? { model: request.model } : {}),
       ...(request.limitOverrides
         ? { limit_overrides: request.limitOverrides as RyeExecuteRequest['limit_overrides'] }
         : {}),
     };
-    // Through JSON: what is stored and signed is exactly what the client will read.
-    const envelope = JSON.parse(JSON.stringify(await rye.execute(executeRequest))) as Record<string, unknown>;
-    if (envelope.status === 'error' && (timeout.aborted || ctx.stopping.aborted)) {
-      envelope.hint = timeout.aborted
-        ? `The server stops a run after ${ctx.limits.maxRunSeconds} s (ryeos-remote serve --max-run-seconds).`
-        : 'The server was stopping: run it again once it is back.';
+    const remaining = Math.max(0, ctx.limits.maxUserStorageBytes - store.sizeBytes());
+    const worker = startWorker({
+      runDir: spaces.dir,
+      keyDir: ctx.identity.dir,
+      confinement,
+      path,
+      signal,
+      request: {
+        project,
+        runRoot: realpathSync.native(spaces.dir),
+        settings: settings as unknown as Record<string, unknown>,
+        execute,
+        maxRecordBytes: Math.min(remaining, MAX_RECORD_BYTES),
+      },
+    });
+    const { answer, stderr } = await worker.answer;
+    // The worker's own failure is the operator's to read, not the caller's (it names server paths).
+    if (!answer && !signal.aborted)
+      process.stderr.write(`ryeos-remote: run worker failed: ${stderr.trim().slice(-2000)}\n`);
+    if (cancelled?.aborted) {
+      throw new RyeError('EXECUTION', 'The run was cancelled by the client', {
+        hint: 'The client closed the request before the answer; run it again to get one.',
+      });
     }
-    const threadId = typeof envelope.thread_id === 'string' ? envelope.thread_id : undefined;
-    const records = request.thread === 'fork' && threadId ? threadRecordFiles(project, threadId) : new Map();
-    return { envelope, records };
+    if (signal.aborted || !answer) {
+      return {
+        envelope: {
+          status: 'error',
+          error: signal.aborted ? 'The run was stopped' : 'The run worker failed',
+          hint: timeout.aborted
+            ? `The server stops a run after ${ctx.limits.maxRunSeconds} s (ryeos-remote serve --max-run-seconds).`
+            : ctx.stopping.aborted
+              ? 'The server was stopping: run it again once it is back.'
+              : 'See the server log; run it again, and report it if it persists.',
+        },
+        records: new Map(),
+      };
+    }
+    const records = new Map(
+      Object.entries(answer.records).map(([name, base64]) => [name, Buffer.from(base64, 'base64')]),
+    );
+    return {
+      envelope: answer.envelope,
+      records,
+      ...(answer.recordsOverLimit !== undefined ? { recordsOverLimit: answer.recordsOverLimit } : {}),
+    };
   } finally {
-    spaces.cleanup();
+    // The supervisor has exited (the answer resolves on close): no process of the run is left.
+    removeRunFolder(spaces.dir, ctx.confinement?.python);
   }
 }

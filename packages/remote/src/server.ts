@@ -79,12 +79,22 @@ function authenticate(ctx: ServerContext, req: IncomingMessage): Caller {
 
 /** A JSON endpoint behind authentication: the key is checked before the body is read. */
 function authed(
-  handle: (ctx: ServerContext, caller: Caller, body: Record<string, unknown>) => unknown | Promise<unknown>,
+  handle: (
+    ctx: ServerContext,
+    caller: Caller,
+    body: Record<string, unknown>,
+    cancelled: AbortSignal,
+  ) => unknown | Promise<unknown>,
 ): Handler {
   return async (req, res, ctx) => {
     const caller = authenticate(ctx, req);
     const body = await readJsonObject(req, ctx.limits.maxRequestBytes);
-    const answer = await handle(ctx, caller, body);
+    // The client gone before its answer (aborted, connection closed): what it asked for stops.
+    const cancelled = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) cancelled.abort();
+    });
+    const answer = await handle(ctx, caller, body, cancelled.signal);
     const reply = answer instanceof Reply ? answer : new Reply(200, answer);
     await sendJson(req, res, reply.status, reply.body);
   };
@@ -229,7 +239,7 @@ async function serveLocked(
   const db = openRemoteDb(options.paths.dbPath);
   // What a stopped server left: rows that say running, and the temp spaces of those runs.
   failInterruptedThreads(db);
-  removeLeftoverRuns(options.paths.runsDir);
+  removeLeftoverRuns(options.paths.runsDir, confinement?.python);
   const version = packageVersion();
   const stopping = new AbortController();
   const ctx: ServerContext = {

@@ -33,10 +33,12 @@ async function readRequest(): Promise<DetachedRequest> {
 const TOOL_STOP_GRACE_MS = 5000;
 
 async function runTool(rye: Rye, request: Extract<DetachedRequest, { kind: 'tool' }>): Promise<number> {
-  const { openThreadStore, threadsStateRoot, watchToolRun } = await import('@ryeos/threads');
+  const { openThreadStore, settleRemoteRun, threadsStateRoot, watchToolRun } = await import('@ryeos/threads');
   const recordStopped = async (reason: string) => {
     const store = openThreadStore(threadsStateRoot(request.project_path));
     try {
+      // A stopped run's reservation ends too; what the server spent is not known, so all of it is charged.
+      await settleRemoteRun(store, request.thread_id, undefined, 'cancelled');
       if ((await store.registry.getThread(request.thread_id))?.status !== 'running') return;
       await store.registry.setResult(request.thread_id, {
         status: 'cancelled',
@@ -87,6 +89,11 @@ async function runTool(rye: Rye, request: Extract<DetachedRequest, { kind: 'tool
   const store = openThreadStore(threadsStateRoot(request.project_path));
   try {
     const ok = result.status !== 'error';
+    // A thread's remote fork was reserved from its spend at launch: charged what the server reported.
+    if (remote?.thread === 'fork' && request.parent_thread_id) {
+      const cost = (result as { result?: { cost?: { spend?: unknown } } }).result?.cost;
+      await settleRemoteRun(store, request.thread_id, cost?.spend, ok ? 'completed' : 'error');
+    }
     await store.registry.setResult(request.thread_id, {
       status: result.status,
       ...(ok ? { outputs: { data: runData(result) } } : {}),

@@ -45,6 +45,8 @@ export {
   listActive as listActiveThreads,
   readTranscript as readKnowledgeTranscript,
 } from './orchestration/query.js';
+export type { RemoteRunAdmission } from './orchestration/remote-run.js';
+export { admitRemoteRun, settleRemoteRun } from './orchestration/remote-run.js';
 export type { ResumeRequest, ResumeResult } from './orchestration/resume.js';
 export type { OrchestrateOptions } from './orchestration/scoped.js';
 export { orchestrate } from './orchestration/scoped.js';

@@ -60,6 +60,8 @@ export interface ExecutionSnapshot extends CasObjectBase {
   kind: 'execution_snapshot';
   graph_run_id: string;
   graph_id: string;
+  /** sha256 of the canonical JSON of the remote execute request it answers (remote runs). */
+  request_hash?: string;
   project_manifest_hash: string | null;
   user_manifest_hash: string | null;
   system_version: string;

@@ -5,7 +5,7 @@
  * two pushes of an unchanged space produce the same hashes and send nothing the second time.
  */
 import type { BigIntStats } from 'node:fs';
-import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
 import { assertHash } from './hash.js';
@@ -14,6 +14,7 @@ import type { ItemSource, ItemSourceType, SignatureInfo, SourceManifest } from '
 import type { ObjectStore } from './store.js';
 import {
   DEFAULT_SYNC,
+  hardSyncPolicy,
   holdsPrivateKey,
   isRuntimeDir,
   isSecretName,
@@ -46,13 +47,16 @@ const SIGNED_LINE =
   /rye:signed:(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ):([0-9a-f]{64}):([A-Za-z0-9_\-+/]+={0,2}):([0-9a-f]{16})/;
 
 export function buildManifest(store: ObjectStore, options: ManifestOptions): BuiltManifest {
-  const sync = options.sync ?? DEFAULT_SYNC;
+  const sync = hardSyncPolicy(options.sync ?? DEFAULT_SYNC);
   const excluded = patternMatcher(sync.exclude);
+  assertPlainAiDir(options.space, options.base);
   const cache = new HashCache(store.root, options.space, options.base);
   const walk = new Walk(store, options.base, excluded, cache);
+  // Runtime folders sit directly under `.ai/`; a `.ai/` nested inside `.ai/` is never a second space.
   walk.dir(
     '.ai',
-    (relative, isDir) => isDir && relative.startsWith('.ai/') && isRuntimeDir(relative.slice(4)),
+    (relative, isDir) =>
+      isDir && relative.startsWith('.ai/') && (isRuntimeDir(relative.slice(4)) || relative.endsWith('/.ai')),
   );
   if (options.space === 'project') {
     const included = patternMatcher(
@@ -101,6 +105,47 @@ export function readManifest(store: ObjectStore, hash: string): SourceManifest {
   return manifest;
 }
 
+/**
+ * A space's `.ai` must be a real folder inside its base: a link (a cloned repository's
+ * `.ai -> $HOME`) would make a push carry whatever the link points at.
+ */
+function assertPlainAiDir(space: string, base: string): void {
+  const path = join(base, '.ai');
+  let stat: import('node:fs').Stats;
+  try {
+    stat = lstatSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  if (stat.isSymbolicLink() || !stat.isDirectory()) {
+    throw new RyeError(
+      'PERMISSION',
+      `The ${space} space's ${path} is ${stat.isSymbolicLink() ? 'a symbolic link' : 'not a folder'}; nothing was pushed.`,
+      {
+        hint: `A space's .ai must be a real folder inside ${base}: replace the link with the folder itself (a cloned repository's linked .ai could point at your home).`,
+        details: { space, path },
+      },
+    );
+  }
+}
+
+/** Reads a regular file without following a link swapped in after the walk saw it. */
+function readPlainFile(path: string): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') return undefined;
+    throw error;
+  }
+  try {
+    return fstatSync(fd).isFile() ? readFileSync(fd) : undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function missing(hash: string, what: string): RyeError {
   return new RyeError('NOT_FOUND', `The ${what} ${hash} is not in the store`, {
     hint: 'Push the space again: a push sends every object a manifest needs.',
@@ -141,9 +186,9 @@ class Walk {
       if (entry.isDirectory()) {
         if (!this.excluded(path, true)) this.projectFiles(included, path);
       } else if (included(path, false) && !isSecretName(entry.name) && !this.excluded(path, false)) {
-        if (!entry.isFile()) this.skipped.push(path);
+        const bytes = entry.isFile() ? readPlainFile(join(this.base, path)) : undefined;
+        if (!bytes) this.skipped.push(path);
         else {
-          const bytes = readFileSync(join(this.base, path));
           if (holdsPrivateKey(bytes)) this.skipped.push(path);
           else {
             this.files[path] = this.store.putBlob(bytes);
@@ -162,8 +207,8 @@ class Walk {
       this.record(path, stat, known.blob, known.source);
       return;
     }
-    const bytes = readFileSync(full);
-    if (holdsPrivateKey(bytes)) {
+    const bytes = readPlainFile(full);
+    if (!bytes || holdsPrivateKey(bytes)) {
       this.skipped.push(path);
       return;
     }

@@ -3,6 +3,7 @@
  * the machine, and neither do secrets: the hard excludes apply whatever a sync config says, and a
  * file that holds a PEM private key is left out whatever its name.
  */
+import { RyeError } from '@ryeos/lillux';
 
 export interface SyncPolicy {
   /** Project paths to take besides `.ai/` (`src/`, `*.md`, `docs/**`); `.ai/` is always taken. */
@@ -19,8 +20,27 @@ export const DEFAULT_SYNC: SyncPolicy = {
 /** Folders directly under `.ai/` that hold runtime state, never items. */
 const RUNTIME_DIRS = new Set(['state', 'objects', 'agent', 'cache', 'logs']);
 
-const SECRET_NAME = /^(?:private_key\.pem.*|\.env|\.env\..*|.*\.secrets?)$/i;
+/** Files that hold credentials by convention: keys, `.env`, and the token files of git, npm, pip and netrc. */
+const SECRET_NAME =
+  /^(?:private_key\.pem.*|\.env|\.env\..*|.*\.secrets?|\.npmrc|[._]netrc|\.git-credentials|\.pypirc|id_[^.]+)$/i;
 const PRIVATE_KEY_PEM = /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----/;
+
+/**
+ * The policy a manifest applies: the config's includes, checked to stay inside the space, and its
+ * excludes added to the defaults (a config can leave more out, never bring `.git/` or `state/` in).
+ */
+export function hardSyncPolicy(sync: SyncPolicy): SyncPolicy {
+  for (const pattern of [...sync.include, ...sync.exclude]) {
+    const segments = pattern.replace(/\\/g, '/').split('/');
+    if (/^(?:\/|~|[A-Za-z]:)/.test(pattern) || segments.includes('..')) {
+      throw new RyeError('CONFIG', `Sync pattern '${pattern}' reaches outside the project.`, {
+        hint: 'Sync patterns are relative to the project folder: remove absolute paths, ~ and .. from sync.include and sync.exclude.',
+        details: { pattern },
+      });
+    }
+  }
+  return { include: sync.include, exclude: [...new Set([...DEFAULT_SYNC.exclude, ...sync.exclude])] };
+}
 
 export function isRuntimeDir(relativeToAi: string): boolean {
   return !relativeToAi.includes('/') && RUNTIME_DIRS.has(relativeToAi);

@@ -331,23 +331,36 @@ export async function launchAsyncTool(
   remote?: RemoteRun,
 ): Promise<Envelope> {
   const itemId = remote?.item_id ?? canonicalRef('tool', toolId);
-  const { admitToolRun, ensureThreadDir, openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
+  const { admitRemoteRun, admitToolRun, ensureThreadDir, openThreadStore, threadsStateRoot } = await import(
+    '@ryeos/threads'
+  );
   const stateRoot = threadsStateRoot(projectPath);
   const threadId = randomUUID();
   const parentThreadId = parent?.threadId;
   let store: ReturnType<typeof openThreadStore> | undefined;
   let registered = false;
+  let reserved = false;
   try {
     store = openThreadStore(stateRoot);
     // A thread's async tool run is its child: admitted (a spawn taken) before anything is registered.
-    const admission = parent
-      ? await admitToolRun({
-          store,
-          projectPath,
-          parentThreadId: parent.threadId,
-          trust: (await parent.executor()).trust,
-        })
-      : undefined;
+    const trust = parent ? (await parent.executor()).trust : undefined;
+    // A remote fork is also paid from the thread: its spend reserved, its limits capped by it.
+    const admission: { deadline: number; limitOverrides?: Record<string, unknown> } | undefined =
+      parent && trust && remote?.thread === 'fork'
+        ? await admitRemoteRun({
+            store,
+            projectPath,
+            parentThreadId: parent.threadId,
+            childId: threadId,
+            trust,
+            ...(remote.limit_overrides ? { limitOverrides: remote.limit_overrides } : {}),
+          })
+        : parent && trust
+          ? await admitToolRun({ store, projectPath, parentThreadId: parent.threadId, trust })
+          : undefined;
+    reserved = admission?.limitOverrides !== undefined;
+    const sent =
+      remote && admission?.limitOverrides ? { ...remote, limit_overrides: admission.limitOverrides } : remote;
     await store.registry.register(threadId, `tool/${toolId}`, parentThreadId ?? null);
     registered = true;
     await store.registry.updateStatus(threadId, 'running');
@@ -362,7 +375,7 @@ export async function launchAsyncTool(
         parameters,
         ...(parentThreadId ? { parent_thread_id: parentThreadId } : {}),
         ...(admission && Number.isFinite(admission.deadline) ? { deadline: admission.deadline } : {}),
-        ...(remote ? { remote } : {}),
+        ...(sent ? { remote: sent } : {}),
       },
       ensureThreadDir(stateRoot, threadId),
       (started) => registry.updatePid(threadId, started),
@@ -381,6 +394,7 @@ export async function launchAsyncTool(
     } as Envelope;
   } catch (error) {
     try {
+      if (reserved) await store?.ledger.end(threadId, 'error');
       if (registered) {
         await store?.registry.updateStatus(threadId, 'error');
         await store?.registry.setResult(threadId, { error: (error as Error).message });

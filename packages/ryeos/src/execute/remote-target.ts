@@ -9,6 +9,7 @@ import type { Envelope, ErrorType } from '@ryeos/executor';
 import { canonicalRef, elapsed } from '@ryeos/executor';
 import { ERROR_CODES, RyeError, type RyeErrorCode, toErrorEnvelope } from '@ryeos/lillux';
 import { loadRemotesConfig, resolveRemote } from '../remote/config.js';
+import { quoted } from '../remote/http.js';
 import type { ExecuteHost } from './host.js';
 import type { ExecuteMode } from './matrix.js';
 
@@ -89,15 +90,26 @@ export async function executeOnRemote(
     );
   }
   const executor = await host.executor();
-  const envelope = await executor.executeTool(
-    REMOTE_TOOL,
-    { ...remoteToolParameters(request, parameters), timeout: REMOTE_TOOL_TIMEOUT_S },
-    {
-      ...(request.signal ? { signal: request.signal } : {}),
-      ...(request.withheldEnv ? { withheldEnv: request.withheldEnv } : {}),
-    },
-  );
-  return remoteEnvelope(envelope, request.kind, itemId, start);
+  const run = (limited: RemoteTargetRequest, signal?: AbortSignal) =>
+    executor.executeTool(
+      REMOTE_TOOL,
+      { ...remoteToolParameters(limited, parameters), timeout: REMOTE_TOOL_TIMEOUT_S },
+      {
+        ...(signal ? { signal } : {}),
+        ...(request.withheldEnv ? { withheldEnv: request.withheldEnv } : {}),
+      },
+    );
+  if (request.kind === 'directive' && request.parentThreadId && host.threads) {
+    const { runAsChild } = await import('./remote-child.js');
+    const envelope = await runAsChild(
+      { projectPath: host.threads.projectPath, executor },
+      request.parentThreadId,
+      request,
+      run,
+    );
+    return remoteEnvelope(envelope, request.kind, itemId, start);
+  }
+  return remoteEnvelope(await run(request, request.signal), request.kind, itemId, start);
 }
 
 /** A directive checked the local way (verified, inputs validated, interpolated): its inputs. */
@@ -154,8 +166,19 @@ function remoteEnvelope(
     metadata: elapsed(start),
   };
   if (run.status !== 'error') return { status: 'success', ...common } as Envelope;
-  const failure = toErrorEnvelope(envelopeError(result), common);
-  return failure;
+  return toErrorEnvelope(serverRunError(result, String(run.remote_name ?? 'remote')), common);
+}
+
+/** The server's report of a failed run, labelled as the server's words (never as ryeos's own hint). */
+function serverRunError(result: Record<string, unknown>, remoteName: string): RyeError {
+  const error = typeof result.error === 'string' ? quoted(result.error) : 'the run failed';
+  const serverHint = typeof result.hint === 'string' ? quoted(result.hint) : '';
+  return new RyeError('EXECUTION', `Remote '${remoteName}' answered: ${error}`, {
+    hint: `This is the server's report of its run, not a ryeos diagnosis.${serverHint ? ` The server's own hint, quoted: "${serverHint}"` : ''}`,
+    ...(typeof result.error_type === 'string'
+      ? { details: { server_error_type: quoted(result.error_type) } }
+      : {}),
+  });
 }
 
 /** A RyeError from an error reply (a tool's `{error, error_type, hint}` or an envelope). */

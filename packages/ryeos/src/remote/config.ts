@@ -37,6 +37,11 @@ export interface RemotesConfig {
   remotes: Record<string, RemoteEntry>;
   /** The space whose file gave each remote its url (a project's url is a repository's word). */
   urlSpaces: Record<string, SpaceName>;
+  /**
+   * Remotes of user or system config whose `key_env` a project's config tried to change: a
+   * cloned repository must not choose which of your keys goes to a server you configured.
+   */
+  projectKeyEnvOverrides?: string[];
   sync?: SyncPolicy;
   /** The files read, lowest space first. */
   sources: string[];
@@ -57,6 +62,8 @@ export async function loadRemotesConfig(executor: Executor, projectPath: string)
   let merged: Record<string, unknown> = {};
   const sources: string[] = [];
   const urlSpaces: Record<string, SpaceName> = {};
+  const ownRemotes = new Set<string>();
+  const projectKeyEnvOverrides: string[] = [];
   for (const space of SPACES_LOW_TO_HIGH) {
     const found = await readSpaceConfig(executor, space);
     if (!found) continue;
@@ -66,10 +73,17 @@ export async function loadRemotesConfig(executor: Executor, projectPath: string)
     if (remotes && typeof remotes === 'object') {
       for (const [name, entry] of Object.entries(remotes)) {
         if ((entry as { url?: unknown } | null)?.url !== undefined) urlSpaces[name] = space;
+        if (space !== 'project') ownRemotes.add(name);
+        else if ((entry as { key_env?: unknown } | null)?.key_env !== undefined && ownRemotes.has(name))
+          projectKeyEnvOverrides.push(name);
       }
     }
   }
-  return { ...parseRemotesConfig(merged, projectPath, sources), urlSpaces };
+  return {
+    ...parseRemotesConfig(merged, projectPath, sources),
+    urlSpaces,
+    ...(projectKeyEnvOverrides.length ? { projectKeyEnvOverrides } : {}),
+  };
 }
 
 async function readSpaceConfig(
@@ -172,7 +186,8 @@ function parseSync(raw: unknown, sources: string[]): { sync?: SyncPolicy } {
 
 /**
  * The remote to call: `name` (default `default`) must be configured with an http(s) url, and its
- * key variable must be set to an API key. A key variable is only read when it holds a `rye_sk_`
+ * key variable must be set to an API key. A project's `key_env` counts only for a remote the
+ * project itself defines (which a person confirms with `rye remote trust` before any run uses it). A key variable is only read when it holds a `rye_sk_`
  * key, so a config (a cloned repository's) cannot name any other secret to send away.
  */
 export function resolveRemote(
@@ -201,6 +216,16 @@ export function resolveRemote(
     });
   }
   const url = remoteUrl(wanted, entry.url);
+  if (config.projectKeyEnvOverrides?.includes(wanted)) {
+    throw new RyeError(
+      'PERMISSION',
+      `This project's remotes config sets key_env of remote '${wanted}', which your user or system config defines; no key was read or sent.`,
+      {
+        hint: `A project cannot choose which of your keys goes to a remote you configured: remove remotes.${wanted}.key_env from ${config.sources.at(-1) ?? "the project's remotes.yaml"}, or set it in your user config (~/.ai/config/remotes/remotes.yaml) if you mean it.`,
+        details: { remote: wanted },
+      },
+    );
+  }
   const keyEnv = entry.key_env ?? DEFAULT_KEY_ENV;
   const apiKey = env[keyEnv]?.trim();
   if (!apiKey) {

@@ -3,7 +3,7 @@
  * (`/execute`, 300 s), the answer's snapshot signature checked with the pinned key, and what the
  * snapshot names pulled, each entry checked against its hash before it is written.
  */
-import { ObjectStore } from '@ryeos/executor';
+import { canonicalJson, ObjectStore, sha256Hex } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
 import type { RemoteItemType } from './protocol.js';
 import { pushSpaces } from './push.js';
@@ -78,28 +78,31 @@ export async function executeRemote(
   const session = await openSession(host, params.remote, signal ? { signal } : {});
   const store = ObjectStore.ofSpace(host.projectPath);
   const pushed = await pushSpaces(host, session, store);
-  const answer = await session.client.execute(
-    {
-      project_manifest_hash: pushed.project_manifest_hash,
-      user_manifest_hash: pushed.user_manifest_hash,
-      project_name: session.config.projectName,
-      system_version: systemVersion(),
-      item_type: params.item_type,
-      item_id: params.item_id,
-      parameters: params.parameters ?? {},
-      thread,
-      ...(params.model ? { model: params.model } : {}),
-      ...(params.limit_overrides ? { limit_overrides: params.limit_overrides } : {}),
-    },
-    signal,
-  );
+  const request = {
+    project_manifest_hash: pushed.project_manifest_hash,
+    user_manifest_hash: pushed.user_manifest_hash,
+    project_name: session.config.projectName,
+    system_version: systemVersion(),
+    item_type: params.item_type,
+    item_id: params.item_id,
+    parameters: params.parameters ?? {},
+    thread,
+    ...(params.model ? { model: params.model } : {}),
+    ...(params.limit_overrides ? { limit_overrides: params.limit_overrides } : {}),
+  };
+  const answer = await session.client.execute(request, signal);
   verifySnapshotSignature(
     session.pin,
     answer.execution_snapshot_hash,
     answer.execution_snapshot_signature,
     session.remote.name,
   );
-  const run = await pullSignedRun(session.client, store, answer.execution_snapshot_hash);
+  const run = await pullSignedRun(
+    session.client,
+    store,
+    answer.execution_snapshot_hash,
+    requestHashOf(request),
+  );
   // The signed state is the result; the answer's own copy is not signed and is not used.
   const result = isRecord(run.signedResult) ? run.signedResult : undefined;
   if (!result) {
@@ -130,6 +133,11 @@ export async function executeRemote(
     objects_pulled: run.objectsPulled,
     system_version: answer.system_version,
   };
+}
+
+/** What the server hashes: the canonical JSON of the body as it parsed it (what JSON carried). */
+function requestHashOf(request: Record<string, unknown>): string {
+  return sha256Hex(canonicalJson(JSON.parse(JSON.stringify(request))));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -5,7 +5,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import type { RyeErrorCode } from '@ryeos/lillux';
-import { ERROR_CODES, RyeError } from '@ryeos/lillux';
+import { RyeError } from '@ryeos/lillux';
 import type { ResolvedRemote } from './config.js';
 import type {
   ExecuteRequest,
@@ -193,26 +193,33 @@ const STATUS_CODES: Record<number, RyeErrorCode> = {
   507: 'LIMIT',
 };
 
-/** An error answer as a RyeError: the server's message and hint, its error type when it is one of ours. */
+/**
+ * An error answer as a RyeError that says whose words it carries: the server's message and hint
+ * are quoted as the remote's answer, and the code comes from the HTTP status alone, so a hostile
+ * server cannot dress its text up as ryeos's own diagnosis or instruction.
+ */
 function answerError(remote: ResolvedRemote, status: number, parsed: unknown, text: string): RyeError {
   const body = (parsed && typeof parsed === 'object' ? parsed : {}) as Partial<RemoteErrorBody>;
-  const upper = typeof body.error_type === 'string' ? body.error_type.toUpperCase() : '';
-  const code = (ERROR_CODES as readonly string[]).includes(upper)
-    ? (upper as RyeErrorCode)
-    : (STATUS_CODES[status] ?? 'HTTP');
-  const message = typeof body.error === 'string' ? body.error : text.slice(0, 200) || `HTTP ${status}`;
-  const hint =
-    typeof body.hint === 'string'
-      ? body.hint
-      : status === 401
-        ? `Check the API key in ${remote.keyEnv}: it may be wrong, expired or revoked (ryeos-remote keys list on the server).`
-        : undefined;
-  return new RyeError(code, `Remote '${remote.name}' refused the request (HTTP ${status}): ${message}`, {
-    ...(hint ? { hint } : {}),
+  const code = STATUS_CODES[status] ?? 'HTTP';
+  const message = quoted(typeof body.error === 'string' ? body.error : text) || `HTTP ${status}`;
+  const ownHint =
+    status === 401
+      ? `Check the API key in ${remote.keyEnv}: it may be wrong, expired or revoked (ryeos-remote keys list on the server).`
+      : `This is what the server at ${remote.url.origin} answered, not a ryeos diagnosis; ask its operator if it is unclear.`;
+  const serverHint = typeof body.hint === 'string' ? quoted(body.hint) : '';
+  return new RyeError(code, `Remote '${remote.name}' answered (HTTP ${status}): ${message}`, {
+    hint: serverHint ? `${ownHint} The server's own hint, quoted: "${serverHint}"` : ownHint,
     details: {
       remote: remote.name,
       http_status: status,
+      ...(typeof body.error_type === 'string' ? { server_error_type: quoted(body.error_type) } : {}),
       ...(Array.isArray((body as PutResponse).errors) ? { errors: (body as PutResponse).errors } : {}),
     },
   });
+}
+
+/** A server's text shown to a person or a model: one line, no control characters, bounded. */
+export function quoted(text: string, max = 300): string {
+  const line = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max)}…` : line;
 }

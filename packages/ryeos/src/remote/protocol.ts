@@ -120,7 +120,12 @@ export interface ExecuteRequest {
 export interface ExecuteResponse {
   status: 'success' | 'error';
   thread_id: string;
-  /** The `execution_snapshot` object of this run, in the user's store on the server. */
+  /**
+   * The `execution_snapshot` object of this run, in the user's store on the server. Its
+   * `request_hash` is the sha256 hex of the canonical JSON of the execute request body the server
+   * received, so a client can check a signed answer is for its own request (absent from servers
+   * before it was added).
+   */
   execution_snapshot_hash: string;
   /** base64 Ed25519 signature by the server key over `snapshotSigningText(hash)`. */
   execution_snapshot_signature: string;

@@ -13,6 +13,8 @@ import { pullEntries } from './transfer.js';
 
 /** The fields of an `execution_snapshot` the client follows. */
 interface ExecutionSnapshot {
+  /** sha256 of the canonical JSON of the execute request the run answers. */
+  request_hash?: string;
   kind: string;
   graph_run_id?: string;
   state_hash?: string;
@@ -66,6 +68,7 @@ export async function pullSignedRun(
   client: RemoteClient,
   store: ObjectStore,
   snapshotHash: string,
+  requestHash: string,
 ): Promise<PulledRun> {
   let pulled = 0;
   const fetch = async (hashes: string[]) => {
@@ -89,6 +92,16 @@ export async function pullSignedRun(
   const snapshot = store.getObject<ExecutionSnapshot>(snapshotHash);
   if (snapshot?.kind !== 'execution_snapshot') {
     throw new RyeError('INTEGRITY', `Object ${snapshotHash} is not an execution snapshot.`);
+  }
+  // A signed answer to another request (replayed by whoever sits on the wire) is not this run's.
+  if (snapshot.request_hash !== requestHash) {
+    throw new RyeError(
+      'INTEGRITY',
+      `The remote's signed snapshot ${snapshotHash} answers ${typeof snapshot.request_hash === 'string' ? `request ${snapshot.request_hash.slice(0, 16)}…` : 'no named request'}, not the one just sent.`,
+      {
+        hint: 'Do not trust this result: an earlier answer may have been replayed (use https), or the server is of an older version.',
+      },
+    );
   }
   const named = [snapshot.state_hash, snapshot.artifact_index_hash, ...(snapshot.node_receipts ?? [])];
   await fetch(named.filter((hash): hash is string => typeof hash === 'string'));
