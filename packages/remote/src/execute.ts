@@ -30,7 +30,7 @@ export async function executeRemote(
     item_id: request.itemId,
   });
   try {
-    const outcome = await ctx.runs.run(() => runInTempSpaces(ctx, caller, request, store));
+    const outcome = await ctx.runs.run(caller.user.id, () => runInTempSpaces(ctx, caller, request, store));
     const outputs = storeOutputs(ctx, store, threadId, request, outcome);
     const status = outcome.envelope.status === 'error' ? 'error' : 'success';
     finishThreadRow(ctx.db, threadId, status === 'success' ? 'completed' : 'error', outputs.snapshotHash);
