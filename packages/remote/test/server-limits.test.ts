@@ -49,18 +49,9 @@ async function heldBodies(server: RemoteServer, key: string, count: number, byte
   return held;
 }
 
-/** A complete POST of about `bytes`, as raw HTTP so its status and Retry-After can be read. */
-async function fullBody(server: RemoteServer, key: string, bytes: number) {
-  const response = await fetch(`${server.url}/objects/has`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ hashes: [], pad: 'p'.repeat(bytes) }),
-  });
-  return {
-    status: response.status,
-    retryAfter: response.headers.get('retry-after'),
-    json: await response.json(),
-  };
+/** A complete POST of about `bytes`. */
+function fullBody(server: RemoteServer, key: string, bytes: number): Promise<Answer> {
+  return call(server, '/objects/has', { key, body: { hashes: [], pad: 'p'.repeat(bytes) } });
 }
 
 describe('ryeos-remote: request bytes held at once', () => {
@@ -89,7 +80,7 @@ describe('ryeos-remote: request bytes held at once', () => {
     }
     expect(held.map((body) => body.answered())).toEqual([undefined, undefined, undefined, undefined]);
     expect(answer.status).toBe(503);
-    expect(answer.retryAfter).toBe('1');
+    expect(answer.headers.get('retry-after')).toBe('1');
     expect(answer.json).toMatchObject({ error_type: 'unavailable' });
     expect(answer.json.hint).toMatch(/--max-inflight-bytes/);
     for (const body of held) body.req.destroy();
