@@ -62,6 +62,22 @@ describe('canonical JSON', () => {
     expect(() => canonicalJson({ a: Number.NaN })).toThrow(/NaN at \$\.a/);
     expect(() => canonicalJson({ a: () => 1 })).toThrow(/function/);
   });
+
+  it('refuses an object a client nested 20,000 deep with a typed error, not a stack overflow', () => {
+    const text = `{"kind":"x","schema":1,"v":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+    const store = ObjectStore.ofSpace(tempDir());
+    let caught: unknown;
+    try {
+      store.putEntry(sha256Hex(text), 'object', Buffer.from(text));
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(RyeError);
+    expect((caught as RyeError).message).toMatch(/nests deeper than 1000 levels/);
+    expect(store.has(sha256Hex(text))).toBeUndefined();
+    // What real objects nest is far below the limit.
+    expect(canonicalJson({ v: JSON.parse(`${'['.repeat(900)}${']'.repeat(900)}`) })).toHaveLength(1806);
+  });
 });
 
 describe('ObjectStore', () => {
