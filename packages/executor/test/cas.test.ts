@@ -12,6 +12,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { RyeError } from '@ryeos/lillux';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   buildManifest,
@@ -20,6 +21,7 @@ import {
   materialize,
   ObjectStore,
   objectHashOf,
+  readManifest,
   type SourceManifest,
   sha256Hex,
 } from '../src/cas/index.js';
@@ -59,6 +61,22 @@ describe('canonical JSON', () => {
   it('refuses what JSON cannot carry', () => {
     expect(() => canonicalJson({ a: Number.NaN })).toThrow(/NaN at \$\.a/);
     expect(() => canonicalJson({ a: () => 1 })).toThrow(/function/);
+  });
+
+  it('refuses an object a client nested 20,000 deep with a typed error, not a stack overflow', () => {
+    const text = `{"kind":"x","schema":1,"v":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+    const store = ObjectStore.ofSpace(tempDir());
+    let caught: unknown;
+    try {
+      store.putEntry(sha256Hex(text), 'object', Buffer.from(text));
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(RyeError);
+    expect((caught as RyeError).message).toMatch(/nests deeper than 1000 levels/);
+    expect(store.has(sha256Hex(text))).toBeUndefined();
+    // What real objects nest is far below the limit.
+    expect(canonicalJson({ v: JSON.parse(`${'['.repeat(900)}${']'.repeat(900)}`) })).toHaveLength(1806);
   });
 });
 
@@ -339,6 +357,95 @@ describe('materialize', () => {
       expect(readdirSync(root)).toEqual([]);
     });
   }
+
+  function manifestWith(store: ObjectStore, paths: string[]): string {
+    const blob = store.putBlob('x');
+    const source = store.putObject({
+      schema: 1,
+      kind: 'item_source',
+      item_type: 'tool',
+      item_id: 'x',
+      content_blob_hash: blob,
+      integrity: null,
+      signature_info: null,
+    });
+    const manifest: SourceManifest = {
+      schema: 1,
+      kind: 'source_manifest',
+      space: 'project',
+      items: Object.fromEntries(['.ai/tools/ok.js', ...paths].map((path) => [path, source])),
+      files: {},
+    };
+    return store.putObject(manifest);
+  }
+
+  const oversized: Array<[string, string, RegExp]> = [
+    ['a path 2,000 folders deep', `.ai/${'d/'.repeat(2000)}f`, /2002 levels deep.*64 folders deep/],
+    ['a name of 300 bytes', `.ai/tools/${'a'.repeat(300)}`, /a name of 300 bytes.*255 bytes a name/],
+    ['a path over 4096 bytes', `.ai/${`${'b'.repeat(200)}/`.repeat(21)}f`, /over 4096 bytes/],
+  ];
+  for (const [what, path, reason] of oversized) {
+    it(`refuses ${what} before writing anything, naming the limits`, () => {
+      const { store } = pushed();
+      const root = tempDir();
+      let caught: unknown;
+      try {
+        materialize(store, { project: manifestWith(store, [path]) }, { tmpRoot: root });
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(RyeError);
+      expect((caught as RyeError).code).toBe('VALIDATION');
+      expect((caught as RyeError).message).toMatch(reason);
+      expect((caught as RyeError).hint).toMatch(/4096 bytes.*255 bytes.*64 folders deep/);
+      expect(readdirSync(root)).toEqual([]);
+    });
+  }
+
+  it("refuses paths under .ai/'s runtime folders, which a push never sends", () => {
+    const { store } = pushed();
+    const root = tempDir();
+    for (const path of [
+      '.ai/state/threads/registry.db',
+      '.ai/objects/x',
+      '.ai/agent/x',
+      '.ai/cache/pycache/x.pyc',
+      '.ai/logs/x.log',
+    ]) {
+      expect(() => materialize(store, { project: manifestWith(store, [path]) }, { tmpRoot: root })).toThrow(
+        /runtime state, which a push never sends/,
+      );
+    }
+    expect(readdirSync(root)).toEqual([]);
+  });
+
+  it('refuses a manifest whose items or files are not a map of path to hash, with a typed error', () => {
+    const { store } = pushed();
+    const source = manifestWith(store, []);
+    const shapes: Array<Record<string, unknown>> = [
+      { items: null, files: {} },
+      { items: [source], files: {} },
+      { items: { '.ai/a': 5 }, files: {} },
+      { items: {}, files: null },
+    ];
+    for (const shape of shapes) {
+      const hash = store.putObject({ schema: 1, kind: 'source_manifest', space: 'project', ...shape });
+      for (const read of [
+        () => readManifest(store, hash),
+        () => manifestClosure(store, hash),
+        () => materialize(store, { project: hash }, { tmpRoot: tempDir() }),
+      ]) {
+        let caught: unknown;
+        try {
+          read();
+        } catch (error) {
+          caught = error;
+        }
+        expect(caught).toBeInstanceOf(RyeError);
+        expect((caught as RyeError).message).toMatch(/is not a source manifest/);
+      }
+    }
+  });
 
   it('refuses a path that runs through a file, and a missing object, before writing anything', () => {
     const { store } = pushed();

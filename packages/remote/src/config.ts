@@ -26,10 +26,22 @@ export interface RemoteLimits {
   maxUserStorageBytes: number;
   /** A run still going after this long is stopped (its tool cancelled, its thread ended). */
   maxRunSeconds: number;
+  /** Request bytes held at once over all requests; a body past it is refused (503). Default 4 bodies' worth. */
+  maxInflightBytes?: number;
+  /** Headers and body must arrive within this many seconds (else 408). Default 60. */
+  maxBodySeconds?: number;
+  /** Open connections from one client address; more are refused (503). Default 64. */
+  maxConnectionsPerClient?: number;
+  /** Runs one user may hold at once, of the server's slots. Default half of them, at least 1. */
+  maxRunsPerUser?: number;
 }
 
 /** How long a run may take unless told otherwise. */
 export const DEFAULT_MAX_RUN_SECONDS = 900;
+/** Bodies' worth of bytes the server holds at once unless told otherwise. */
+export const DEFAULT_INFLIGHT_BODIES = 4;
+export const DEFAULT_MAX_BODY_SECONDS = 60;
+export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 64;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -104,16 +116,56 @@ export function remoteLimits(
     maxRequestBytes?: string | undefined;
     maxUserStorageBytes?: string | undefined;
     maxRunSeconds?: string | undefined;
+    maxInflightBytes?: string | undefined;
+    maxBodySeconds?: string | undefined;
+    maxConnectionsPerClient?: string | undefined;
+    maxRunsPerUser?: string | undefined;
   },
   env: Env,
 ): RemoteLimits {
+  const maxRequestBytes = positiveLimit(
+    '--max-request-bytes',
+    flags.maxRequestBytes,
+    env.MAX_REQUEST_BYTES,
+    DEFAULT_MAX_REQUEST_BYTES,
+  );
+  const optional = (
+    name: string,
+    flag: string | undefined,
+    envValue: string | undefined,
+    example: number,
+    unit?: string,
+  ): number | undefined =>
+    flag === undefined && !envValue ? undefined : positiveLimit(name, flag, envValue, example, unit);
+  const maxInflightBytes = optional(
+    '--max-inflight-bytes',
+    flags.maxInflightBytes,
+    env.MAX_INFLIGHT_BYTES,
+    DEFAULT_INFLIGHT_BODIES * maxRequestBytes,
+  );
+  const maxBodySeconds = optional(
+    '--max-body-seconds',
+    flags.maxBodySeconds,
+    env.MAX_BODY_SECONDS,
+    DEFAULT_MAX_BODY_SECONDS,
+    'seconds',
+  );
+  const maxConnectionsPerClient = optional(
+    '--max-connections-per-client',
+    flags.maxConnectionsPerClient,
+    env.MAX_CONNECTIONS_PER_CLIENT,
+    DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+    'connections',
+  );
+  const maxRunsPerUser = optional(
+    '--max-runs-per-user',
+    flags.maxRunsPerUser,
+    env.MAX_RUNS_PER_USER,
+    2,
+    'runs',
+  );
   return {
-    maxRequestBytes: positiveLimit(
-      '--max-request-bytes',
-      flags.maxRequestBytes,
-      env.MAX_REQUEST_BYTES,
-      DEFAULT_MAX_REQUEST_BYTES,
-    ),
+    maxRequestBytes,
     maxUserStorageBytes: positiveLimit(
       '--max-user-storage-bytes',
       flags.maxUserStorageBytes,
@@ -127,5 +179,9 @@ export function remoteLimits(
       DEFAULT_MAX_RUN_SECONDS,
       'seconds',
     ),
+    ...(maxInflightBytes !== undefined ? { maxInflightBytes } : {}),
+    ...(maxBodySeconds !== undefined ? { maxBodySeconds } : {}),
+    ...(maxConnectionsPerClient !== undefined ? { maxConnectionsPerClient } : {}),
+    ...(maxRunsPerUser !== undefined ? { maxRunsPerUser } : {}),
   };
 }

@@ -1,8 +1,10 @@
 /** What every request handler gets: the server's state, settled at start. */
 import type { RemoteLimits, RemotePaths } from './config.js';
 import type { RunConfinement } from './confine.js';
+import type { ConnectionCap } from './connection-cap.js';
 import type { RemoteDb, RemoteUser } from './db.js';
 import type { ServerIdentity } from './identity.js';
+import type { InflightBytes } from './inflight-bytes.js';
 import type { RunSlots } from './run-slots.js';
 
 export interface ServerContext {
@@ -15,6 +17,10 @@ export interface ServerContext {
   version: string;
   systemVersion: string;
   runs: RunSlots;
+  /** Open connections per client address. */
+  connections: ConnectionCap;
+  /** Request body bytes held at once, over all connections. */
+  inflight: InflightBytes;
   /** What every run's tool processes may reach; undefined only with --unconfined-runs. */
   confinement: RunConfinement | undefined;
   /** The server's environment as its entry point read it; a run inherits only PATH and LANG. */

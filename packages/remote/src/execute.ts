@@ -32,7 +32,9 @@ export async function executeRemote(
     item_id: request.itemId,
   });
   try {
-    const outcome = await ctx.runs.run(() => runInTempSpaces(ctx, caller, request, store, cancelled));
+    const outcome = await ctx.runs.run(caller.user.id, () =>
+      runInTempSpaces(ctx, caller, request, store, cancelled),
+    );
     const requestHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
     const outputs = storeOutputs(ctx, store, threadId, request, outcome, requestHash);
     const status = outcome.envelope.status === 'error' ? 'error' : 'success';

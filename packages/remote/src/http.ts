@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { gunzip as gunzipCallback, gzip as gzipCallback } from 'node:zlib';
 import { isRyeError, RyeError, type RyeErrorCode } from '@ryeos/lillux';
 import type { RemoteErrorBody } from 'ryeos';
+import type { InflightBytes } from './inflight-bytes.js';
 
 const gunzip = promisify(gunzipCallback);
 const gzip = promisify(gzipCallback);
@@ -61,16 +62,30 @@ function tooLarge(limit: number): RyeError {
   );
 }
 
+function tooBusy(): RyeError {
+  return httpError(
+    503,
+    'UNAVAILABLE',
+    'The server holds as many request bytes as it allows right now',
+    'Retry in a moment (see Retry-After); an operator can raise --max-inflight-bytes.',
+    { retry_after_seconds: 1 },
+  );
+}
+
 /**
- * The raw bytes of a body, up to `limit`. Over it, reading stops (the stream is paused, not
- * destroyed, so the 413 can still be sent; the connection is closed after it).
+ * The raw bytes of a body, up to `limit`, each counted against the server-wide `inflight` budget
+ * while it is read. Over either, reading stops (the stream is paused, not destroyed, so the
+ * refusal can still be sent; the connection is closed after it).
  */
-function readRaw(req: IncomingMessage, limit: number): Promise<Buffer> {
+function readRaw(req: IncomingMessage, limit: number, inflight: InflightBytes): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let held = 0;
     const stop = (error?: Error) => {
-      req.off('data', onData).off('end', onEnd);
+      req.off('data', onData).off('end', onEnd).off('close', onClose);
+      inflight.give(held);
+      held = 0;
       if (error) reject(error);
     };
     const onData = (chunk: Buffer) => {
@@ -78,25 +93,38 @@ function readRaw(req: IncomingMessage, limit: number): Promise<Buffer> {
       if (size > limit) {
         req.pause();
         stop(tooLarge(limit));
-      } else chunks.push(chunk);
+      } else if (!inflight.take(chunk.length)) {
+        req.pause();
+        stop(tooBusy());
+      } else {
+        held += chunk.length;
+        chunks.push(chunk);
+      }
     };
     const onEnd = () => {
       stop();
       resolve(Buffer.concat(chunks, size));
     };
-    // Kept for good: a client that drops the connection later must not crash the server.
+    // A client that goes away mid-body gives its bytes back.
+    const onClose = () => stop(httpError(400, 'VALIDATION', 'The client closed the request mid-body'));
+    // The error listener is kept for good: a client that drops later must not crash the server.
     req
       .on('data', onData)
       .on('end', onEnd)
+      .on('close', onClose)
       .on('error', (error) => stop(error));
   });
 }
 
 /** Reads a request body: never more than `limit` bytes off the wire, nor after gunzip. */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export async function readBody(
+  req: IncomingMessage,
+  limit: number,
+  inflight: InflightBytes,
+): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  const raw = await readRaw(req, limit);
+  const raw = await readRaw(req, limit, inflight);
   const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding === 'identity') return raw;
   if (encoding !== 'gzip') {
@@ -121,8 +149,12 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
 }
 
 /** Parses a JSON object body; anything else is a 400 with a plain reason. */
-export async function readJsonObject(req: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
-  const body = await readBody(req, limit);
+export async function readJsonObject(
+  req: IncomingMessage,
+  limit: number,
+  inflight: InflightBytes,
+): Promise<Record<string, unknown>> {
+  const body = await readBody(req, limit, inflight);
   let value: unknown;
   try {
     value = JSON.parse(body.toString('utf8'));
@@ -149,10 +181,16 @@ export async function sendJson(req: IncomingMessage, res: ServerResponse, status
 }
 
 /** The error answer of anything thrown: a RyeError keeps its message; anything else is hidden. */
-export function errorAnswer(error: unknown): { status: number; body: RemoteErrorBody } {
+export function errorAnswer(error: unknown): {
+  status: number;
+  body: RemoteErrorBody;
+  retryAfterSeconds?: number;
+} {
   if (isRyeError(error) && error.code !== 'INTERNAL') {
+    const retryAfter = error.details.retry_after_seconds;
     return {
       status: statusOf(error),
+      ...(typeof retryAfter === 'number' ? { retryAfterSeconds: retryAfter } : {}),
       body: {
         status: 'error',
         error: error.message,

@@ -130,6 +130,8 @@ export function checkManifestsPresent(ctx: ServerContext, caller: Caller, hashes
       manifestClosure(store, hash);
     } catch (error) {
       if (!isRyeError(error)) throw error;
+      // A manifest of the wrong shape is present, just not a manifest: say that, not "missing".
+      if (error.code === 'VALIDATION') throw httpError(400, 'VALIDATION', error.message, error.hint);
       throw httpError(
         400,
         'VALIDATION',

@@ -13,6 +13,10 @@ type ServeFlags = {
   'max-request-bytes'?: string | undefined;
   'max-user-storage-bytes'?: string | undefined;
   'max-run-seconds'?: string | undefined;
+  'max-runs-per-user'?: string | undefined;
+  'max-inflight-bytes'?: string | undefined;
+  'max-body-seconds'?: string | undefined;
+  'max-connections-per-client'?: string | undefined;
   'unconfined-runs'?: boolean | undefined;
 };
 
@@ -43,6 +47,10 @@ export async function serve(flags: ServeFlags, io: CliIo): Promise<number> {
         maxRequestBytes: flags['max-request-bytes'],
         maxUserStorageBytes: flags['max-user-storage-bytes'],
         maxRunSeconds: flags['max-run-seconds'],
+        maxRunsPerUser: flags['max-runs-per-user'],
+        maxInflightBytes: flags['max-inflight-bytes'],
+        maxBodySeconds: flags['max-body-seconds'],
+        maxConnectionsPerClient: flags['max-connections-per-client'],
       },
       env,
     ),

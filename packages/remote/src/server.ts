@@ -12,13 +12,23 @@ import type {
   RemotePublicKeyResponse as PublicKeyResponse,
 } from 'ryeos';
 import { API_KEY_PREFIX, packageVersion } from 'ryeos';
-import { ensurePrivateDirs, type RemoteLimits, type RemotePaths, removeLeftoverRuns } from './config.js';
+import {
+  DEFAULT_INFLIGHT_BODIES,
+  DEFAULT_MAX_BODY_SECONDS,
+  DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  ensurePrivateDirs,
+  type RemoteLimits,
+  type RemotePaths,
+  removeLeftoverRuns,
+} from './config.js';
 import { type RunConfinement, runConfinement } from './confine.js';
+import { ConnectionCap } from './connection-cap.js';
 import type { Caller, ServerContext } from './context.js';
 import { failInterruptedThreads, openRemoteDb, userOfApiKey } from './db.js';
 import { executeRemote } from './execute.js';
 import { errorAnswer, httpError, Reply, readJsonObject, sendJson } from './http.js';
 import { loadServerIdentity } from './identity.js';
+import { InflightBytes } from './inflight-bytes.js';
 import { getObjects, hasObjects, pushProject, putObjects } from './objects.js';
 import { RunSlots } from './run-slots.js';
 import { lockDataDir } from './serve-lock.js';
@@ -88,7 +98,7 @@ function authed(
 ): Handler {
   return async (req, res, ctx) => {
     const caller = authenticate(ctx, req);
-    const body = await readJsonObject(req, ctx.limits.maxRequestBytes);
+    const body = await readJsonObject(req, ctx.limits.maxRequestBytes, ctx.inflight);
     // The client gone before its answer (aborted, connection closed): what it asked for stops.
     const cancelled = new AbortController();
     res.once('close', () => {
@@ -134,6 +144,8 @@ const ROUTES: Record<string, Record<string, Handler>> = {
 };
 
 async function route(req: IncomingMessage, res: ServerResponse, ctx: ServerContext): Promise<void> {
+  const refused = ctx.connections.refusal(req.socket);
+  if (refused) throw refused;
   const url = new URL(req.url ?? '/', 'http://server');
   const thread = /^\/threads\/([^/]+)$/.exec(url.pathname);
   if (thread && req.method === 'GET') {
@@ -165,7 +177,7 @@ async function answer(req: IncomingMessage, res: ServerResponse, ctx: ServerCont
   try {
     await route(req, res, ctx);
   } catch (error) {
-    const { status, body } = errorAnswer(error);
+    const { status, body, retryAfterSeconds } = errorAnswer(error);
     if (status === 500)
       process.stderr.write(`ryeos-remote: ${req.method} ${req.url}: ${(error as Error)?.stack ?? error}\n`);
     if (res.headersSent) {
@@ -178,6 +190,7 @@ async function answer(req: IncomingMessage, res: ServerResponse, ctx: ServerCont
       res.setHeader('connection', 'close');
       res.once('finish', () => req.socket.destroy());
     }
+    if (retryAfterSeconds !== undefined) res.setHeader('retry-after', String(retryAfterSeconds));
     await sendJson(req, res, status, body);
   }
 }
@@ -241,6 +254,7 @@ async function serveLocked(
   failInterruptedThreads(db);
   removeLeftoverRuns(options.paths.runsDir, confinement?.python);
   const version = packageVersion();
+  const runSlots = options.maxConcurrentRuns ?? 4;
   const stopping = new AbortController();
   const ctx: ServerContext = {
     db,
@@ -250,12 +264,29 @@ async function serveLocked(
     remoteName: options.remoteName ?? 'default',
     version,
     systemVersion: majorMinor(version),
-    runs: new RunSlots(options.maxConcurrentRuns ?? 4),
+    runs: new RunSlots(runSlots, options.limits.maxRunsPerUser ?? Math.max(1, Math.floor(runSlots / 2))),
+    connections: new ConnectionCap(
+      options.limits.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+    ),
+    inflight: new InflightBytes(
+      options.limits.maxInflightBytes ?? DEFAULT_INFLIGHT_BODIES * options.limits.maxRequestBytes,
+    ),
     confinement,
     serverEnv: options.env ?? {},
     stopping: stopping.signal,
   };
-  const server: Server = createServer((req, res) => void answer(req, res, ctx));
+  const bodySeconds = options.limits.maxBodySeconds ?? DEFAULT_MAX_BODY_SECONDS;
+  // Node's default gives a request 300 s to arrive; a body held open that long holds its bytes.
+  // The timeout covers receiving the request only, so a long run's answer is not cut by it.
+  const server: Server = createServer(
+    {
+      requestTimeout: bodySeconds * 1000,
+      headersTimeout: Math.min(bodySeconds, 30) * 1000,
+      connectionsCheckingInterval: Math.min(bodySeconds * 250, 5_000),
+    },
+    (req, res) => void answer(req, res, ctx),
+  );
+  ctx.connections.watch(server);
   try {
     await listen(server, options.port ?? 8321, host);
   } catch (error) {

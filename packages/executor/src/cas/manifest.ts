@@ -8,7 +8,7 @@ import type { BigIntStats } from 'node:fs';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
-import { assertHash } from './hash.js';
+import { assertHash, isHash } from './hash.js';
 import { HashCache } from './hash-cache.js';
 import type { ItemSource, ItemSourceType, SignatureInfo, SourceManifest } from './kinds.js';
 import type { ObjectStore } from './store.js';
@@ -93,12 +93,9 @@ export function manifestClosure(store: ObjectStore, manifestHash: string): strin
 export function readManifest(store: ObjectStore, hash: string): SourceManifest {
   const manifest = store.getObject<SourceManifest>(assertHash(hash, 'manifest hash'));
   if (!manifest) throw missing(hash, 'manifest');
-  if (
-    manifest.kind !== 'source_manifest' ||
-    typeof manifest.items !== 'object' ||
-    typeof manifest.files !== 'object'
-  ) {
-    throw new RyeError('VALIDATION', `Object ${hash} is not a source manifest`, {
+  const problem = manifestShapeProblem(manifest);
+  if (problem) {
+    throw new RyeError('VALIDATION', `Object ${hash} is not a source manifest: ${problem}`, {
       hint: 'Pass the hash a push returned for the project or user space.',
     });
   }
@@ -144,6 +141,22 @@ function readPlainFile(path: string): Buffer | undefined {
   } finally {
     closeSync(fd);
   }
+}
+
+/** What is wrong with a stored object read as a manifest, or undefined: its maps are walked as hashes. */
+function manifestShapeProblem(manifest: SourceManifest): string | undefined {
+  if (manifest.kind !== 'source_manifest') return `its kind is ${JSON.stringify(manifest.kind)}`;
+  for (const field of ['items', 'files'] as const) {
+    const map: unknown = manifest[field];
+    if (typeof map !== 'object' || map === null || Array.isArray(map)) {
+      return `'${field}' must be an object of path to hash`;
+    }
+    for (const [path, value] of Object.entries(map)) {
+      if (!isHash(value))
+        return `'${field}' maps ${JSON.stringify(path.slice(0, 120))} to something not a hash`;
+    }
+  }
+  return undefined;
 }
 
 function missing(hash: string, what: string): RyeError {

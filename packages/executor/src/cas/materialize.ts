@@ -13,6 +13,7 @@ import { assertHash } from './hash.js';
 import type { ItemSource } from './kinds.js';
 import { readManifest } from './manifest.js';
 import type { ObjectStore } from './store.js';
+import { isRuntimeDir } from './sync-policy.js';
 
 export interface MaterializeRequest {
   project?: string;
@@ -48,7 +49,9 @@ export function materialize(
     project: request.project === undefined ? undefined : plan(store, request.project),
     user: request.user === undefined ? undefined : plan(store, request.user),
   };
-  const dir = mkdtempSync(join(options.tmpRoot ?? tmpdir(), 'ryeos-materialized-'));
+  const tmpRoot = options.tmpRoot ?? tmpdir();
+  checkFitsOnDisk(tmpRoot, [...(plans.project ?? []), ...(plans.user ?? [])]);
+  const dir = mkdtempSync(join(tmpRoot, 'ryeos-materialized-'));
   const cleanup = (): void => rmSync(dir, { recursive: true, force: true });
   try {
     const result: Materialized = { dir, cleanup };
@@ -70,6 +73,8 @@ export function materialize(
 /** Reads and checks everything a manifest names; throws before anything is written. */
 function plan(store: ObjectStore, manifestHash: string): PlannedFile[] {
   const manifest = readManifest(store, manifestHash);
+  // Paths first: a hostile one is refused before any object it names is read.
+  checkPaths([...Object.keys(manifest.items), ...Object.keys(manifest.files)]);
   const files: PlannedFile[] = [];
   for (const [path, itemHash] of Object.entries(manifest.items)) {
     if (!path.startsWith('.ai/')) throw badPath(path, 'an item path must start with .ai/');
@@ -86,7 +91,6 @@ function plan(store: ObjectStore, manifestHash: string): PlannedFile[] {
       throw badPath(path, 'files outside .ai/ only; items carry .ai/');
     files.push({ path, bytes: blobOf(store, blob, path), executable: false });
   }
-  checkPaths(files.map((file) => file.path));
   return files;
 }
 
@@ -98,11 +102,23 @@ function blobOf(store: ObjectStore, hash: unknown, path: string): Buffer {
 
 const SEGMENT = /^[^/\\\0]+$/;
 
-/** Relative, no `.`/`..`, no backslashes or NULs, and no file that another path runs through. */
+/** The most a manifest path may be: sizes every file system takes, depths no space needs. */
+const MANIFEST_PATH_LIMITS = { pathBytes: 4096, segmentBytes: 255, depth: 64 } as const;
+
+/** Runtime folders under `.ai/`: a manifest a client builds never has them, so one that does is forged. */
+function inRuntimeDir(segments: string[]): boolean {
+  return segments[0] === '.ai' && segments.length >= 2 && isRuntimeDir(segments[1] as string);
+}
+
+/**
+ * Relative, no `.`/`..`, no backslashes or NULs, within the size limits, nothing under `.ai/`'s
+ * runtime folders, and no file that another path runs through.
+ */
 function checkPaths(paths: string[]): void {
   const files = new Set<string>();
   const dirs = new Set<string>();
   for (const path of paths) {
+    checkSize(path);
     const segments = path.split('/');
     if (
       path.startsWith('/') ||
@@ -110,12 +126,43 @@ function checkPaths(paths: string[]): void {
     ) {
       throw badPath(path, 'paths must be relative, without "." or ".." segments, backslashes or NUL');
     }
+    if (inRuntimeDir(segments)) {
+      throw badPath(path, `.ai/${segments[1]}/ holds a machine's runtime state, which a push never sends`);
+    }
     if (files.has(path) || dirs.has(path))
       throw badPath(path, 'it appears twice, or as both a file and a folder');
     files.add(path);
     for (let index = 1; index < segments.length; index += 1) dirs.add(segments.slice(0, index).join('/'));
   }
   for (const dir of dirs) if (files.has(dir)) throw badPath(dir, 'it is both a file and a folder');
+}
+
+function checkSize(path: string): void {
+  const { pathBytes, segmentBytes, depth } = MANIFEST_PATH_LIMITS;
+  const why = `limits: ${pathBytes} bytes a path, ${segmentBytes} bytes a name, ${depth} folders deep`;
+  // The byte length is checked first, so the split below never runs on a huge string.
+  if (Buffer.byteLength(path) > pathBytes) throw tooBig(path, `over ${pathBytes} bytes; ${why}`);
+  const segments = path.split('/');
+  if (segments.length > depth) throw tooBig(path, `${segments.length} levels deep; ${why}`);
+  const long = segments.find((segment) => Buffer.byteLength(segment) > segmentBytes);
+  if (long !== undefined) throw tooBig(path, `a name of ${Buffer.byteLength(long)} bytes; ${why}`);
+}
+
+/** Linux's PATH_MAX less its NUL: the longest path a system call takes. */
+const SYSTEM_PATH_BYTES = 4095;
+
+/** Each file's path once under the temp folder must still be one the system takes. */
+function checkFitsOnDisk(tmpRoot: string, files: PlannedFile[]): void {
+  // `XXXXXX` stands for mkdtemp's suffix, `project` for the longer of the two space names.
+  const prefixBytes = Buffer.byteLength(join(tmpRoot, 'ryeos-materialized-XXXXXX', 'project')) + 1;
+  for (const file of files) {
+    if (prefixBytes + Buffer.byteLength(file.path) > SYSTEM_PATH_BYTES) {
+      throw tooBig(
+        file.path,
+        `${Buffer.byteLength(file.path)} bytes, too long under this server's temp folder (${SYSTEM_PATH_BYTES - prefixBytes} bytes left)`,
+      );
+    }
+  }
 }
 
 function writeNew(base: string, file: PlannedFile): void {
@@ -130,6 +177,14 @@ function writeNew(base: string, file: PlannedFile): void {
 function badPath(path: string, why: string): RyeError {
   return new RyeError('VALIDATION', `Manifest path refused: ${JSON.stringify(path)} (${why})`, {
     hint: 'Build the manifest with ryeos (push), which only records paths inside the space.',
+  });
+}
+
+function tooBig(path: string, why: string): RyeError {
+  // Only the start of the path is shown: the whole of it can be megabytes.
+  const shown = path.length > 120 ? `${path.slice(0, 120)}…` : path;
+  return new RyeError('VALIDATION', `Manifest path refused: ${JSON.stringify(shown)} (${why})`, {
+    hint: `Keep paths in the space under ${MANIFEST_PATH_LIMITS.pathBytes} bytes, names under ${MANIFEST_PATH_LIMITS.segmentBytes} bytes and ${MANIFEST_PATH_LIMITS.depth} folders deep, then push again.`,
   });
 }
 

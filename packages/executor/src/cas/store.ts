@@ -229,19 +229,23 @@ function exists(path: string): boolean {
   return lstatSync(path, { throwIfNoEntry: false })?.isFile() === true;
 }
 
+/** Bytes of every file below `dir`, walked with a list rather than recursion: no depth can overflow the stack. */
 function totalSize(dir: string): number {
   let total = 0;
-  let entries: import('node:fs').Dirent[];
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-    throw error;
-  }
-  for (const entry of entries) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) total += totalSize(path);
-    else if (entry.isFile()) total += statSync(path).size;
+  const pending = [dir];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = readdirSync(next, { withFileTypes: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw error;
+    }
+    for (const entry of entries) {
+      const path = join(next, entry.name);
+      if (entry.isDirectory()) pending.push(path);
+      else if (entry.isFile()) total += statSync(path).size;
+    }
   }
   return total;
 }
