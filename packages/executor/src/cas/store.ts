@@ -158,7 +158,19 @@ export class ObjectStore {
         },
       );
     }
-    return bytes;
+    this.remember(cacheKey, bytes);
+    return Buffer.from(bytes);
+  }
+
+  private remember(cacheKey: string, bytes: Buffer): void {
+    if (bytes.byteLength > READ_CACHE_BYTES / 16) return;
+    this.checked.set(cacheKey, bytes);
+    this.checkedBytes += bytes.byteLength;
+    while (this.checkedBytes > READ_CACHE_BYTES) {
+      const [oldest, dropped] = this.checked.entries().next().value!;
+      this.checked.delete(oldest);
+      this.checkedBytes -= dropped.byteLength;
+    }
   }
 
   private write(path: string, bytes: Uint8Array): void {
