@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Envelope, Executor } from '@ryeos/executor';
-import type { RemoteTargetRequest } from './remote-target.js';
+import type { RemoteTargetRequest } from './remote-request.js';
 
 interface RemoteRunData {
   status?: unknown;

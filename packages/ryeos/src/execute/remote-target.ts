@@ -11,24 +11,13 @@ import { ERROR_CODES, RyeError, type RyeErrorCode, toErrorEnvelope } from '@ryeo
 import { loadRemotesConfig, resolveRemote } from '../remote/config.js';
 import { quoted } from '../remote/http.js';
 import type { ExecuteHost } from './host.js';
-import type { ExecuteMode } from './matrix.js';
+import type { RemoteTargetRequest } from './remote-request.js';
+
+export type { RemoteTargetRequest } from './remote-request.js';
 
 export const REMOTE_TOOL = 'rye/core/remote/remote';
 /** The whole remote action: push, the server's run (300 s at most) and the pull. */
 const REMOTE_TOOL_TIMEOUT_S = 900;
-
-export interface RemoteTargetRequest {
-  kind: 'tool' | 'directive';
-  id: string;
-  mode: ExecuteMode;
-  parameters: Record<string, unknown>;
-  model?: string;
-  limitOverrides?: Record<string, unknown>;
-  signal?: AbortSignal;
-  /** The managed thread making this call (an async run is its child). */
-  parentThreadId?: string;
-  withheldEnv?: readonly string[];
-}
 
 /** What the remote tool is asked: `execute` of one item on one remote. */
 export function remoteToolParameters(request: RemoteTargetRequest, parameters: Record<string, unknown>) {
