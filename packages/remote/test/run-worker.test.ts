@@ -49,9 +49,13 @@ function killAll(marker: string): void {
   }
 }
 
-/** A setsid'd process named `marker` that would run for an hour, detached from the tool's group. */
+/**
+ * A setsid'd sleeper and a double-forked busy loop named `marker`, which would run for an hour;
+ * the marker is split by empty quotes in the command text, so only they carry it whole.
+ */
 function orphanCommand(marker: string): string {
-  return `setsid bash -c "exec -a ${marker} sleep 3600" </dev/null >/dev/null 2>&1 & ( setsid bash -c "exec -a ${marker}-burn python3 -c 'while 1: pass'" </dev/null >/dev/null 2>&1 & ) ; echo started`;
+  const named = `${marker.slice(0, 3)}""${marker.slice(3)}`;
+  return `setsid bash -c "exec -a ${named} sleep 3600" </dev/null >/dev/null 2>&1 & ( setsid bash -c "exec -a ${named}-burn python3 -c 'while 1: pass'" </dev/null >/dev/null 2>&1 & ) ; echo started`;
 }
 
 function executeBody(pushed: { project: string; user: string }, itemId: string, parameters: unknown) {
