@@ -193,7 +193,11 @@ PR_SET_CHILD_SUBREAPER = 36
 def process_table():
     """pid -> (ppid, state) of every process visible in /proc."""
     table = {}
-    for name in os.listdir("/proc"):
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return table
+    for name in names:
         if not name.isdigit():
             continue
         try:
@@ -307,7 +311,8 @@ def supervise(spec, command, args):
         os._exit(143)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         fail(125, "prctl(PR_SET_CHILD_SUBREAPER) failed: " + os.strerror(ctypes.get_errno()))
-    confine(spec)
+    # It must see /proc to find what is left of the run, whatever the spec says.
+    confine(dict(spec, read=list(spec.get("read", [])) + ["/proc"]))
     clean = spec.get("clean")
 
     def finish(status):

@@ -49,9 +49,13 @@ function killAll(marker: string): void {
   }
 }
 
-/** A setsid'd process named `marker` that would run for an hour, detached from the tool's group. */
+/**
+ * A setsid'd sleeper and a double-forked busy loop named `marker`, which would run for an hour;
+ * the marker is split by empty quotes in the command text, so only they carry it whole.
+ */
 function orphanCommand(marker: string): string {
-  return `setsid bash -c "exec -a ${marker} sleep 3600" </dev/null >/dev/null 2>&1 & ( setsid bash -c "exec -a ${marker}-burn python3 -c 'while 1: pass'" </dev/null >/dev/null 2>&1 & ) ; echo started`;
+  const named = `${marker.slice(0, 3)}""${marker.slice(3)}`;
+  return `setsid bash -c "exec -a ${named} sleep 3600" </dev/null >/dev/null 2>&1 & ( setsid bash -c "exec -a ${named}-burn python3 -c 'while 1: pass'" </dev/null >/dev/null 2>&1 & ) ; echo started`;
 }
 
 function executeBody(pushed: { project: string; user: string }, itemId: string, parameters: unknown) {
@@ -164,35 +168,6 @@ describe('a run in its own confined worker', () => {
     await removeAll(server.dataDir, client.root);
   });
 
-  it('a daemon the run leaves cannot turn the removal of its folder onto the data dir', async () => {
-    const cmd = `
-set -e
-DATA=$(dirname "$(dirname "$(dirname "$HOME")")")
-mkdir "$HOME/x"; cd "$HOME/x"
-for i in $(seq 1 2000); do : > d$i; done
-: > cas; : > signing; : > remote.db
-cat > "$HOME/d.py" <<'PY'
-${fixture('swap-on-open.py')}
-PY
-setsid python3 "$HOME/d.py" "$HOME" "$DATA" </dev/null >/dev/null 2>&1 &
-sleep 0.5; echo planted`;
-    const run = await call(server, '/execute', {
-      key,
-      body: executeBody(pushed, 'rye/bash', { command: cmd }),
-    });
-    expect(run.json.result.data.stdout).toContain('planted');
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    for (const name of ['cas', 'signing', 'remote.db'])
-      expect(existsSync(join(server.dataDir, name))).toBe(true);
-    expect(readdirSync(join(server.dataDir, 'signing'))).toContain('private_key.pem');
-    const again = await call(server, '/execute', {
-      key,
-      body: executeBody(pushed, 'rye/bash', { command: 'echo still here' }),
-    });
-    expect(again.json.result.data.stdout).toBe('still here\n');
-    expect(readdirSync(join(server.dataDir, 'runs'))).toEqual([]);
-  });
-
   it('a process the run detaches (setsid, double fork) does not outlive the run', async () => {
     const marker = `rwtest-end-${process.pid}`;
     try {
@@ -248,7 +223,9 @@ sleep 0.5; echo planted`;
     }
   });
 
-  it('a forked run cannot make the server hand back a file through a folder swapped for a link', async () => {
+  it('a forked run cannot make the server hand back a file through a folder swapped for a link', {
+    timeout: 90_000,
+  }, async () => {
     for (const [name, folder] of [
       ['private_key.pem', 'signing'],
       ['remote.db-wal', ''],
@@ -273,7 +250,9 @@ sleep 0.3; echo started`;
     }
   });
 
-  it('a forked run cannot make the server write its records outside the run', async () => {
+  it('a forked run cannot make the server write its records outside the run', {
+    timeout: 90_000,
+  }, async () => {
     const victim = mkdtempSync(join(tmpdir(), 'remote-victim-'));
     try {
       const bash = `
@@ -290,7 +269,9 @@ echo planted`;
     }
   });
 
-  it('huge sparse records are refused by their size, not read (507), and the server lives on', async () => {
+  it('huge sparse records are refused by their size, not read (507), and the server lives on', {
+    timeout: 90_000,
+  }, async () => {
     const bash = `
 cd "$RYE_PROJECT_PATH"; T=$(find .ai/state/threads -mindepth 3 -maxdepth 3 -type d | head -1)
 truncate -s 1G "$T/big1" "$T/big2" "$T/big3"; echo planted`;
@@ -300,6 +281,47 @@ truncate -s 1G "$T/big1" "$T/big2" "$T/big3"; echo planted`;
     expect((await call(server, '/health')).status).toBe(200);
     const rows = (await call(server, '/threads', { key })).json.threads as Array<{ status: string }>;
     expect(rows[0]?.status).toBe('error');
+  });
+});
+
+describe('a daemon a run leaves', () => {
+  it('cannot turn the removal of its folder onto the data dir', { timeout: 90_000 }, async () => {
+    // A server of its own: on a server without the fix this test deletes its data dir.
+    const server = await startServer();
+    const client = await clientSide();
+    try {
+      const key = await server.key('alice');
+      const pushed = await client.push(server, key);
+      const cmd = `
+set -e
+DATA=$(dirname "$(dirname "$(dirname "$HOME")")")
+mkdir "$HOME/x"; cd "$HOME/x"
+for i in $(seq 1 2000); do : > d$i; done
+: > cas; : > signing; : > remote.db
+cat > "$HOME/d.py" <<'PY'
+${fixture('swap-on-open.py')}
+PY
+setsid python3 "$HOME/d.py" "$HOME" "$DATA" </dev/null >/dev/null 2>&1 &
+sleep 0.5; echo planted`;
+      const run = await call(server, '/execute', {
+        key,
+        body: executeBody(pushed, 'rye/bash', { command: cmd }),
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      for (const name of ['cas', 'signing', 'remote.db'])
+        expect(existsSync(join(server.dataDir, name)), name).toBe(true);
+      expect(run.json.result.data.stdout).toContain('planted');
+      expect(readdirSync(join(server.dataDir, 'signing'))).toContain('private_key.pem');
+      const again = await call(server, '/execute', {
+        key,
+        body: executeBody(pushed, 'rye/bash', { command: 'echo still here' }),
+      });
+      expect(again.json.result.data.stdout).toBe('still here\n');
+      expect(readdirSync(join(server.dataDir, 'runs'))).toEqual([]);
+    } finally {
+      await server.stop();
+      await removeAll(server.dataDir, client.root);
+    }
   });
 });
 
