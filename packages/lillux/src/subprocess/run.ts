@@ -196,6 +196,18 @@ function notStarted(start: number, stderr: string, error: string): SubprocessRes
   };
 }
 
+function cancelledBeforeStart(): SubprocessResult {
+  return {
+    success: false,
+    stdout: '',
+    stderr: 'Command cancelled before it started',
+    exit_code: -1,
+    duration_ms: 0,
+    timed_out: false,
+    cancelled: true,
+  };
+}
+
 /**
  * Runs a command without a shell and collects its output. Never throws for a command that fails or
  * cannot be started (that is reported in the result); throws `VALIDATION` for malformed options.
@@ -206,18 +218,7 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
   const timeoutMs = validate(options);
   const { command, args = [], cwd, signal } = options;
   if (command === '') return notStarted(start, 'No command specified', 'No command specified');
-  if (signal?.aborted) {
-    const stderr = 'Command cancelled before it started';
-    return {
-      success: false,
-      stdout: '',
-      stderr,
-      exit_code: -1,
-      duration_ms: 0,
-      timed_out: false,
-      cancelled: true,
-    };
-  }
+  if (signal?.aborted) return cancelledBeforeStart();
 
   const env = childEnv(options.env, options.envMode);
   const line = launchLine(command, args, options.confine, 'runSubprocess');
@@ -312,8 +313,6 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
   // now only hastens the SIGKILL (the run is not reported cancelled).
   await groupEnded;
 
-  const stdout = result.stdout.bytes.toString('utf8');
-  let stderr = result.stderr.bytes.toString('utf8');
   if (result.spawnError !== undefined || child.pid === undefined) {
     const cause = result.spawnError;
     return notStarted(
@@ -322,6 +321,17 @@ export async function runSubprocess(options: SubprocessOptions): Promise<Subproc
       spawnErrorSentence(cause, command, cwd),
     );
   }
+  return finishedResult(result, { start, timeoutMs, timedOut, cancelled });
+}
+
+/** The result of a run whose leader started and ended: output, exit, and why it was stopped. */
+function finishedResult(
+  result: ChildOutcome,
+  run: { start: number; timeoutMs: number; timedOut: boolean; cancelled: boolean },
+): SubprocessResult {
+  const { start, timeoutMs, timedOut, cancelled } = run;
+  const stdout = result.stdout.bytes.toString('utf8');
+  let stderr = result.stderr.bytes.toString('utf8');
   if (timedOut) stderr = `Command timed out after ${timeoutMs / 1000} seconds\n${stderr}`;
   else if (cancelled) stderr = `Command cancelled\n${stderr}`;
   const killed = timedOut || cancelled || result.signal !== null || result.exitCode === null;
