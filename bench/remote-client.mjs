@@ -6,51 +6,18 @@
 //    tool, vs the same execute run locally, median of BENCH_RUNS (default 7) and their ratio, in a
 //    10-item project (the goal, <= 3x) and in the 1,000-item one.
 // Run after `pnpm build`: node bench/remote-client.mjs
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRye, packageVersion } from '../packages/ryeos/dist/index.js';
 import { median, NOOP_TOOL, round } from './lib/common.mjs';
+import { runRemoteCli, startRemoteServer } from './lib/remote-server.mjs';
 
-const BIN = join(import.meta.dirname, '..', 'packages', 'remote', 'dist', 'cli.js');
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 1000);
 // The trivial tool's ratio is taken in a small project (the goal's figure) and in the large one:
 // a run rebuilds the pushed spaces on the server, so its cost grows with the project.
 const SMALL_ITEMS = 10;
-
-function run(args, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-    });
-    child.stderr.resume();
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`ryeos-remote ${args[0]} exited ${code}`)),
-    );
-  });
-}
-
-function serve(env) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stderr.resume();
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      const match = /listening on (\S+)/.exec(out);
-      if (match) resolve({ url: match[1], child });
-    });
-    child.on('exit', (code) => reject(new Error(`ryeos-remote serve exited ${code}`)));
-  });
-}
 
 async function timed(fn) {
   const start = performance.now();
@@ -61,10 +28,10 @@ async function timed(fn) {
 const root = await mkdtemp(join(tmpdir(), 'bench-remote-client-'));
 const dataDir = join(root, 'server');
 const serverEnv = { ...process.env, RYE_REMOTE_HOME: dataDir };
-const server = await serve(serverEnv);
+const server = await startRemoteServer(serverEnv);
 try {
   const key = JSON.parse(
-    await run(['keys', 'create', '--user', 'bench', '--data-dir', dataDir], serverEnv),
+    await runRemoteCli(['keys', 'create', '--user', 'bench', '--data-dir', dataDir], serverEnv),
   ).key;
   // A project of `items` items (one trivial tool, the rest knowledge), signed, naming the server.
   const makeProject = async (name, items) => {

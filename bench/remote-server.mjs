@@ -4,50 +4,17 @@
 //    both warm, median of BENCH_RUNS (default 15), and their ratio (goal <= 3x);
 //  - 50 concurrent remote executes of it: errors (goal 0) and wall time.
 // Run after `pnpm build`: node bench/remote-server.mjs
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildManifest, manifestClosure, ObjectStore } from '../packages/executor/dist/index.js';
 import { createRye, packageVersion } from '../packages/ryeos/dist/index.js';
 import { median, NOOP_TOOL, round } from './lib/common.mjs';
+import { runRemoteCli, startRemoteServer } from './lib/remote-server.mjs';
 
-const BIN = join(import.meta.dirname, '..', 'packages', 'remote', 'dist', 'cli.js');
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);
 const CONCURRENT = 50;
 const SYSTEM_VERSION = packageVersion().split('.').slice(0, 2).join('.');
-
-function runBin(args, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-    });
-    child.stderr.resume();
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`ryeos-remote ${args[0]} exited ${code}`)),
-    );
-  });
-}
-
-function startServer(env) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stderr.resume();
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      const match = /listening on (\S+)/.exec(out);
-      if (match) resolve({ url: match[1], child });
-    });
-    child.on('exit', (code) => reject(new Error(`ryeos-remote serve exited ${code}`)));
-  });
-}
 
 async function post(url, path, key, body) {
   const response = await fetch(`${url}${path}`, {
@@ -85,9 +52,9 @@ async function timed(fn) {
 export async function run({ quiet = false } = {}) {
   const root = await mkdtemp(join(tmpdir(), 'bench-remote-'));
   const env = { ...process.env, RYE_REMOTE_HOME: join(root, 'server') };
-  const server = await startServer(env);
+  const server = await startRemoteServer(env);
   try {
-    const key = JSON.parse(await runBin(['keys', 'create', '--user', 'bench'], env)).key;
+    const key = JSON.parse(await runRemoteCli(['keys', 'create', '--user', 'bench'], env)).key;
     const project = join(root, 'project');
     const user = join(root, 'user');
     await mkdir(join(project, '.ai', 'tools', 'bench'), { recursive: true });

@@ -19,6 +19,7 @@ import {
   nodeTool,
   type RemoteServer,
   removeAll,
+  SUMMARIZE,
   startServer,
 } from './helpers.js';
 
@@ -29,32 +30,6 @@ const HELLO = nodeTool(
   'acme',
   'console.log(JSON.stringify({ success: true, greeting: `hi ${params.name}` }));',
 );
-
-const SUMMARIZE = `# Summarize
-
-\`\`\`xml
-<directive name="summarize" version="1.0.0">
-  <metadata>
-    <description>Summarize a file of the project</description>
-    <category>acme</category>
-    <author>acme</author>
-    <model tier="fast" provider="anthropic"/>
-    <limits turns="4" spend="0.5"/>
-    <permissions>
-      <execute><tool>rye.file-system.read</tool></execute>
-    </permissions>
-  </metadata>
-  <inputs>
-    <input name="path" required="true">The file</input>
-  </inputs>
-  <outputs>
-    <output name="summary" required="true">One sentence</output>
-  </outputs>
-</directive>
-\`\`\`
-
-Read {input:path} with the file-system read tool, then return a one-sentence summary.
-`;
 
 let server: RemoteServer;
 let gpu: RemoteServer;

@@ -16,35 +16,10 @@ import {
   clientSide,
   type RemoteServer,
   removeAll,
+  SUMMARIZE,
   SYSTEM_VERSION,
   startServer,
 } from './helpers.js';
-
-const SUMMARIZE = `# Summarize
-
-\`\`\`xml
-<directive name="summarize" version="1.0.0">
-  <metadata>
-    <description>Summarize a file of the project</description>
-    <category>acme</category>
-    <author>acme</author>
-    <model tier="fast" provider="anthropic"/>
-    <limits turns="4" spend="0.5"/>
-    <permissions>
-      <execute><tool>rye.file-system.read</tool></execute>
-    </permissions>
-  </metadata>
-  <inputs>
-    <input name="path" required="true">The file</input>
-  </inputs>
-  <outputs>
-    <output name="summary" required="true">One sentence</output>
-  </outputs>
-</directive>
-\`\`\`
-
-Read {input:path} with the file-system read tool, then return a one-sentence summary.
-`;
 
 let server: RemoteServer;
 let provider: ReplayServer;

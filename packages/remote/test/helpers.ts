@@ -231,3 +231,30 @@ for await (const c of process.stdin) raw += c;
 const params = JSON.parse(raw || '{}');
 ${body}
 `;
+
+/** A directive the fork tests run remotely: read one project file, return a one-sentence summary. */
+export const SUMMARIZE = `# Summarize
+
+\`\`\`xml
+<directive name="summarize" version="1.0.0">
+  <metadata>
+    <description>Summarize a file of the project</description>
+    <category>acme</category>
+    <author>acme</author>
+    <model tier="fast" provider="anthropic"/>
+    <limits turns="4" spend="0.5"/>
+    <permissions>
+      <execute><tool>rye.file-system.read</tool></execute>
+    </permissions>
+  </metadata>
+  <inputs>
+    <input name="path" required="true">The file</input>
+  </inputs>
+  <outputs>
+    <output name="summary" required="true">One sentence</output>
+  </outputs>
+</directive>
+\`\`\`
+
+Read {input:path} with the file-system read tool, then return a one-sentence summary.
+`;
