@@ -3,10 +3,8 @@
  * every hash a client sends goes through before it names a file.
  */
 import { join } from 'node:path';
-import { ObjectStore } from '@ryeos/executor';
+import { isHash, ObjectStore } from '@ryeos/executor';
 import { httpError } from './http.js';
-
-const HASH = /^[0-9a-f]{64}$/;
 
 const stores = new Map<string, ObjectStore>();
 
@@ -19,10 +17,6 @@ export function userStore(casBase: string, userId: string): ObjectStore {
     stores.set(root, store);
   }
   return store;
-}
-
-export function isHash(value: unknown): value is string {
-  return typeof value === 'string' && HASH.test(value);
 }
 
 /** `body[field]` as a list of hashes (64 lowercase hex each), else a 400 naming the first bad one. */

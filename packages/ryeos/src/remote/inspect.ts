@@ -2,7 +2,7 @@
  * The read-only actions: `status` (local manifests and the configured remotes; nothing is sent),
  * `threads` and `thread_status` (the server's thread rows), and `pull` of objects by hash.
  */
-import { ObjectStore } from '@ryeos/executor';
+import { isHash, ObjectStore } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
 import { DEFAULT_KEY_ENV, loadRemotesConfig, type RemotesConfig, remoteUrl } from './config.js';
 import { pinsOf } from './pin.js';
@@ -104,11 +104,7 @@ export async function remoteThreadStatus(
 
 export async function pullObjects(host: RemoteHost, params: { remote?: string; hashes?: unknown }) {
   const hashes = params.hashes;
-  if (
-    !Array.isArray(hashes) ||
-    !hashes.length ||
-    hashes.some((hash) => typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash))
-  ) {
+  if (!Array.isArray(hashes) || !hashes.length || hashes.some((hash) => !isHash(hash))) {
     throw new RyeError('VALIDATION', 'pull needs hashes: a list of 64-hex-digit object hashes.');
   }
   const session = await openSession(host, params.remote);

@@ -4,7 +4,7 @@
  * each entry checked against its hash before it is written into the local store.
  */
 import { verify } from 'node:crypto';
-import type { ObjectStore } from '@ryeos/executor';
+import { isHash, type ObjectStore } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
 import type { RemoteClient } from './http.js';
 import type { RemotePin } from './pin.js';
@@ -22,8 +22,6 @@ interface ExecutionSnapshot {
   node_receipts?: string[];
 }
 
-const HASH = /^[0-9a-f]{64}$/;
-
 export function verifySnapshotSignature(
   pin: RemotePin,
   snapshotHash: string,
@@ -33,7 +31,7 @@ export function verifySnapshotSignature(
   let ok = false;
   try {
     ok =
-      HASH.test(snapshotHash) &&
+      isHash(snapshotHash) &&
       verify(
         null,
         Buffer.from(snapshotSigningText(snapshotHash)),
@@ -75,7 +73,7 @@ export async function pullSignedRun(
     const outcome = await pullEntries(
       client,
       store,
-      hashes.filter((hash) => HASH.test(hash)),
+      hashes.filter((hash) => isHash(hash)),
     );
     pulled += outcome.pulled.length;
     if (outcome.missing.length) {
