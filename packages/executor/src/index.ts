@@ -11,6 +11,7 @@ export {
 export * from './cas/index.js';
 export type { ChainContext, ChainElement, PrimitiveId } from './chain.js';
 export { buildChain, MAX_CHAIN_DEPTH, PRIMITIVES, validateChain } from './chain.js';
+export { deepMerge } from './config-resolve.js';
 export type { PrecomputedSource } from './content-cache.js';
 export { ContentCache } from './content-cache.js';
 export type { FactsReader, ItemContext, ItemFacts, ItemReaders, KindReaders } from './context.js';
@@ -82,7 +83,14 @@ export { renderPlaceholders } from './template.js';
 export type { ParameterSchema } from './tool-parameters.js';
 export { checkToolParameters, toolParameterSchema } from './tool-parameters.js';
 export type { TrustEntry } from './trust.js';
-export { TrustStore, trustedDir, trustFileText } from './trust.js';
+export {
+  isRemotePin,
+  parseTrustToml,
+  REMOTE_PIN_OWNER_PREFIX,
+  TrustStore,
+  trustedDir,
+  trustFileText,
+} from './trust.js';
 export type { ReadVerifiedOptions, VerifiedItem, VerifyTextOptions } from './verified-read.js';
 export { declaredIdentity, findItem, readVerifiedItem, verifyResolvedText } from './verified-read.js';
 export type {

@@ -226,6 +226,9 @@ export class TrustStore {
     if (fingerprint(pem) !== fp)
       return `its key's fingerprint is ${fingerprint(pem)}, not the ${fp} of its name`;
     const owner = typeof data.owner === 'string' ? data.owner : 'unknown';
+    // A remote server's pinned key verifies what that server sends back, never what runs here.
+    if (isRemotePin(owner))
+      return `it is the pinned key of a remote server (owner ${JSON.stringify(owner)}): it verifies that server's records only, never an item that runs here`;
     const entry: TrustEntry = { fingerprint: fp, owner, publicKeyPem: pem, path, space: space.label };
     // A project's own trust files would let any cloned repository vouch for itself. They count
     // only when signed by a key the user trusts in user space; user and system stores are the
@@ -282,6 +285,13 @@ function isCanonicalProjectEntry(
   if (typeof data.owner !== 'string' || typeof data.attestation !== 'string') return false;
   const body = text.replace(SIGNED_LINE, '');
   return body === trustFileText(String(publicKey.pem), data.owner, data.attestation);
+}
+
+/** Owner prefix of a remote server's pinned key (`remote:<name>:<host>`): never item trust. */
+export const REMOTE_PIN_OWNER_PREFIX = 'remote:';
+
+export function isRemotePin(owner: string): boolean {
+  return owner.startsWith(REMOTE_PIN_OWNER_PREFIX);
 }
 
 /** The TOML text of a trust-store entry, in the original RYE layout. */

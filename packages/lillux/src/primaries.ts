@@ -90,7 +90,7 @@ To customise an item, copy it with destination ("project" or "user"); the reply 
 
 const EXECUTE_DESCRIPTION = `Run an item. When the user says "rye execute X", call this directly with item_id X: do not search first and never ask for confirmation. Extra words in the request are parameters (e.g. "rye execute web/fetch url https://x.dev" -> parameters {"url": "https://x.dev"}).
 directive: the reply's your_directions are your instructions; follow them immediately (render <render> blocks verbatim, act on <instruction> blocks silently). tool: runs and returns data. knowledge: returns its content.
-Unknown parameter keys come back as an error listing the valid inputs; fix and retry. dry_run validates without running. thread "fork" runs a directive in its own managed LLM thread (needs a provider, e.g. ANTHROPIC_API_KEY) and returns its result, outputs and cost. async: true runs a forked directive (or a tool) detached: the reply is its thread_id. Remote targets are refused as unavailable.`;
+Unknown parameter keys come back as an error listing the valid inputs; fix and retry. dry_run validates without running. thread "fork" runs a directive in its own managed LLM thread (needs a provider, e.g. ANTHROPIC_API_KEY) and returns its result, outputs and cost. async: true runs a forked directive (or a tool) detached: the reply is its thread_id. target "remote[:name]" runs it on a ryeos-remote server.`;
 
 const SIGN_DESCRIPTION = `Validate an item and sign it with your Ed25519 key. Sign after every create, edit or copy: unsigned or modified items are refused by load and execute with an integrity error.
 item_id: an id, a canonical ref ("tool:acme/fetch", "config:agent") or a glob ("acme/*"; a pattern without "/" matches at any depth, "*" signs every item of item_type). source is the space to sign in: "project" (default) or "user". System items are immutable: copy them first with load(destination), then sign the copy.
@@ -212,7 +212,7 @@ export const EXECUTE_SCHEMA = {
       type: 'string',
       default: 'local',
       description:
-        '"local", the only target today: "remote" and "remote:<name>" are refused as unavailable until remote servers exist.',
+        '"local" (default), "remote" (the default remote of .ai/config/remotes/remotes.yaml) or "remote:<name>": a tool runs inline on that server, a directive with thread "fork"; the reply carries the server\'s result and thread_id.',
     },
     thread: {
       type: 'string',

@@ -153,6 +153,9 @@ export const LAZY = {
   'execute-tool': join(PACKAGES, 'executor', 'src', 'execute-tool.ts'),
   'search-items': join(PACKAGES, 'ryeos', 'src', 'search-items.ts'),
   'load-item': join(PACKAGES, 'ryeos', 'src', 'load-item.ts'),
+  'remote-target': join(PACKAGES, 'ryeos', 'src', 'execute', 'remote-target.ts'),
+  'remote-actions': join(PACKAGES, 'ryeos', 'src', 'remote', 'actions.ts'),
+  'remote-add': join(PACKAGES, 'ryeos', 'src', 'remote', 'add.ts'),
 };
 
 /**

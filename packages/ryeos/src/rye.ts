@@ -205,6 +205,35 @@ export class Rye {
     return trustPublicKey(this.settings, await this.executor(), publicKeyPem, options);
   }
 
+  /**
+   * A remote action (push, pull, status, execute, threads, thread_status, list, trust) against a
+   * remote of `.ai/config/remotes/remotes.yaml` (`params.remote`, default `default`). Throws a
+   * RyeError with a hint on any failure.
+   */
+  async remote(
+    action: string,
+    params: Record<string, unknown> = {},
+    options: { signal?: AbortSignal } = {},
+  ): Promise<Record<string, unknown>> {
+    const { runRemoteAction } = await import('./remote/actions.js');
+    return runRemoteAction(this.remoteHost(), action, params, options.signal);
+  }
+
+  /** Adds (or replaces) a named remote in user (default) or project space's remotes config. */
+  async addRemote(name: string, url: string, options: { keyEnv?: string; space?: 'user' | 'project' } = {}) {
+    const { addRemote } = await import('./remote/add.js');
+    return addRemote({ user: this.userSpace, project: this.projectPath }, name, url, options);
+  }
+
+  private remoteHost() {
+    return {
+      projectPath: this.projectPath,
+      userSpace: this.userSpace,
+      env: this.env,
+      executor: () => this.executor(),
+    };
+  }
+
   async listKeys() {
     const { listKeys } = await import('./keys.js');
     return listKeys(await this.executor());

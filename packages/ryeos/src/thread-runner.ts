@@ -10,8 +10,8 @@ import { realpathSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { toErrorEnvelope } from '@ryeos/lillux';
 import type { PreparedThread } from '@ryeos/threads';
-import { type DetachedRequest, keepSpareRunner, PENDING_LOG_FLAG } from './execute/detach.js';
-import { createRye, type Rye } from './rye.js';
+import { type DetachedRequest, keepSpareRunner, PENDING_LOG_FLAG, type RemoteRun } from './execute/detach.js';
+import { createRye, type ExecuteRequest, type Rye } from './rye.js';
 import { processSettings } from './settings.js';
 
 async function readRequest(): Promise<DetachedRequest> {
@@ -70,8 +70,14 @@ async function runTool(rye: Rye, request: Extract<DetachedRequest, { kind: 'tool
     ...(request.deadline !== undefined ? { deadline: request.deadline } : {}),
     stop,
   });
+  const { remote } = request;
   const result = await rye
-    .execute({ item_id: request.item_id, parameters: request.parameters, signal: abort.signal })
+    .execute({
+      item_id: remote?.item_id ?? request.item_id,
+      parameters: request.parameters,
+      signal: abort.signal,
+      ...(remote ? remoteOptions(remote) : {}),
+    })
     .finally(unwatch);
   process.stdout.write(`${JSON.stringify(result)}\n`);
   if (stopped) {
@@ -83,15 +89,32 @@ async function runTool(rye: Rye, request: Extract<DetachedRequest, { kind: 'tool
     const ok = result.status !== 'error';
     await store.registry.setResult(request.thread_id, {
       status: result.status,
-      ...(ok ? { outputs: { data: (result as { data?: unknown }).data ?? null } } : {}),
+      ...(ok ? { outputs: { data: runData(result) } } : {}),
       ...(ok ? {} : { error: String((result as { error?: unknown }).error ?? 'The tool failed') }),
       envelope: result,
+      // The server's own id of the run, for `rye remote threads` and the operator.
+      ...(remote && typeof result.thread_id === 'string' ? { remote_thread_id: result.thread_id } : {}),
     });
     await store.registry.updateStatus(request.thread_id, ok ? 'completed' : 'error');
   } finally {
     await store.close();
   }
   return result.status === 'error' ? 1 : 0;
+}
+
+/** What a run answered: a tool's data, a remote run's result. */
+function runData(result: Record<string, unknown>): unknown {
+  return result.data ?? (result.execution_mode === 'remote' ? result.result : undefined) ?? null;
+}
+
+/** The execute options of an async remote run (the runner makes the same call, synchronously). */
+function remoteOptions(remote: RemoteRun): Partial<ExecuteRequest> {
+  return {
+    target: remote.target,
+    ...(remote.thread === 'fork' ? { thread: 'fork' as const } : {}),
+    ...(remote.model ? { model: remote.model } : {}),
+    ...(remote.limit_overrides ? { limit_overrides: remote.limit_overrides } : {}),
+  };
 }
 
 async function runDirective(

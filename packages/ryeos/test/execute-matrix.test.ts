@@ -85,16 +85,20 @@ describe('execute: the allowed cells', () => {
   });
 
   it.each([
-    [
-      { item_id: 'directive:m/plan', thread: 'fork', target: 'remote' },
-      /Remote execution \(target="remote"\)/,
-    ],
-    [{ item_id: 'tool:m/echo', target: 'remote:gpu' }, /Remote execution \(target="remote:gpu"\)/],
-  ])('%o is valid but not available yet: a clear error, not a crash', async (request, message) => {
+    [{ item_id: 'directive:m/plan', thread: 'fork', target: 'remote', parameters: { goal: 'x' } }, 'default'],
+    [{ item_id: 'tool:m/echo', target: 'remote:gpu' }, 'gpu'],
+    [{ item_id: 'tool:m/echo', target: 'remote:gpu', async: true }, 'gpu'],
+  ])('%o reaches the remote client: with no remote configured, one clear error', async (request, name) => {
     const result = await rye.execute(request as ExecuteRequest);
-    expect(result).toMatchObject({ status: 'error', error_type: 'unavailable' });
-    expect(result.error).toMatch(message);
-    expect(typeof result.hint).toBe('string');
+    expect(result).toMatchObject({ status: 'error', error_type: 'not_found' });
+    expect(result.error).toBe(`Unknown remote '${name}': no remote is configured.`);
+    expect(result.hint).toMatch(new RegExp(`rye remote add ${name} <url>`));
+  });
+
+  it('a directive sent to a remote is validated locally first: a missing input never leaves', async () => {
+    const result = await rye.execute({ item_id: 'directive:m/plan', thread: 'fork', target: 'remote' });
+    expect(result).toMatchObject({ status: 'error', error_type: 'validation' });
+    expect(result.error).toMatch(/goal/);
   });
 });
 

@@ -50,13 +50,13 @@ describe('no registry is advertised', () => {
 });
 
 describe('fork, async and remote are described as what they do today', () => {
-  it('the execute tool says fork and async run, and remote is refused as unavailable', () => {
+  it('the execute tool says fork, async and remote targets run', () => {
     const execute = TOOL_DEFINITIONS.find((t) => t.name === 'execute')!;
     expect(execute.description).toMatch(/thread "fork" runs a directive in its own managed LLM thread/);
     expect(execute.description).toMatch(/async: true runs a forked directive \(or a tool\) detached/);
-    expect(execute.description).toMatch(/Remote targets are refused as unavailable/);
-    expect(execute.inputSchema.properties.target!.description).toMatch(/unavailable|not available yet/);
-    for (const name of ['thread', 'model', 'limit_overrides', 'async']) {
+    expect(execute.description).toMatch(/target "remote\[:name\]" runs it on a ryeos-remote server/);
+    expect(execute.inputSchema.properties.target!.description).toMatch(/remotes\.yaml/);
+    for (const name of ['target', 'thread', 'model', 'limit_overrides', 'async']) {
       expect(execute.inputSchema.properties[name]!.description, name).not.toMatch(
         /unavailable|not available/,
       );
@@ -64,10 +64,11 @@ describe('fork, async and remote are described as what they do today', () => {
     expect(SERVER_INSTRUCTIONS).not.toMatch(/\bfork|async|remote/);
   });
 
-  it('the CLI help says so: fork and async work, remote does not yet', () => {
+  it('the CLI help says so: fork, async and remote targets work', () => {
     expect(commandUsage('execute')).toMatch(/--thread fork/);
     expect(commandUsage('execute')).toMatch(/--async +run detached/);
-    expect(commandUsage('execute')).toMatch(/Not available yet[^\n]*--target remote/);
+    expect(commandUsage('execute')).toMatch(/--target remote +run on the default remote/);
+    expect(commandUsage('execute')).not.toMatch(/Not available yet/);
     expect(helpText()).not.toMatch(/--async|--target/);
   });
 
@@ -79,9 +80,11 @@ describe('fork, async and remote are described as what they do today', () => {
       { item_id: 'tool:example/hello', target: 'remote' },
       { item_id: 'directive:example/greet', target: 'remote:gpu', thread: 'fork' },
     ];
+    // With no remote configured, each names the missing remote and how to add it.
     for (const request of requests) {
       const result = await rye.execute(request);
-      expect(result, JSON.stringify(request)).toMatchObject({ status: 'error', error_type: 'unavailable' });
+      expect(result, JSON.stringify(request)).toMatchObject({ status: 'error', error_type: 'not_found' });
+      expect(String(result.hint)).toMatch(/rye remote add/);
     }
     // Without a provider, a fork fails at setup, synchronously, async or not.
     for (const async of [false, true]) {

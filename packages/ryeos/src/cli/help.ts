@@ -30,6 +30,8 @@ Commands:
   keys generate      Create your signing key pair and trust it (--force to replace)
   keys trust <pem>   Trust someone's public key [--owner NAME] [--space user|project]
   keys list          List trusted keys
+  remote add <name> <url>   Name a ryeos-remote server [--key-env VAR] [--space user|project]
+  remote list|push|status|threads   Remotes, sync and runs [--remote NAME] (rye help remote)
   threads list       The project's managed threads [--status S] [--limit N]
   threads show <id>  One thread: status, cost, outputs, and whether its record and transcript verify
   threads wait|tail|cancel|kill|resume|chain <id>   Follow and steer threads (rye help threads)
@@ -57,7 +59,10 @@ const NOT_YET = `Managed threads:
   --async           run detached (a forked directive, or a tool): the reply comes at once with
                     its thread_id; rye threads wait|tail|cancel|kill <id> follow it
 
-Not available yet (each returns an "unavailable" error): --target remote | remote:<name>.`;
+Remote execution (a ryeos-remote server named in .ai/config/remotes/remotes.yaml):
+  --target remote   run on the default remote; --target remote:<name> on a named one. A tool
+                    runs inline there, a directive needs --thread fork; with --async the reply
+                    is a local thread_id that rye threads wait|show follow.`;
 
 const PROJECT = '  --project DIR     project root (default: the current directory); also --project-path, -p';
 
@@ -143,6 +148,26 @@ ${PROJECT}
   trust FILE        trust someone's public key (PEM) in your user space, or with --space project
                     in the project's (signed with your key); --owner names its owner
   list              every trusted key: system, user and project
+${PROJECT}
+`,
+  remote: `Usage: rye remote add <name> <url> [--key-env VAR] [--space user|project]
+       rye remote list | push | status | threads [--remote NAME] [--limit N]
+       rye remote trust <name> [--replace]
+
+Remotes are ryeos-remote servers named in .ai/config/remotes/remotes.yaml (system, user and
+project space, merged); a remote's API key is read from the variable its key_env names
+(default RYE_REMOTE_API_KEY), never from the file. Run an item there with
+rye execute <ref> --target remote[:<name>].
+
+  add NAME URL      name a server (in user space, or with --space project the project's)
+  list              the configured remotes, whether each key variable is set, pinned keys
+  push              send the project and user spaces (only what the server lacks)
+  status            the local manifests and the configured remotes (nothing is sent)
+  threads           the server's runs of yours
+  trust NAME        contact the server and pin its key (first contact does it too); after the
+                    server's key really changed, --replace re-pins it: check the new fingerprint
+                    with the server's operator first
+  --remote NAME     the remote to use (default: default)
 ${PROJECT}
 `,
   threads: `Usage: rye threads list [--status S] [--limit N]

@@ -44,6 +44,10 @@ const COMMANDS: Record<string, VerbLoader> = {
     const verb = await import('../commands/threads.js');
     return { ...verb, run: verb.threadsCommand };
   },
+  remote: async () => {
+    const verb = await import('../commands/remote.js');
+    return { ...verb, run: verb.remoteCommand };
+  },
   replay: async () => {
     const verb = await import('../commands/replay.js');
     return { ...verb, run: verb.replayCommand };

@@ -1,7 +1,7 @@
 /**
  * `rye execute <ref> [--params JSON | --params - | JSON piped in] [--project DIR] [--dry-run] [--trace]
  *  [--thread inline|fork] [--target local|remote|remote:<name>] [--async] [--model M]
- *  [--limit-overrides JSON]` (async and remote answer "unavailable" for now)
+ *  [--limit-overrides JSON]`
  */
 
 import type { RyeSettings } from '@ryeos/executor';

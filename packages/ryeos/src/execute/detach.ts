@@ -53,9 +53,23 @@ export type DetachedRequest =
       parent_thread_id?: string;
       /** Epoch ms when the parent thread's duration ends: the run is stopped then. */
       deadline?: number;
+      /**
+       * A remote run (`item_id` is then the remote tool): the runner executes this item with this
+       * target, and its registry row gets the remote envelope and the server's thread id.
+       */
+      remote?: RemoteRun;
     }
   /** The orchestrator's resume_thread / handoff_thread: a continuation run to its end. */
   | { kind: 'resume' | 'handoff'; project_path: string; thread_id: string; message?: string };
+
+/** What an async remote run executes: the item, its target and (for a directive) its fork options. */
+export interface RemoteRun {
+  item_id: string;
+  target: string;
+  thread: 'inline' | 'fork';
+  model?: string;
+  limit_overrides?: Record<string, unknown>;
+}
 
 /** What was asked, beside the thread's records (the setup itself goes to the runner only: it is in thread.json, capabilities.md and the transcript). */
 function writeSpawnParams(threadDirectory: string, request: DetachedRequest): void {
@@ -314,8 +328,9 @@ export async function launchAsyncTool(
   parent: { threadId: string; executor(): Promise<Executor> } | undefined,
   start: number,
   withheldEnv?: readonly string[],
+  remote?: RemoteRun,
 ): Promise<Envelope> {
-  const itemId = canonicalRef('tool', toolId);
+  const itemId = remote?.item_id ?? canonicalRef('tool', toolId);
   const { admitToolRun, ensureThreadDir, openThreadStore, threadsStateRoot } = await import('@ryeos/threads');
   const stateRoot = threadsStateRoot(projectPath);
   const threadId = randomUUID();
@@ -347,6 +362,7 @@ export async function launchAsyncTool(
         parameters,
         ...(parentThreadId ? { parent_thread_id: parentThreadId } : {}),
         ...(admission && Number.isFinite(admission.deadline) ? { deadline: admission.deadline } : {}),
+        ...(remote ? { remote } : {}),
       },
       ensureThreadDir(stateRoot, threadId),
       (started) => registry.updatePid(threadId, started),
@@ -355,10 +371,10 @@ export async function launchAsyncTool(
     return {
       status: 'success',
       async: true,
-      type: 'tool',
+      type: remote?.item_id.startsWith('directive:') ? 'directive' : 'tool',
       item_id: itemId,
       thread_id: threadId,
-      execution_mode: 'inline',
+      execution_mode: remote ? 'remote' : 'inline',
       state: 'running',
       pid,
       metadata: elapsed(start),

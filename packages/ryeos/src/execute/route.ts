@@ -1,7 +1,7 @@
 /**
  * Routing of `execute` (spec items §7): the request is checked whole against the execute schema
  * and the matrix first, then tools run through their chain, directives return their directions
- * and knowledge its content. `thread: "fork"`, `async` and remote targets plug in here.
+ * and knowledge its content; `thread: "fork"`, `async` and remote targets each have a module.
  */
 import { executeDirectiveInline, executeKnowledge } from '@ryeos/directives';
 import type { Envelope, ErrorEnvelope, ExecuteToolOptions } from '@ryeos/executor';
@@ -77,12 +77,32 @@ export async function routeExecute(
     const kind = (await kindOf(host.executor, ref.kind, args.item_type, ref.id)) as Kind;
     itemId = canonicalRef(kind, ref.id);
     checkMatrix(kind, mode);
-    if (mode.target.remote) return unavailable(kind, mode, itemId, start);
     // Only a tool run in this process waits later, in the executor, right before it runs.
-    const runsHere = kind === 'tool' && !mode.async;
+    const runsHere = kind === 'tool' && !mode.async && !mode.target.remote;
     if (!runsHere) await caller.beforeEffects?.();
+    if (mode.target.remote) {
+      const { executeOnRemote } = await import('./remote-target.js');
+      const { model, limit_overrides: limitOverrides, ...inputs } = parameters;
+      const forkModel = args.model ?? (typeof model === 'string' ? model : undefined);
+      const overrides = args.limit_overrides ?? (limitOverrides as Record<string, unknown> | undefined);
+      return await executeOnRemote(
+        host,
+        {
+          kind: kind as 'tool' | 'directive',
+          id: ref.id,
+          mode,
+          parameters: kind === 'directive' ? inputs : parameters,
+          ...(kind === 'directive' && forkModel ? { model: forkModel } : {}),
+          ...(kind === 'directive' && overrides ? { limitOverrides: overrides } : {}),
+          ...(signal && !mode.async ? { signal } : {}),
+          ...(caller.threadId ? { parentThreadId: caller.threadId } : {}),
+          ...(caller.withheldEnv ? { withheldEnv: caller.withheldEnv } : {}),
+        },
+        start,
+      );
+    }
     if (mode.async && kind === 'tool') {
-      if (!host.threads) return unavailable(kind, mode, itemId, start);
+      if (!host.threads) return unavailable(kind, itemId, start);
       const { launchAsyncTool } = await import('./detach.js');
       return await launchAsyncTool(
         host.settings,
@@ -141,26 +161,12 @@ export async function routeExecute(
   }
 }
 
-/**
- * Remote targets arrive with their own layer; until then they say so (as do background runs on a
- * host that cannot run threads: an executor without the facade).
- */
-function unavailable(kind: Kind, mode: ExecuteMode, itemId: string, start: number): ErrorEnvelope {
-  const what = mode.target.remote
-    ? `Remote execution (target="${mode.target.name ? `remote:${mode.target.name}` : 'remote'}")`
-    : `Background runs (async=true) of a ${kind}`;
+/** Background runs need a host that can run them (the facade); an executor alone cannot. */
+function unavailable(kind: Kind, itemId: string, start: number): ErrorEnvelope {
   return toErrorEnvelope(
-    new RyeError(
-      'UNAVAILABLE',
-      `${what} ${mode.target.remote ? 'is' : 'are'} not available yet in this version of ryeos.`,
-      {
-        hint: mode.target.remote
-          ? kind === 'directive'
-            ? 'Run it locally: drop target (thread="fork" runs it in a managed thread, async=true detached).'
-            : 'Run it locally: drop target.'
-          : 'Run it through the ryeos facade (createRye), which runs background work, or drop async.',
-      },
-    ),
+    new RyeError('UNAVAILABLE', `Background runs (async=true) of a ${kind} are not available on this host.`, {
+      hint: 'Run it through the ryeos facade (createRye), which runs background work, or drop async.',
+    }),
     { item_id: itemId, metadata: elapsed(start) },
   );
 }

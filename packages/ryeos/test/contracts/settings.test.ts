@@ -13,7 +13,7 @@ const packages = join(import.meta.dirname, '..', '..', '..');
 
 /**
  * Where `process.env` may be read: the entry points (the `rye` bin's launcher, the CLI, its CommonJS build of `rye execute` and its commands, the MCP server's
- * start-up, and the API's default when a `Rye` is made without settings), plus lillux's
+ * and the ryeos-remote server's start-up, and the API's default when a `Rye` is made without settings), plus lillux's
  * primitives used on their own, whose documented `merge` mode overlays the host's environment
  * the way `child_process` does (the layers above always pass their environment explicitly), and
  * the boot code of a pre-started worker thread, which sets that thread's own environment to the
@@ -29,6 +29,9 @@ const ENTRY_POINTS = [
   'lillux/src/env.ts',
   'lillux/src/subprocess/',
   'lillux/src/thread-boot.ts',
+  // The ryeos-remote server's command line and start-up.
+  'remote/src/cli-run.ts',
+  'remote/src/serve.ts',
 ];
 
 function* sources(dir: string): Generator<string> {
