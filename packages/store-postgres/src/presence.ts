@@ -16,7 +16,9 @@ export interface WorkerPresenceOptions {
 }
 
 export interface WorkerPresence {
-  /** Workers other than this one whose last heartbeat is older than `afterMs`. */
+  /** Heartbeats under `id` too from now on (a queue's own id for this worker). */
+  alsoAs(id: string): Promise<void>;
+  /** Ids other than this worker's whose last heartbeat is older than `afterMs`. */
   stale(afterMs: number): Promise<string[]>;
   /** Removes a gone worker's row once its jobs were handed on, so it is reported once. */
   forget(workerId: string): Promise<void>;
@@ -40,29 +42,33 @@ export async function openWorkerPresence(options: WorkerPresenceOptions): Promis
     await db.pool.end().catch(() => undefined);
     throw error;
   }
-  const beat = setInterval(
-    () => void heartbeat(db, s, options.workerId).catch(() => undefined),
-    options.heartbeatMs ?? 1000,
-  );
+  const ids = [options.workerId];
+  const beat = setInterval(() => {
+    for (const id of ids) void heartbeat(db, s, id).catch(() => undefined);
+  }, options.heartbeatMs ?? 1000);
   beat.unref();
   const forget = async (workerId: string) => {
     await db.query('store', 'forgetWorker', `DELETE FROM ${s}.workers WHERE worker_id = $1`, [workerId]);
   };
   return {
+    async alsoAs(id) {
+      await heartbeat(db, s, id);
+      ids.push(id);
+    },
     async stale(afterMs) {
       const rows = await db.query<{ worker_id: string }>(
         'store',
         'staleWorkers',
         `SELECT worker_id FROM ${s}.workers
-         WHERE worker_id <> $1 AND last_seen < now() - make_interval(secs => $2::double precision / 1000)`,
-        [options.workerId, afterMs],
+         WHERE worker_id <> ALL($1::text[]) AND last_seen < now() - make_interval(secs => $2::double precision / 1000)`,
+        [ids, afterMs],
       );
       return rows.map((row) => row.worker_id);
     },
     forget,
     async close(leave = false) {
       clearInterval(beat);
-      if (leave) await forget(options.workerId).catch(() => undefined);
+      if (leave) for (const id of ids) await forget(id).catch(() => undefined);
       await db.pool.end().catch(() => undefined);
     },
   };

@@ -4,6 +4,6 @@
  * seconds. What a job does is the caller's handler (the `rye worker` command of `ryeos`).
  * Importing it loads no database client.
  */
-export { MAX_CONCURRENCY, slotIds, THREAD_TASK, type ThreadJob } from './jobs.js';
+export { THREAD_TASK, type ThreadJob } from './jobs.js';
 export { openThreadQueue, type ThreadQueue } from './queue.js';
 export { startWorker, type WorkerHandle, type WorkerOptions } from './worker.js';

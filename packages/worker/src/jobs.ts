@@ -14,10 +14,8 @@ export interface ThreadJob {
   [field: string]: unknown;
 }
 
-/** The Graphile Worker ids of one `rye worker`'s slots: `<worker-id>/<slot>`. */
-export function slotIds(workerId: string, concurrency: number): string[] {
-  return Array.from({ length: concurrency }, (_, slot) => `${workerId}/${slot}`);
-}
-
-/** The most jobs one worker runs at once (its slots are all unlocked when it dies). */
-export const MAX_CONCURRENCY = 64;
+/**
+ * The presence row of a worker's Graphile Worker pool, beside its own: Graphile Worker locks jobs
+ * with the pool's (random) id, so a dead worker's jobs are unlocked by that id.
+ */
+export const QUEUE_PREFIX = 'queue:';

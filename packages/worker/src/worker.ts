@@ -1,14 +1,18 @@
 /**
- * One `rye worker`: `concurrency` Graphile Worker slots running thread jobs, a heartbeat in the
- * store's `workers` table, and a reaper that hands the jobs of workers whose heartbeat stopped
- * (killed, machine gone) back to the queue within seconds, through Graphile Worker's
- * `forceUnlockWorkers`, instead of at its four-hour lock timeout.
+ * One `rye worker`: a Graphile Worker pool of `concurrency` jobs at once, a heartbeat in the
+ * store's `workers` table (under the worker's id and its pool's), and a reaper that hands the
+ * jobs of pools whose heartbeat stopped (killed, machine gone) back to the queue within seconds,
+ * through Graphile Worker's `forceUnlockWorkers`, instead of at its four-hour lock timeout.
  */
+import { EventEmitter } from 'node:events';
 import { RyeError } from '@ryeos/lillux';
 import { openWorkerPresence, type WorkerPresence } from '@ryeos/store-postgres';
-import type { Runner, RunnerOptions, WorkerUtils } from 'graphile-worker';
-import { MAX_CONCURRENCY, slotIds, THREAD_TASK, type ThreadJob } from './jobs.js';
+import type { Runner, WorkerEvents, WorkerUtils } from 'graphile-worker';
+import { QUEUE_PREFIX, THREAD_TASK, type ThreadJob } from './jobs.js';
 import { quietLogger } from './logger.js';
+
+/** The most jobs one worker runs at once. */
+const MAX_CONCURRENCY = 64;
 
 export interface WorkerOptions {
   connectionString: string;
@@ -43,9 +47,9 @@ function checkWorkerOptions(options: WorkerOptions): number {
       hint: `Give --concurrency as a whole number from 1 to ${MAX_CONCURRENCY}.`,
     });
   }
-  if (!/^[\w.:@-]{1,150}$/.test(options.workerId)) {
+  if (!/^[\w.:@-]{1,150}$/.test(options.workerId) || options.workerId.startsWith(QUEUE_PREFIX)) {
     throw new RyeError('VALIDATION', `Invalid worker id ${JSON.stringify(options.workerId.slice(0, 80))}`, {
-      hint: 'A worker id is 1–150 letters, digits, and . _ : @ - (for example the host name and a number).',
+      hint: `A worker id is 1–150 letters, digits, and . _ : @ - (for example the host name and a number), not starting with "${QUEUE_PREFIX}".`,
     });
   }
   return concurrency;
@@ -76,56 +80,59 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     heartbeatMs: options.heartbeatMs ?? 1000,
   });
   let utils: WorkerUtils | undefined;
-  const runners: Runner[] = [];
+  let runner: Runner | undefined;
+  let poolId: string | undefined;
   try {
     utils = await makeWorkerUtils({ connectionString, logger });
     await utils.migrate();
-    const taskList = {
-      [THREAD_TASK]: async (payload: unknown) => {
-        const job = describeJob(payload);
-        const started = Date.now();
-        const { status } = await options.handle(job);
-        log(`${workerId} ${job.kind} ${job.thread_id} ${status} ${Date.now() - started}ms`);
+    const events = new EventEmitter() as WorkerEvents;
+    events.on('pool:create', ({ workerPool }) => {
+      poolId = workerPool.id;
+    });
+    runner = await run({
+      connectionString,
+      concurrency,
+      noHandleSignals: true,
+      pollInterval: 500,
+      gracefulShutdownAbortTimeout: options.stopGraceMs ?? 30_000,
+      logger,
+      events,
+      taskList: {
+        [THREAD_TASK]: async (payload: unknown) => {
+          const job = describeJob(payload);
+          const started = Date.now();
+          const { status } = await options.handle(job);
+          log(`${workerId} ${job.kind} ${job.thread_id} ${status} ${Date.now() - started}ms`);
+        },
       },
-    };
-    for (const slot of slotIds(workerId, concurrency)) {
-      runners.push(
-        await run({
-          connectionString,
-          concurrency: 1,
-          workerId: slot,
-          noHandleSignals: true,
-          pollInterval: 500,
-          gracefulShutdownAbortTimeout: options.stopGraceMs ?? 30_000,
-          logger,
-          taskList,
-          // Read by run() (one slot, so one id), though its types leave it out.
-        } as RunnerOptions & { workerId: string }),
-      );
-    }
+    });
+    if (!poolId) throw new RyeError('INTERNAL', 'The queue started no worker pool');
+    await presence.alsoAs(`${QUEUE_PREFIX}${poolId}`);
   } catch (error) {
-    await Promise.all(runners.map((runner) => runner.kill().catch(() => undefined)));
+    await runner?.kill().catch(() => undefined);
     await Promise.resolve(utils?.release()).catch(() => undefined);
     await presence.close(true);
     throw error;
   }
   const reaper = startReaper(utils, presence, options.deadAfterMs ?? 3000, log);
+  const ownPool = poolId;
+  const started = runner;
   let stopping: Promise<void> | undefined;
   return {
     workerId,
     stop: () =>
       (stopping ??= (async () => {
         clearInterval(reaper);
-        await Promise.all(runners.map((runner) => runner.stop().catch(() => undefined)));
+        await started.stop().catch(() => undefined);
         // What did not end within the grace goes back to the queue now, not once this worker is seen dead.
-        await utils.forceUnlockWorkers(slotIds(workerId, concurrency)).catch(() => undefined);
+        await utils.forceUnlockWorkers([ownPool]).catch(() => undefined);
         await Promise.resolve(utils.release()).catch(() => undefined);
         await presence.close(true);
       })()),
   };
 }
 
-/** Every second: the jobs of workers silent for `deadAfterMs` are unlocked, so the live slots pick them up. */
+/** Every second: the jobs of pools silent for `deadAfterMs` are unlocked, so live pools pick them up. */
 function startReaper(
   utils: WorkerUtils,
   presence: WorkerPresence,
@@ -138,9 +145,15 @@ function startReaper(
     busy = true;
     try {
       for (const dead of await presence.stale(deadAfterMs)) {
-        await utils.forceUnlockWorkers(slotIds(dead, MAX_CONCURRENCY));
+        if (dead.startsWith(QUEUE_PREFIX)) {
+          await utils.forceUnlockWorkers([dead.slice(QUEUE_PREFIX.length)]);
+          log(
+            `queue pool ${dead.slice(QUEUE_PREFIX.length)} stopped sending heartbeats: its jobs went back to the queue`,
+          );
+        } else {
+          log(`worker ${dead} stopped sending heartbeats`);
+        }
         await presence.forget(dead);
-        log(`worker ${dead} stopped sending heartbeats: its jobs went back to the queue`);
       }
     } catch {
       // The next round tries again.

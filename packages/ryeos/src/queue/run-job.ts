@@ -57,10 +57,12 @@ async function checkAgainstRecord(rye: Rye, prepared: PreparedThread): Promise<v
       },
     );
   }
+  const signed = new Set(data.capabilities);
   const same =
-    data._signature === prepared.record._signature &&
+    data.thread_id === prepared.thread_id &&
     data.directive === prepared.directive_id &&
-    isDeepStrictEqual(data.capabilities, prepared.capabilities);
+    isDeepStrictEqual(data.capabilities, prepared.record.capabilities) &&
+    prepared.capabilities.every((capability) => signed.has(capability));
   if (!same) {
     throw new RyeError(
       'INTEGRITY',
