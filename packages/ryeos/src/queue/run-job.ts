@@ -78,9 +78,9 @@ export function jobRunner(options: JobRunnerOptions): (job: ThreadJob) => Promis
   const opener = databaseStoreOpener(options.settings) as ThreadStoreOpener;
   const projects = options.projects;
   return async (job) => {
-    let projectPath: string | undefined;
+    // Another worker may serve it: the job fails here and Graphile Worker retries it.
+    const projectPath = servedProject(job, projects);
     try {
-      projectPath = servedProject(job, projects);
       if (job.kind !== 'directive') {
         throw new RyeError('VALIDATION', `A '${String(job.kind)}' job cannot run on a worker yet`, {
           hint: 'Only forked directives (execute … --async) are queued; run this one without RYE_DATABASE_URL.',
@@ -94,10 +94,8 @@ export function jobRunner(options: JobRunnerOptions): (job: ThreadJob) => Promis
       return await runDirectiveJob(rye, job, opener);
     } catch (error) {
       const failure = toRyeError(error);
-      if (projectPath) {
-        const { abandonThread } = await import('@ryeos/threads');
-        await abandonThread(projectPath, job.thread_id, failure.message, { store: opener });
-      }
+      const { abandonThread } = await import('@ryeos/threads');
+      await abandonThread(projectPath, job.thread_id, failure.message, { store: opener });
       return { status: `refused (${failure.code}: ${failure.message})` };
     }
   };
