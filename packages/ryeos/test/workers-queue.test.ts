@@ -97,6 +97,14 @@ describe('async forks with RYE_DATABASE_URL', () => {
         { thread_id: threadId, status: 'error', worker_id: null },
         { thread_id: String(second.thread_id), status: 'completed', worker_id: 'test-worker' },
       ]);
+      // `rye threads list|wait` read the same database.
+      const listed = await ryeCli(['threads', 'list'], { env: { ...fx.env }, cwd: fx.project });
+      expect(listed.json, listed.stderr).toMatchObject({ status: 'success', count: 2 });
+      const waited = await ryeCli(['threads', 'wait', String(second.thread_id)], {
+        env: { ...fx.env },
+        cwd: fx.project,
+      });
+      expect(waited.code, waited.stdout + waited.stderr).toBe(0);
     } finally {
       await postgres.dropDatabase(url);
     }
