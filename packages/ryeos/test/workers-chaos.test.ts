@@ -70,10 +70,13 @@ const fixture = useThreadFixture(async (fx) => {
 });
 
 let postgres: TestPostgres;
+/** Every worker started, killed at the end even when a test timed out before its own cleanup. */
+const started: ChildProcess[] = [];
 beforeAll(async () => {
   postgres = await startPostgres();
 }, 120_000);
 afterAll(async () => {
+  for (const child of started) child.kill('SIGKILL');
   await postgres?.stop();
 });
 
@@ -89,6 +92,7 @@ function startWorkerProcess(id: string, url: string, env: Record<string, string>
     [CLI, 'worker', '--database-url', url, '--worker-id', id, '--concurrency', '4', '--project', project],
     { cwd: project, env, stdio: ['ignore', 'ignore', 'pipe'] },
   );
+  started.push(child);
   const worker: WorkerProcess = { id, child, log: [] };
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (text: string) => worker.log.push(text));
