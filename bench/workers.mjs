@@ -204,7 +204,7 @@ async function round(postgres, workersCount, kill) {
     const spend = await sql(
       'SELECT sum(actual_spend)::text AS total, count(DISTINCT actual_spend) AS kinds FROM ryeos.budget_ledger WHERE parent_thread_id IS NOT NULL',
     );
-    return {
+    const figures = {
       workers: workersCount,
       completed,
       childrenPerSecond: CHILDREN / ((last - first) / 1000),
@@ -213,6 +213,8 @@ async function round(postgres, workersCount, kill) {
       spend: spend[0],
       ...(kill ? { killedHeld: held.length, recoveryMs: recovery, resumedAfterKill: gapsCount } : {}),
     };
+    if (process.env.BENCH_JSON) console.log(JSON.stringify(figures));
+    return figures;
   } finally {
     for (const worker of workers) worker.child.kill('SIGKILL');
     await children.close();
