@@ -10,6 +10,7 @@ export const LAYERS = [
   '@ryeos/directives',
   '@ryeos/threads',
   '@ryeos/store-postgres',
+  '@ryeos/worker',
   '@ryeos/mcp',
   'ryeos',
   '@ryeos/remote',
@@ -18,9 +19,12 @@ export const LAYERS = [
 // owns the four operations' schemas it serves.
 // @ryeos/store-postgres is a ThreadStore for @ryeos/threads: it may use threads (the interface it
 // implements) and lillux (its errors), never executor or directives.
+// @ryeos/worker is the run queue: it knows the store's heartbeats, never what a job runs (the
+// facade's `rye worker` hands it the handler).
 const ISOLATED = new Map([
   ['@ryeos/mcp', new Set(['@ryeos/lillux'])],
   ['@ryeos/store-postgres', new Set(['@ryeos/lillux', '@ryeos/threads'])],
+  ['@ryeos/worker', new Set(['@ryeos/lillux', '@ryeos/store-postgres'])],
 ]);
 
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)['"]([^'"]+)['"]/g;

@@ -3,6 +3,7 @@
  * machines sharing one registry and budget ledger. Importing it loads no database client.
  */
 export type { BudgetWarning } from './ledger.js';
+export { openWorkerPresence, type WorkerPresence, type WorkerPresenceOptions } from './presence.js';
 export { MIGRATIONS } from './schema.js';
 export {
   openPostgresThreadStore,

@@ -137,6 +137,15 @@ export class PostgresThreadRegistry implements ThreadRegistry {
     );
   }
 
+  async markQueued(threadId: string): Promise<void> {
+    await this.#change(
+      'markQueued',
+      `UPDATE {t} SET pid = NULL, worker_id = NULL, updated_at = now()
+       WHERE project = $1 AND thread_id = $2 AND status = 'running'`,
+      [threadId],
+    );
+  }
+
   async claimPid(threadId: string, expected: number | null, pid: number): Promise<boolean> {
     const changed = await this.#change(
       'claimPid',

@@ -126,7 +126,15 @@ async function handToDetachedRunner(
 export async function runPreparedThread(
   host: ThreadHost,
   prepared: PreparedThread,
-  options: { threadId: string; signal?: AbortSignal },
+  options: {
+    threadId: string;
+    signal?: AbortSignal;
+    /**
+     * Run from a job queue that locks the job to one worker: the thread is taken over whichever
+     * process or worker its row names (a killed worker's job runs again on another).
+     */
+    queued?: boolean;
+  },
 ): Promise<ThreadResult> {
   const { threadId } = options;
   const directiveId = prepared.directive_id;
@@ -135,7 +143,7 @@ export async function runPreparedThread(
   try {
     host = await withThreadsHost(host);
     store = await openStoreForRun(host.projectPath, host.store);
-    claim = await claimRun(store, threadId);
+    claim = await claimRun(store, threadId, undefined, options.queued === true);
     if (prepared.thread_id !== threadId) {
       fail('VALIDATION', `The thread setup handed to the runner is not that of thread '${threadId}'`);
     }

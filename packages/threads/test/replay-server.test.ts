@@ -429,3 +429,28 @@ describe('runReplayCli', () => {
     expect(stderr.text.split('\n')[0]).toBe('rye replay: Unknown option --prot: the only option is --port N');
   });
 });
+
+describe('replay server: per_conversation', () => {
+  it('plays each request the turn its own conversation is at, so concurrent threads each start at turn 1', async () => {
+    const { url } = await serve({ per_conversation: true, turns: [{ text: 'first' }, { text: 'second' }] });
+    const ask = async (messages: unknown[]) => {
+      const response = await post(`${url}/v1/messages`, { model: 'm', max_tokens: 10, messages });
+      return ((await response.json()) as Loose).content[0].text;
+    };
+    const opening = [{ role: 'user', content: 'go' }];
+    expect(await ask(opening)).toBe('first');
+    expect(await ask(opening)).toBe('first');
+    expect(
+      await ask([...opening, { role: 'assistant', content: 'first' }, { role: 'user', content: 'on' }]),
+    ).toBe('second');
+    const past = await post(`${url}/v1/messages`, {
+      model: 'm',
+      max_tokens: 10,
+      messages: [...opening, { role: 'assistant', content: 'a' }, { role: 'assistant', content: 'b' }],
+    });
+    expect(past.status).toBe(500);
+    expect(() => parseReplayScript('per_conversation: yes-please\nturns: [{text: x}]')).toThrow(
+      /per_conversation/,
+    );
+  });
+});

@@ -35,6 +35,8 @@ Commands:
   threads list       The project's managed threads [--status S] [--limit N]
   threads show <id>  One thread: status, cost, outputs, and whether its record and transcript verify
   threads wait|tail|cancel|kill|resume|chain <id>   Follow and steer threads (rye help threads)
+  worker             Run the thread jobs queued in PostgreSQL [--database-url URL] [--concurrency N]
+                     [--worker-id ID] [--project DIR]... (rye help worker)
   replay <script>    Serve scripted LLM replies on 127.0.0.1 in the Anthropic and OpenAI wire formats
                      [--port N]; point ANTHROPIC_BASE_URL / OPENAI_BASE_URL at it to test offline
   demo               A first session in a throw-away project: init, search, tools (file system,
@@ -195,6 +197,21 @@ ${PROJECT}
   resume ID         continues a finished thread with --message M, in a new thread of its chain
   chain ID          the thread's chain of continuations, first to last
 ${PROJECT}
+`,
+  worker: `Usage: rye worker [--database-url URL] [--concurrency N] [--worker-id ID] [--project DIR]...
+                  [--stop-grace SECONDS]
+
+Runs the thread jobs queued in PostgreSQL: with RYE_DATABASE_URL set, execute … --async of a
+directive and the forks of threads go to the queue instead of a detached process, and any
+number of workers on any number of machines share them. Each worker heartbeats; a worker silent
+for 3 s is dead and its jobs run again on the others, from the thread's transcript.
+  --database-url URL   postgres://user:password@host:5432/db (default: RYE_DATABASE_URL)
+  --concurrency N      jobs run at once (1-64, default 1)
+  --worker-id ID       this worker's name in the database (default: host name and pid)
+  --project DIR        a project whose threads it runs (repeatable; default: the current folder)
+  --stop-grace S       on SIGTERM, how long running jobs may take before they go back to the
+                       queue (default 30)
+It logs one line per job on stderr. Needs @ryeos/worker and @ryeos/store-postgres installed.
 `,
   replay: `Usage: rye replay <script.yaml> [--port N]
 

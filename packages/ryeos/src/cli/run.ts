@@ -48,6 +48,10 @@ const COMMANDS: Record<string, VerbLoader> = {
     const verb = await import('../commands/remote.js');
     return { ...verb, run: verb.remoteCommand };
   },
+  worker: async () => {
+    const verb = await import('../commands/worker.js');
+    return { ...verb, run: verb.workerCommand };
+  },
   replay: async () => {
     const verb = await import('../commands/replay.js');
     return { ...verb, run: verb.replayCommand };

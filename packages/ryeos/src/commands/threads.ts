@@ -84,6 +84,13 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
 }
 
 type Values = ParsedArgs['values'];
+
+/** With RYE_DATABASE_URL set, threads are read from PostgreSQL (where queued ones are recorded). */
+async function storeChoice(rye: Rye): Promise<{ store?: import('@ryeos/threads').ThreadStoreOpener }> {
+  const { databaseStoreOpener } = await import('../queue/database.js');
+  const store = databaseStoreOpener(rye.settings);
+  return store ? { store } : {};
+}
 type Rye = ReturnType<typeof createRye>;
 
 /** `rye threads list [--status S] [--limit N]`. */
@@ -95,10 +102,11 @@ async function listCommand(rye: Rye, values: Values, io: CliIo): Promise<number>
     throw new RyeError('VALIDATION', `--limit must be a positive integer, got '${rawLimit}'`);
   }
   const status = str(values, 'status');
-  const threads = await listThreads(rye.projectPath, {
-    ...(status ? { status } : {}),
-    ...(limit ? { limit } : {}),
-  });
+  const threads = await listThreads(
+    rye.projectPath,
+    { ...(status ? { status } : {}), ...(limit ? { limit } : {}) },
+    await storeChoice(rye),
+  );
   printJson(io, { status: 'success', threads, count: threads.length });
   return 0;
 }
@@ -111,7 +119,7 @@ async function showCommand(rye: Rye, threadId: string | undefined, io: CliIo): P
       hint: 'rye threads list prints them, e.g. rye threads show acme/plan/plan-1739820456123',
     });
   }
-  const report = await showThread(await rye.executor(), rye.projectPath, threadId);
+  const report = await showThread(await rye.executor(), rye.projectPath, threadId, await storeChoice(rye));
   const { status: threadStatus, ...rest } = report;
   if (!report.integrity.valid) {
     const problems = [
@@ -152,6 +160,7 @@ async function waitCommand(
   process.once('SIGINT', () => stop.abort());
   return reply(
     await waitThreads(rye.projectPath, ids, {
+      ...(await storeChoice(rye)),
       ...(timeout ? { timeoutSeconds: timeout } : {}),
       signal: stop.signal,
     }),

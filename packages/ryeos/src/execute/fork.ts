@@ -16,7 +16,8 @@ import type {
   ThreadResult,
   ThreadStoreOpener,
 } from '@ryeos/threads';
-import type { EarlyRunner } from './detach.js';
+import { databaseStoreOpener, databaseUrl } from '../queue/database.js';
+import type { DetachedRequest, EarlyRunner } from './detach.js';
 import type { ExecuteHost } from './host.js';
 
 export interface ForkHost extends ExecuteHost {
@@ -58,6 +59,8 @@ let keptStores: KeptOpenStores | undefined;
  * idle); a one-shot host (the CLI) opens and closes it once anyway.
  */
 function hostStores(threads: typeof import('@ryeos/threads'), host: ForkHost): ThreadStoreOpener | undefined {
+  const database = databaseStoreOpener(host.settings);
+  if (database) return database;
   if (host.spareRunner === false) return undefined;
   keptStores ??= threads.keptOpenSqliteStores();
   return keptStores.open;
@@ -88,36 +91,42 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
     const executor = await host.executor();
     // Async: the runner starts now and loads while the thread is set up here (not for a directive
     // that is not even there: a call that can only fail costs no process).
-    const detachModule = options.async ? await import('./detach.js') : undefined;
+    const queued = options.async === true && databaseUrl(host.settings) !== undefined;
+    const detachModule = options.async && !queued ? await import('./detach.js') : undefined;
     runner =
       detachModule && (await findItem(executor, 'directive', options.directiveId))
         ? await detachModule.acquireRunner(host.settings, host.projectPath)
         : undefined;
     const early = runner;
-    const detach = detachModule
-      ? (threadId: string, prepared: PreparedThread, recordPid: (pid: number) => Promise<void> | void) => {
-          const request = {
-            kind: 'directive' as const,
-            project_path: host.projectPath,
-            thread_id: threadId,
-            directive_id: options.directiveId,
-            inputs: options.inputs,
-            ...(options.model ? { model: options.model } : {}),
-            ...(options.limitOverrides ? { limit_overrides: options.limitOverrides } : {}),
-            ...(options.parentThreadId ? { parent_thread_id: options.parentThreadId } : {}),
-            prepared,
-            parsed: parsedForHandOff(),
-          };
-          const directory = ensureThreadDir(threadsStateRoot(host.projectPath), threadId);
-          if (!early) return detachModule.launchDetached(host.settings, request, directory, recordPid);
-          if (!early.spare) return early.start(request, directory, recordPid);
-          // A spare that died (or lost its place) since it was checked: a new runner takes the
-          // thread; its setup still holds.
-          return early
-            .start(request, directory, recordPid)
-            .catch(() => detachModule.launchDetached(host.settings, request, directory, recordPid));
+    const request = (threadId: string, prepared: PreparedThread) => ({
+      kind: 'directive' as const,
+      project_path: host.projectPath,
+      thread_id: threadId,
+      directive_id: options.directiveId,
+      inputs: options.inputs,
+      ...(options.model ? { model: options.model } : {}),
+      ...(options.limitOverrides ? { limit_overrides: options.limitOverrides } : {}),
+      ...(options.parentThreadId ? { parent_thread_id: options.parentThreadId } : {}),
+      prepared,
+    });
+    const detach = queued
+      ? async (threadId: string, prepared: PreparedThread) => {
+          await enqueueDirective(host, request(threadId, prepared));
+          return 0;
         }
-      : undefined;
+      : detachModule
+        ? (threadId: string, prepared: PreparedThread, recordPid: (pid: number) => Promise<void> | void) => {
+            const handOff = { ...request(threadId, prepared), parsed: parsedForHandOff() };
+            const directory = ensureThreadDir(threadsStateRoot(host.projectPath), threadId);
+            if (!early) return detachModule.launchDetached(host.settings, handOff, directory, recordPid);
+            if (!early.spare) return early.start(handOff, directory, recordPid);
+            // A spare that died (or lost its place) since it was checked: a new runner takes the
+            // thread; its setup still holds.
+            return early
+              .start(handOff, directory, recordPid)
+              .catch(() => detachModule.launchDetached(host.settings, handOff, directory, recordPid));
+          }
+        : undefined;
     const result = await runThread(
       forkHost(
         host.settings as RyeSettings,
@@ -152,7 +161,8 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
         directive: result.directive,
         execution_mode: 'fork',
         state: 'running',
-        pid: result.pid,
+        // A queued thread has no process yet: a `rye worker` takes it up.
+        ...(queued ? { queued: true } : { pid: result.pid }),
         metadata: elapsed(start),
       } as Envelope;
     }
@@ -163,6 +173,23 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
     // A runner started for a thread that did not get going.
     runner?.abandon();
   }
+}
+
+/** An async fork with a database configured: its setup goes to the run queue. */
+async function enqueueDirective(
+  host: ForkHost,
+  request: DetachedRequest & { kind: 'directive' },
+): Promise<void> {
+  const { enqueueThread } = await import('../queue/database.js');
+  const opener = databaseStoreOpener(host.settings)!;
+  await enqueueThread(host.settings, request, async () => {
+    const store = await opener(host.projectPath);
+    try {
+      await store.registry.markQueued?.(request.thread_id);
+    } finally {
+      await store.close();
+    }
+  });
 }
 
 /** A thread that ran here, to its end: its result as the envelope of a directive run. */

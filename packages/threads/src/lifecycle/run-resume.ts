@@ -39,6 +39,7 @@ export async function claimRun(
   store: ThreadStore,
   threadId: string,
   isAlive: (pid: number) => boolean = isProcessAlive,
+  queued = false,
 ): Promise<RunClaim> {
   // Checked and taken before the first await, so two calls of one process cannot both pass.
   if (runningHere.has(threadId)) {
@@ -49,7 +50,7 @@ export async function claimRun(
   runningHere.add(threadId);
   const claim = { release: () => void runningHere.delete(threadId) };
   try {
-    await takeOver(store, threadId, isAlive);
+    await takeOver(store, threadId, isAlive, queued);
     return claim;
   } catch (error) {
     claim.release();
@@ -61,6 +62,7 @@ async function takeOver(
   store: ThreadStore,
   threadId: string,
   isAlive: (pid: number) => boolean,
+  queued: boolean,
 ): Promise<void> {
   const row = await store.registry.getThread(threadId);
   if (row?.status !== 'running') {
@@ -76,6 +78,12 @@ async function takeOver(
       'NOT_FOUND',
       `Thread '${threadId}' cannot run: its budget was already settled (${budget.status})`,
     );
+  }
+  if (queued) {
+    // The queue's job lock makes this run the only one (a dead worker's job is unlocked only once
+    // its heartbeat stopped): the row now names this process and worker, whoever it named before.
+    await store.registry.updatePid(threadId, process.pid);
+    return;
   }
   if (row.pid !== null && row.pid !== process.pid && isAlive(row.pid)) {
     throw new RyeError('UNAVAILABLE', `Thread '${threadId}' is already being run by process ${row.pid}`, {

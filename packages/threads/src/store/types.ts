@@ -63,6 +63,11 @@ export interface ThreadRegistry {
    * is `running` and still names `expected` (null: none). Of two claimants, one wins.
    */
   claimPid(threadId: string, expected: number | null, pid: number): Promise<boolean>;
+  /**
+   * A server store with a run queue: the running thread waits in the queue, run by no process yet
+   * (pid and worker cleared), so no liveness check fails it before a worker takes it up.
+   */
+  markQueued?(threadId: string): Promise<void>;
   /** Terminal statuses also set `completed_at`. */
   updateStatus(threadId: string, status: ThreadStatus): Promise<void>;
   setModel(threadId: string, model: string): Promise<void>;

@@ -78,6 +78,12 @@ export interface ReplayTurn extends ReplayTiming {
 export interface ReplayScript {
   turns: ReplayTurn[];
   defaults?: ReplayTiming;
+  /**
+   * Each request plays the turn its own conversation is at (the number of assistant messages it
+   * carries) instead of the next one: many threads running at once, or resumed after a kill, each
+   * play the script from its start.
+   */
+  per_conversation?: boolean;
 }
 
 const TIMING_KEYS = ['chunk_delay_ms', 'chunk_size', 'hold_before_final_ms', 'delay_ms'] as const;
@@ -245,7 +251,12 @@ export function validateReplayScript(value: unknown, source = 'replay script'): 
   try {
     if (!isRecord(value))
       throw new ScriptProblem(`must be an object with a turns list, got ${describe(value)}`);
-    checkKeys(value, ['turns', 'defaults'], 'the script');
+    checkKeys(value, ['turns', 'defaults', 'per_conversation'], 'the script');
+    if (value['per_conversation'] !== undefined && typeof value['per_conversation'] !== 'boolean') {
+      throw new ScriptProblem(
+        `per_conversation must be true or false, got ${describe(value['per_conversation'])}`,
+      );
+    }
     const turns = value['turns'];
     if (!Array.isArray(turns) || turns.length === 0) {
       throw new ScriptProblem('turns must be a non-empty list of turns (one per model request)');

@@ -228,12 +228,25 @@ function notFound(res: ServerResponse, method: string | undefined, path: string)
   });
 }
 
+/** The turns a conversation already had: its assistant messages (both wire formats name them so). */
+function conversationTurn(body: unknown): number {
+  const messages = (body as { messages?: unknown }).messages;
+  return Array.isArray(messages)
+    ? messages.filter((message) => (message as { role?: unknown } | null)?.role === 'assistant').length
+    : 0;
+}
+
+/** The index of the turn this request plays (see `per_conversation`). */
+function turnIndex(replay: Replay, body: unknown): number {
+  return replay.script.per_conversation ? conversationTurn(body) : replay.next;
+}
+
 /** The error of a request the script cannot answer (not a JSON object, or past its last turn). */
 function refusal(replay: Replay, format: ReplayFormat, body: unknown): ReplayHttpError | undefined {
   if (body === undefined || typeof body !== 'object' || body === null) {
     return { status: 400, message: 'The request body is not a JSON object', type: 'invalid_request_error' };
   }
-  if (replay.next < replay.script.turns.length) return undefined;
+  if (turnIndex(replay, body) < replay.script.turns.length) return undefined;
   const count = replay.requests.length;
   return {
     status: 500,
@@ -269,7 +282,8 @@ async function handle(replay: Replay, req: IncomingMessage, res: ServerResponse)
     sendJson(res, wire.error(refused, requestId));
     return;
   }
-  const index = replay.next++;
+  const index = turnIndex(replay, body);
+  replay.next++;
   replay.options.onRequest?.(recorded, index + 1);
   const plan = planTurn(replay.script, index, body, wire.idPrefix);
   await pause(replay, plan.delayMs);

@@ -1,0 +1,127 @@
+/**
+ * What a `rye worker` does with one thread job: the detached runner's work, on the database's
+ * store. The job came through the database, a trust boundary: its project must be one this
+ * worker serves, its setup must be that of the thread's signed, trusted `thread.json`
+ * (identity and capabilities), and every item it runs is verified as in a local run.
+ */
+import { realpathSync } from 'node:fs';
+import { join, sep } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import type { RyeSettings } from '@ryeos/executor';
+import { RyeError, toRyeError } from '@ryeos/lillux';
+import type { PreparedThread, ThreadStoreOpener } from '@ryeos/threads';
+import type { ThreadJob } from '@ryeos/worker';
+import { createRye, type Rye } from '../rye.js';
+import { databaseStoreOpener } from './database.js';
+
+export interface JobRunnerOptions {
+  settings: RyeSettings;
+  /** The project folders this worker runs threads of (real paths); a job for another is refused. */
+  projects: readonly string[];
+}
+
+export interface JobOutcome {
+  status: string;
+}
+
+function realProject(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Checks the job's project is one this worker serves; answers its real path. */
+function servedProject(job: ThreadJob, projects: readonly string[]): string {
+  const real = typeof job.project_path === 'string' ? realProject(job.project_path) : undefined;
+  if (!real || !projects.includes(real)) {
+    throw new RyeError('PERMISSION', `This worker does not serve the project of thread '${job.thread_id}'`, {
+      hint: 'Start a worker with --project <that folder> on a machine that has it, or enqueue from a served project.',
+    });
+  }
+  return real;
+}
+
+/** The setup must be the one the thread's signed record describes, not a capability more. */
+async function checkAgainstRecord(rye: Rye, prepared: PreparedThread): Promise<void> {
+  const { readThreadJson, threadsStateRoot } = await import('@ryeos/threads');
+  const dir = join(threadsStateRoot(rye.projectPath), prepared.thread_id);
+  const { data, verification } = await readThreadJson(dir, (await rye.executor()).trust);
+  if (!verification.valid) {
+    throw new RyeError(
+      'INTEGRITY',
+      `Thread '${prepared.thread_id}' cannot run from the queue: ${verification.error}`,
+      {
+        hint: 'Only a thread set up by a trusted key (its thread.json signed) runs on a worker.',
+      },
+    );
+  }
+  const signed = new Set(data.capabilities);
+  const same =
+    data.thread_id === prepared.thread_id &&
+    data.directive === prepared.directive_id &&
+    isDeepStrictEqual(data.capabilities, prepared.record.capabilities) &&
+    prepared.capabilities.every((capability) => signed.has(capability));
+  if (!same) {
+    throw new RyeError(
+      'INTEGRITY',
+      `The queued setup of thread '${prepared.thread_id}' does not match its signed thread.json`,
+      { hint: 'The job was changed in the database after the thread was set up; it is not run.' },
+    );
+  }
+}
+
+/** Runs thread jobs; one `Rye` per project, created on its first job. */
+export function jobRunner(options: JobRunnerOptions): (job: ThreadJob) => Promise<JobOutcome> {
+  const ryes = new Map<string, Rye>();
+  const opener = databaseStoreOpener(options.settings) as ThreadStoreOpener;
+  const projects = options.projects;
+  return async (job) => {
+    // Another worker may serve it: the job fails here and Graphile Worker retries it.
+    const projectPath = servedProject(job, projects);
+    try {
+      if (job.kind !== 'directive') {
+        throw new RyeError('VALIDATION', `A '${String(job.kind)}' job cannot run on a worker yet`, {
+          hint: 'Only forked directives (execute … --async) are queued; run this one without RYE_DATABASE_URL.',
+        });
+      }
+      let rye = ryes.get(projectPath);
+      if (!rye) {
+        rye = createRye({ projectPath, settings: options.settings });
+        ryes.set(projectPath, rye);
+      }
+      return await runDirectiveJob(rye, job, opener);
+    } catch (error) {
+      const failure = toRyeError(error);
+      const { abandonThread } = await import('@ryeos/threads');
+      await abandonThread(projectPath, job.thread_id, failure.message, { store: opener });
+      return { status: `refused (${failure.code}: ${failure.message})` };
+    }
+  };
+}
+
+async function runDirectiveJob(rye: Rye, job: ThreadJob, opener: ThreadStoreOpener): Promise<JobOutcome> {
+  const [{ parsePreparedThread, runPreparedThread }, { forkHost }] = await Promise.all([
+    import('@ryeos/threads'),
+    import('../execute/fork.js'),
+  ]);
+  const prepared = parsePreparedThread(job.prepared, job.thread_id);
+  await checkAgainstRecord(rye, prepared);
+  const host = forkHost(rye.settings, rye.projectPath, rye.threadDispatch(), await rye.executor(), opener);
+  const result = await runPreparedThread(host, prepared, { threadId: job.thread_id, queued: true });
+  return { status: result.status };
+}
+
+/** Real paths of the served projects (each must exist). */
+export function servedProjects(paths: readonly string[]): string[] {
+  return paths.map((path) => {
+    const real = realProject(path);
+    if (!real) {
+      throw new RyeError('NOT_FOUND', `Project folder ${path} does not exist`, {
+        hint: 'Give --project the folder of a ryeos project on this machine.',
+      });
+    }
+    return real.endsWith(sep) && real.length > 1 ? real.slice(0, -1) : real;
+  });
+}

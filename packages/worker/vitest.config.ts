@@ -1,0 +1,3 @@
+import { packageTests } from '@ryeos/build-config/vitest';
+
+export default packageTests('worker');
