@@ -5,8 +5,16 @@ import { join } from 'node:path';
 /** The repository root (this file is packages/ryeos/test/package-helpers.ts). */
 export const REPO = join(import.meta.dirname, '..', '..', '..');
 
-/** The six published packages, by directory under packages/. */
-export const PACKAGE_DIRS = ['lillux', 'executor', 'directives', 'threads', 'mcp', 'ryeos'] as const;
+/** The published packages whose README example is installed and run alone, by directory under packages/. */
+export const PACKAGE_DIRS = [
+  'lillux',
+  'executor',
+  'directives',
+  'threads',
+  'mcp',
+  'ryeos',
+  'store-postgres',
+] as const;
 
 /**
  * How to run pnpm here: the pnpm running this test run when it is pnpm, else `pnpm` on PATH (as

