@@ -5,7 +5,15 @@
  * then empties the run folder before it exits itself.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, readdirSync, realpathSync, rmdirSync, unlinkSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmdirSync,
+  unlinkSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, parse } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,20 +85,41 @@ function moduleRoots(): string[] {
   return workerRoots;
 }
 
-export interface WorkerRun {
-  /** Resolves with the worker's answer, or undefined when it was stopped or failed. */
-  answer: Promise<{ answer: WorkerAnswer | undefined; stderr: string }>;
+/** What a worker's run ends with: its answer, or undefined when it was stopped or failed. */
+export interface WorkerResult {
+  answer: WorkerAnswer | undefined;
+  stderr: string;
 }
 
-export function startWorker(options: {
-  runDir: string;
+/**
+ * A started run worker, confined to its own fresh folder and waiting for its one job on stdin.
+ * It serves exactly one run (or none) and exits: it is never given a second job.
+ */
+export interface RunWorker {
+  /** Its private run folder, empty until a run is materialized into it. */
+  readonly dir: string;
+  /** The folder's real path (what the worker's code sees). */
+  readonly realDir: string;
+  /** Whether it has exited (an idle worker that died is not given a job). */
+  exited(): boolean;
+  /** Sends its one job; resolves once the worker has exited, with what it answered. */
+  run(request: WorkerRequest, signal: AbortSignal): Promise<WorkerResult>;
+  /** Stops it without a job (or on top of one) and resolves once it has exited. */
+  discard(): Promise<void>;
+}
+
+/**
+ * Starts a worker in a new private folder under `runsDir`. Its environment is generic (PATH,
+ * LANG, HOME and TMPDIR in its folder): a user's secrets reach it only in its job.
+ */
+export function startRunWorker(options: {
+  runsDir: string;
   keyDir: string;
   confinement: RunConfinement | undefined;
   path: string | undefined;
-  request: WorkerRequest;
-  signal: AbortSignal;
-}): WorkerRun {
-  const { confinement, runDir } = options;
+}): RunWorker {
+  const { confinement } = options;
+  const runDir = mkdtempSync(join(options.runsDir, 'run-'));
   const spec = {
     read: confinement ? [...confinement.readOnly, ...moduleRoots(), options.keyDir] : [],
     write: [runDir, '/dev/null', '/dev/zero'],
@@ -125,6 +154,7 @@ export function startWorker(options: {
         stdio: ['pipe', 'pipe', 'pipe'],
         detached: true,
       });
+  let done = false;
   const killGroup = (): void => {
     try {
       if (!confinement && child.pid) process.kill(-child.pid, 'SIGKILL');
@@ -136,25 +166,24 @@ export function startWorker(options: {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     killGroup();
   };
-  if (options.signal.aborted) stop();
-  else options.signal.addEventListener('abort', stop, { once: true });
-  const answer = new Promise<{ answer: WorkerAnswer | undefined; stderr: string }>((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_ANSWER_BYTES) stop();
-      else chunks.push(chunk);
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < 64 * 1024) stderr += chunk.toString('utf8');
-    });
-    child.on('error', (error) => {
-      stderr += error.message;
-    });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > MAX_ANSWER_BYTES) stop();
+    else chunks.push(chunk);
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    if (stderr.length < 64 * 1024) stderr += chunk.toString('utf8');
+  });
+  child.on('error', (error) => {
+    stderr += error.message;
+  });
+  child.stdin.on('error', () => {});
+  const closed = new Promise<WorkerResult>((resolve) => {
     child.on('close', (code) => {
-      options.signal.removeEventListener('abort', stop);
+      done = true;
       killGroup();
       let parsed: WorkerAnswer | undefined;
       if (code === 0 && size <= MAX_ANSWER_BYTES) {
@@ -167,9 +196,30 @@ export function startWorker(options: {
       resolve({ answer: parsed, stderr });
     });
   });
-  child.stdin.on('error', () => {});
-  child.stdin.end(JSON.stringify(options.request));
-  return { answer };
+  let given = false;
+  return {
+    dir: runDir,
+    realDir: realpathSync.native(runDir),
+    exited: () => done,
+    async run(request, signal) {
+      if (given) throw new RyeError('INTERNAL', 'A run worker serves one run only');
+      given = true;
+      if (signal.aborted) stop();
+      else signal.addEventListener('abort', stop, { once: true });
+      child.stdin.end(JSON.stringify(request));
+      try {
+        return await closed;
+      } finally {
+        signal.removeEventListener('abort', stop);
+      }
+    },
+    async discard() {
+      given = true;
+      child.stdin.destroy();
+      stop();
+      await closed;
+    },
+  };
 }
 
 /**

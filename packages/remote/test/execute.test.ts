@@ -15,6 +15,7 @@ import {
   nodeTool,
   type RemoteServer,
   removeAll,
+  runsInUse,
   SYSTEM_VERSION,
   startServer,
 } from './helpers.js';
@@ -98,7 +99,7 @@ async function pull(key: string, hashes: string[], into: ObjectStore) {
 }
 
 function runsLeft(): string[] {
-  return readdirSync(join(server.dataDir, 'runs'));
+  return runsInUse(server.dataDir);
 }
 
 describe('remote execute of a tool', () => {
