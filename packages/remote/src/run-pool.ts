@@ -13,6 +13,8 @@ export const DEFAULT_RUN_POOL = 2;
 
 export class RunPool {
   private readonly ready: RunWorker[] = [];
+  /** Workers whose run is over, being stopped and their folders removed. */
+  private readonly retiring = new Set<Promise<void>>();
   private closed = false;
 
   constructor(
@@ -57,10 +59,26 @@ export class RunPool {
     removeRunFolder(worker.dir, this.python);
   }
 
-  /** Stops every ready worker and removes their folders; nothing is started after. */
+  /**
+   * A run is over: in the background, once the worker has exited (its supervisor has killed what
+   * the run left and emptied the folder), the folder goes and a fresh worker takes its place.
+   */
+  retire(worker: RunWorker): void {
+    const done = this.dispose(worker)
+      .catch((error: unknown) => {
+        process.stderr.write(`ryeos-remote: ${(error as Error).message}\n`);
+      })
+      .finally(() => {
+        this.retiring.delete(done);
+        this.fill();
+      });
+    this.retiring.add(done);
+  }
+
+  /** Stops every ready worker, waits for the retiring ones, and removes their folders; nothing is started after. */
   async close(): Promise<void> {
     this.closed = true;
     const idle = this.ready.splice(0);
-    await Promise.all(idle.map((worker) => this.dispose(worker)));
+    await Promise.all([...idle.map((worker) => this.dispose(worker)), ...this.retiring]);
   }
 }

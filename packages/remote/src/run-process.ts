@@ -102,7 +102,10 @@ export interface RunWorker {
   readonly realDir: string;
   /** Whether it has exited (an idle worker that died is not given a job). */
   exited(): boolean;
-  /** Sends its one job; resolves once the worker has exited, with what it answered. */
+  /**
+   * Sends its one job; resolves with the answer as soon as the worker has written it (it may
+   * still be exiting, its supervisor killing what the run left), or once it has exited without one.
+   */
   run(request: WorkerRequest, signal: AbortSignal): Promise<WorkerResult>;
   /** Stops it without a job (or on top of one) and resolves once it has exited. */
   discard(): Promise<void>;
@@ -169,10 +172,24 @@ export function startRunWorker(options: {
   const chunks: Buffer[] = [];
   let size = 0;
   let stderr = '';
+  let answered: ((result: WorkerResult) => void) | undefined;
+  const answer = new Promise<WorkerResult>((resolve) => {
+    answered = resolve;
+  });
+  // The answer is one line of JSON (which never holds a raw newline). Only the worker holds this
+  // pipe: its tools get pipes of their own and cannot ptrace it to open its descriptors.
+  const settle = (parsed: WorkerAnswer | undefined): void => {
+    answered?.({ answer: parsed, stderr });
+    answered = undefined;
+  };
   child.stdout.on('data', (chunk: Buffer) => {
     size += chunk.length;
-    if (size > MAX_ANSWER_BYTES) stop();
-    else chunks.push(chunk);
+    if (size > MAX_ANSWER_BYTES) {
+      stop();
+      return;
+    }
+    chunks.push(chunk);
+    if (answered && chunk.includes(0x0a)) settle(parseAnswer(Buffer.concat(chunks)));
   });
   child.stderr.on('data', (chunk: Buffer) => {
     if (stderr.length < 64 * 1024) stderr += chunk.toString('utf8');
@@ -181,19 +198,12 @@ export function startRunWorker(options: {
     stderr += error.message;
   });
   child.stdin.on('error', () => {});
-  const closed = new Promise<WorkerResult>((resolve) => {
-    child.on('close', (code) => {
+  const closed = new Promise<void>((resolve) => {
+    child.on('close', () => {
       done = true;
       killGroup();
-      let parsed: WorkerAnswer | undefined;
-      if (code === 0 && size <= MAX_ANSWER_BYTES) {
-        try {
-          parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as WorkerAnswer;
-        } catch {
-          parsed = undefined;
-        }
-      }
-      resolve({ answer: parsed, stderr });
+      settle(undefined);
+      resolve();
     });
   });
   let given = false;
@@ -207,11 +217,9 @@ export function startRunWorker(options: {
       if (signal.aborted) stop();
       else signal.addEventListener('abort', stop, { once: true });
       child.stdin.end(JSON.stringify(request));
-      try {
-        return await closed;
-      } finally {
-        signal.removeEventListener('abort', stop);
-      }
+      // The run's limits hold until the worker has exited, not only until it answered.
+      void closed.then(() => signal.removeEventListener('abort', stop));
+      return await answer;
     },
     async discard() {
       given = true;
@@ -220,6 +228,19 @@ export function startRunWorker(options: {
       await closed;
     },
   };
+}
+
+/** The worker's answer line, or undefined when it is not one (a worker that failed midway). */
+function parseAnswer(bytes: Buffer): WorkerAnswer | undefined {
+  const line = bytes.subarray(0, bytes.indexOf(0x0a));
+  try {
+    const parsed = JSON.parse(line.toString('utf8')) as WorkerAnswer;
+    return typeof parsed === 'object' && parsed !== null && typeof parsed.envelope === 'object'
+      ? parsed
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -80,7 +80,8 @@ async function main(): Promise<void> {
     if (read.overLimit !== undefined) answer.recordsOverLimit = read.overLimit;
     else for (const [path, bytes] of read.files) answer.records[path] = bytes.toString('base64');
   }
-  process.stdout.write(JSON.stringify(answer), () => process.exit(0));
+  // One line: the server answers the client as soon as it has it, while this process exits.
+  process.stdout.write(`${JSON.stringify(answer)}\n`, () => process.exit(0));
 }
 
 main().catch((error: unknown) => {

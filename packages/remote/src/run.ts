@@ -3,7 +3,8 @@
  * (see run-pool.ts, run-process.ts) is taken, the manifests are rebuilt in that folder, and the
  * worker runs the item exactly as a local execute runs it, so every item is verified against the trust the pushed user space
  * carries. The server never reads or removes the folder's content while the run may be alive:
- * the worker reads a fork's records itself, and the folder goes once its supervisor has exited.
+ * the worker reads a fork's records itself, and the folder goes once its supervisor has exited
+ * (after the answer, in the background).
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -126,10 +127,9 @@ export async function runInTempSpaces(
       ...(answer.recordsOverLimit !== undefined ? { recordsOverLimit: answer.recordsOverLimit } : {}),
     };
   } finally {
-    // Once the worker has exited (its supervisor with it), no process of the run is left; the
-    // folder goes, and a fresh worker takes its place for a run to come.
-    await ctx.pool.dispose(worker);
-    ctx.pool.fill();
+    // Once the worker has exited (its supervisor with it), no process of the run is left; then
+    // the folder goes, and a fresh worker takes its place. The client need not wait for that.
+    ctx.pool.retire(worker);
   }
 }
 

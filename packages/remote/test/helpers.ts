@@ -231,6 +231,20 @@ export function runsInUse(dataDir: string, pool = RUN_POOL): string[] {
   return names.length > pool ? names : names.filter((name) => readdirSync(join(runs, name)).length > 0);
 }
 
+/**
+ * {@link runsInUse} once the runs just answered have been cleaned up: a run's folder goes after its
+ * answer, once its worker and supervisor have exited (within 20 s, else what is still there).
+ */
+export async function runsLeft(dataDir: string, pool = RUN_POOL): Promise<string[]> {
+  const end = Date.now() + 20_000;
+  let left = runsInUse(dataDir, pool);
+  while (left.length > 0 && Date.now() < end) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    left = runsInUse(dataDir, pool);
+  }
+  return left;
+}
+
 export async function removeAll(...dirs: Array<string | undefined>): Promise<void> {
   for (const dir of dirs)
     if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });

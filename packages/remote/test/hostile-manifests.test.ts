@@ -5,7 +5,7 @@
  */
 import { canonicalJson, sha256Hex } from '@ryeos/executor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type RemoteServer, removeAll, runsInUse, SYSTEM_VERSION, startServer } from './helpers.js';
+import { call, type RemoteServer, removeAll, runsLeft, SYSTEM_VERSION, startServer } from './helpers.js';
 
 let server: RemoteServer;
 let key: string;
@@ -85,7 +85,7 @@ describe('ryeos-remote: forged manifests', () => {
       expect(answer.status, JSON.stringify(answer.json)).toBe(400);
       expect(answer.json.error).toMatch(reason);
       expect(answer.json.hint).toBeTruthy();
-      expect(runsInUse(server.dataDir)).toEqual([]);
+      expect(await runsLeft(server.dataDir)).toEqual([]);
     });
   }
 

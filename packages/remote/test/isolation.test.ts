@@ -12,7 +12,7 @@ import {
   nodeTool,
   type RemoteServer,
   removeAll,
-  runsInUse,
+  runsLeft,
   SYSTEM_VERSION,
   startServer,
 } from './helpers.js';
@@ -113,7 +113,7 @@ describe('concurrent remote executions', () => {
       expect(run.project.filter((name) => name.startsWith('mine-'))).toEqual([`mine-${tag}`]);
     }
     // Both temp spaces are gone.
-    expect(runsInUse(server.dataDir)).toEqual([]);
+    expect(await runsLeft(server.dataDir)).toEqual([]);
   });
 
   it('fifty at once all succeed', async () => {

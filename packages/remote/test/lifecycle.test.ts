@@ -18,6 +18,7 @@ import {
   removeAll,
   runBin,
   runsInUse,
+  runsLeft,
   SYSTEM_VERSION,
   startServer,
 } from './helpers.js';
@@ -101,7 +102,7 @@ describe('remote thread rows', () => {
     try {
       const rows = (await call(second, '/threads', { key })).json.threads;
       expect(rows).toEqual([expect.objectContaining({ status: 'error', execution_snapshot_hash: null })]);
-      expect(runsInUse(second.dataDir)).toEqual([]);
+      expect(await runsLeft(second.dataDir)).toEqual([]);
     } finally {
       await second.stop();
       await removeAll(second.dataDir);
@@ -122,7 +123,7 @@ describe('remote thread rows', () => {
       });
       const row = await call(server, `/threads/${stopped.json.thread_id}`, { key });
       expect(row.json.status).toBe('error');
-      expect(runsInUse(server.dataDir)).toEqual([]);
+      expect(await runsLeft(server.dataDir)).toEqual([]);
     } finally {
       expect(await server.stop()).toBe(0);
       await removeAll(server.dataDir);

@@ -13,7 +13,7 @@ import {
   nodeTool,
   type RemoteServer,
   removeAll,
-  runsInUse,
+  runsLeft,
   SYSTEM_VERSION,
   startServer,
 } from './helpers.js';
@@ -83,6 +83,6 @@ describe('the quota after an execute', () => {
     expect(threads.json.threads).toEqual([
       expect.objectContaining({ status: 'error', execution_snapshot_hash: null }),
     ]);
-    expect(runsInUse(server.dataDir)).toEqual([]);
+    expect(await runsLeft(server.dataDir)).toEqual([]);
   });
 });

@@ -19,6 +19,7 @@ import {
   type RemoteServer,
   removeAll,
   runsInUse,
+  runsLeft,
   SYSTEM_VERSION,
   startServer,
 } from './helpers.js';
@@ -178,7 +179,7 @@ describe('a run in its own confined worker', () => {
       });
       expect(run.json.result.data.stdout).toContain('started');
       expect(processesWith(marker)).toEqual([]);
-      expect(runsInUse(server.dataDir)).toEqual([]);
+      expect(await runsLeft(server.dataDir)).toEqual([]);
     } finally {
       killAll(marker);
     }
@@ -318,7 +319,7 @@ sleep 0.5; echo planted`;
         body: executeBody(pushed, 'rye/bash', { command: 'echo still here' }),
       });
       expect(again.json.result.data.stdout).toBe('still here\n');
-      expect(runsInUse(server.dataDir)).toEqual([]);
+      expect(await runsLeft(server.dataDir)).toEqual([]);
     } finally {
       await server.stop();
       await removeAll(server.dataDir, client.root);
@@ -343,7 +344,7 @@ describe('what a run leaves is killed when the run is stopped', () => {
         hint: expect.stringMatching(/--max-run-seconds/),
       });
       expect(processesWith(marker)).toEqual([]);
-      expect(runsInUse(server.dataDir)).toEqual([]);
+      expect(await runsLeft(server.dataDir)).toEqual([]);
     } finally {
       killAll(marker);
       await server.stop();
