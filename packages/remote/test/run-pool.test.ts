@@ -140,6 +140,24 @@ describe('run workers started ahead', () => {
     }
     expect(new Set(seen).size).toBe(3);
   });
+
+  it("a run's tools cannot plant a file in a spare worker's folder (the next run's spaces)", async () => {
+    const before = await spares(server);
+    const tries = before
+      .map((worker) => `mkdir -p '${worker.dir}/project' 2>&1 && touch '${worker.dir}/project/planted' 2>&1`)
+      .join('; ');
+    const run = await call(server, '/execute', {
+      key: keys.alice!,
+      body: bashRun(pushed, `echo "HOME=$HOME"; ${tries}; true`),
+    });
+    expect(run.json.status, JSON.stringify(run.json)).toBe('success');
+    const out = String(run.json.result.data.stdout);
+    const taken = dirname(/HOME=(\S+)/.exec(out)![1]!);
+    const others = before.filter((worker) => worker.dir !== taken);
+    expect(others).toHaveLength(RUN_POOL - 1);
+    expect(out).toMatch(/Permission denied/);
+    for (const worker of others) expect(readdirSync(worker.dir)).toEqual([]);
+  });
 });
 
 describe('--run-pool', () => {
