@@ -327,6 +327,23 @@ describe('materialize', () => {
     expect(() => statSync(out.dir)).toThrow();
   });
 
+  it('builds into a given empty folder, and on a failure removes only what it wrote there', () => {
+    const { store, project, user } = pushed();
+    const into = tempDir();
+    const out = materialize(store, { project, user }, { into });
+    expect(out.dir).toBe(into);
+    expect(readdirSync(into).sort()).toEqual(['project', 'user']);
+    expect(readFileSync(join(into, 'project', '.ai/knowledge/k.md'), 'utf8')).toBe('k');
+    out.cleanup();
+    expect(readdirSync(into)).toEqual([]);
+    // A space already there (not made by this call) is refused and left as it was.
+    mkdirSync(join(into, 'user'));
+    writeFileSync(join(into, 'user', 'theirs'), 'x');
+    expect(() => materialize(store, { project, user }, { into })).toThrow(/EEXIST/);
+    expect(readdirSync(into)).toEqual(['user']);
+    expect(readdirSync(join(into, 'user'))).toEqual(['theirs']);
+  });
+
   const hostile: Array<[string, string]> = [
     ['a parent segment', '.ai/tools/../../escape.js'],
     ['an absolute path', '/etc/cron.d/x'],

@@ -21,7 +21,8 @@ import type { CliIo } from './io.js';
 export const USAGE = `Usage: ryeos-remote serve [--host 127.0.0.1] [--port 8321|0] [--data-dir D] [--name default]
                           [--allow-remote] [--max-request-bytes N] [--max-user-storage-bytes N]
                           [--max-run-seconds N] [--max-runs-per-user N] [--max-inflight-bytes N]
-                          [--max-body-seconds N] [--max-connections-per-client N] [--unconfined-runs]
+                          [--max-body-seconds N] [--max-connections-per-client N] [--run-pool N]
+                          [--unconfined-runs]
        ryeos-remote keys create --user U [--name N] [--expires-days D]
        ryeos-remote keys list [--user U]
        ryeos-remote keys revoke <key-id>
@@ -31,7 +32,7 @@ export const USAGE = `Usage: ryeos-remote serve [--host 127.0.0.1] [--port 8321|
 Every command takes --data-dir D (default $RYE_REMOTE_HOME, else ~/.ryeos-remote).
 Environment: RYE_REMOTE_HOME, CAS_BASE_PATH, SIGNING_KEY_DIR, RYE_REMOTE_NAME, MAX_REQUEST_BYTES,
 MAX_USER_STORAGE_BYTES, MAX_RUN_SECONDS, MAX_RUNS_PER_USER, MAX_INFLIGHT_BYTES, MAX_BODY_SECONDS,
-MAX_CONNECTIONS_PER_CLIENT.
+MAX_CONNECTIONS_PER_CLIENT, RUN_POOL.
 `;
 
 const FLAGS = {
@@ -48,6 +49,7 @@ const FLAGS = {
   'max-inflight-bytes': { type: 'string' },
   'max-body-seconds': { type: 'string' },
   'max-connections-per-client': { type: 'string' },
+  'run-pool': { type: 'string' },
   user: { type: 'string' },
   'expires-days': { type: 'string' },
   help: { type: 'boolean', short: 'h' },

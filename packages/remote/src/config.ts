@@ -34,6 +34,8 @@ export interface RemoteLimits {
   maxConnectionsPerClient?: number;
   /** Runs one user may hold at once, of the server's slots. Default half of them, at least 1. */
   maxRunsPerUser?: number;
+  /** Run workers started ahead of the runs that will take them (0: each run starts its own). Default 2. */
+  runPool?: number;
 }
 
 /** How long a run may take unless told otherwise. */
@@ -42,6 +44,8 @@ export const DEFAULT_MAX_RUN_SECONDS = 900;
 export const DEFAULT_INFLIGHT_BODIES = 4;
 export const DEFAULT_MAX_BODY_SECONDS = 60;
 export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 64;
+/** Most run workers kept started ahead: each holds a node process's memory while it waits. */
+export const MAX_RUN_POOL = 16;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -120,6 +124,7 @@ export function remoteLimits(
     maxBodySeconds?: string | undefined;
     maxConnectionsPerClient?: string | undefined;
     maxRunsPerUser?: string | undefined;
+    runPool?: string | undefined;
   },
   env: Env,
 ): RemoteLimits {
@@ -164,6 +169,7 @@ export function remoteLimits(
     2,
     'runs',
   );
+  const runPool = poolSize(flags.runPool, env.RUN_POOL);
   return {
     maxRequestBytes,
     maxUserStorageBytes: positiveLimit(
@@ -183,5 +189,23 @@ export function remoteLimits(
     ...(maxBodySeconds !== undefined ? { maxBodySeconds } : {}),
     ...(maxConnectionsPerClient !== undefined ? { maxConnectionsPerClient } : {}),
     ...(maxRunsPerUser !== undefined ? { maxRunsPerUser } : {}),
+    ...(runPool !== undefined ? { runPool } : {}),
   };
+}
+
+/** Spare run workers: a whole number from 0 (none) to 16, from the flag, else the variable. */
+function poolSize(flag: string | undefined, envValue: string | undefined): number | undefined {
+  const text = flag ?? (envValue || undefined);
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 0 || value > MAX_RUN_POOL) {
+    throw new RyeError(
+      'VALIDATION',
+      `--run-pool must be a whole number from 0 to ${MAX_RUN_POOL}, got '${text}'`,
+      {
+        hint: 'Pass the number of run workers to keep started ahead, such as 2 (0 starts one per run).',
+      },
+    );
+  }
+  return value;
 }

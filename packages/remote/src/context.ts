@@ -5,6 +5,7 @@ import type { ConnectionCap } from './connection-cap.js';
 import type { RemoteDb, RemoteUser } from './db.js';
 import type { ServerIdentity } from './identity.js';
 import type { InflightBytes } from './inflight-bytes.js';
+import type { RunPool } from './run-pool.js';
 import type { RunSlots } from './run-slots.js';
 
 export interface ServerContext {
@@ -17,6 +18,8 @@ export interface ServerContext {
   version: string;
   systemVersion: string;
   runs: RunSlots;
+  /** Run workers started ahead, each for one run only. */
+  pool: RunPool;
   /** Open connections per client address. */
   connections: ConnectionCap;
   /** Request body bytes held at once, over all connections. */

@@ -5,7 +5,15 @@
  * then empties the run folder before it exits itself.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, readdirSync, realpathSync, rmdirSync, unlinkSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmdirSync,
+  unlinkSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, parse } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,20 +85,44 @@ function moduleRoots(): string[] {
   return workerRoots;
 }
 
-export interface WorkerRun {
-  /** Resolves with the worker's answer, or undefined when it was stopped or failed. */
-  answer: Promise<{ answer: WorkerAnswer | undefined; stderr: string }>;
+/** What a worker's run ends with: its answer, or undefined when it was stopped or failed. */
+export interface WorkerResult {
+  answer: WorkerAnswer | undefined;
+  stderr: string;
 }
 
-export function startWorker(options: {
-  runDir: string;
+/**
+ * A started run worker, confined to its own fresh folder and waiting for its one job on stdin.
+ * It serves exactly one run (or none) and exits: it is never given a second job.
+ */
+export interface RunWorker {
+  /** Its private run folder, empty until a run is materialized into it. */
+  readonly dir: string;
+  /** The folder's real path (what the worker's code sees). */
+  readonly realDir: string;
+  /** Whether it has exited (an idle worker that died is not given a job). */
+  exited(): boolean;
+  /**
+   * Sends its one job; resolves with the answer as soon as the worker has written it (it may
+   * still be exiting, its supervisor killing what the run left), or once it has exited without one.
+   */
+  run(request: WorkerRequest, signal: AbortSignal): Promise<WorkerResult>;
+  /** Stops it without a job (or on top of one) and resolves once it has exited. */
+  discard(): Promise<void>;
+}
+
+/**
+ * Starts a worker in a new private folder under `runsDir`. Its environment is generic (PATH,
+ * LANG, HOME and TMPDIR in its folder): a user's secrets reach it only in its job.
+ */
+export function startRunWorker(options: {
+  runsDir: string;
   keyDir: string;
   confinement: RunConfinement | undefined;
   path: string | undefined;
-  request: WorkerRequest;
-  signal: AbortSignal;
-}): WorkerRun {
-  const { confinement, runDir } = options;
+}): RunWorker {
+  const { confinement } = options;
+  const runDir = mkdtempSync(join(options.runsDir, 'run-'));
   const spec = {
     read: confinement ? [...confinement.readOnly, ...moduleRoots(), options.keyDir] : [],
     write: [runDir, '/dev/null', '/dev/zero'],
@@ -125,6 +157,7 @@ export function startWorker(options: {
         stdio: ['pipe', 'pipe', 'pipe'],
         detached: true,
       });
+  let done = false;
   const killGroup = (): void => {
     try {
       if (!confinement && child.pid) process.kill(-child.pid, 'SIGKILL');
@@ -136,40 +169,78 @@ export function startWorker(options: {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     killGroup();
   };
-  if (options.signal.aborted) stop();
-  else options.signal.addEventListener('abort', stop, { once: true });
-  const answer = new Promise<{ answer: WorkerAnswer | undefined; stderr: string }>((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_ANSWER_BYTES) stop();
-      else chunks.push(chunk);
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < 64 * 1024) stderr += chunk.toString('utf8');
-    });
-    child.on('error', (error) => {
-      stderr += error.message;
-    });
-    child.on('close', (code) => {
-      options.signal.removeEventListener('abort', stop);
-      killGroup();
-      let parsed: WorkerAnswer | undefined;
-      if (code === 0 && size <= MAX_ANSWER_BYTES) {
-        try {
-          parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as WorkerAnswer;
-        } catch {
-          parsed = undefined;
-        }
-      }
-      resolve({ answer: parsed, stderr });
-    });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let stderr = '';
+  let answered: ((result: WorkerResult) => void) | undefined;
+  const answer = new Promise<WorkerResult>((resolve) => {
+    answered = resolve;
+  });
+  // The answer is one line of JSON (which never holds a raw newline). Only the worker holds this
+  // pipe: its tools get pipes of their own and cannot ptrace it to open its descriptors.
+  const settle = (parsed: WorkerAnswer | undefined): void => {
+    answered?.({ answer: parsed, stderr });
+    answered = undefined;
+  };
+  child.stdout.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > MAX_ANSWER_BYTES) {
+      stop();
+      return;
+    }
+    chunks.push(chunk);
+    if (answered && chunk.includes(0x0a)) settle(parseAnswer(Buffer.concat(chunks)));
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    if (stderr.length < 64 * 1024) stderr += chunk.toString('utf8');
+  });
+  child.on('error', (error) => {
+    stderr += error.message;
   });
   child.stdin.on('error', () => {});
-  child.stdin.end(JSON.stringify(options.request));
-  return { answer };
+  const closed = new Promise<void>((resolve) => {
+    child.on('close', () => {
+      done = true;
+      killGroup();
+      settle(undefined);
+      resolve();
+    });
+  });
+  let given = false;
+  return {
+    dir: runDir,
+    realDir: realpathSync.native(runDir),
+    exited: () => done,
+    async run(request, signal) {
+      if (given) throw new RyeError('INTERNAL', 'A run worker serves one run only');
+      given = true;
+      if (signal.aborted) stop();
+      else signal.addEventListener('abort', stop, { once: true });
+      child.stdin.end(JSON.stringify(request));
+      // The run's limits hold until the worker has exited, not only until it answered.
+      void closed.then(() => signal.removeEventListener('abort', stop));
+      return await answer;
+    },
+    async discard() {
+      given = true;
+      child.stdin.destroy();
+      stop();
+      await closed;
+    },
+  };
+}
+
+/** The worker's answer line, or undefined when it is not one (a worker that failed midway). */
+function parseAnswer(bytes: Buffer): WorkerAnswer | undefined {
+  const line = bytes.subarray(0, bytes.indexOf(0x0a));
+  try {
+    const parsed = JSON.parse(line.toString('utf8')) as WorkerAnswer;
+    return typeof parsed === 'object' && parsed !== null && typeof parsed.envelope === 'object'
+      ? parsed
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

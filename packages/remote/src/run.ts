@@ -1,11 +1,12 @@
 /**
- * One run in spaces of its own: the manifests rebuilt in a private folder under the data dir, and
- * the item run by a worker process confined to that folder (see run-process.ts) exactly as a
- * local execute runs it, so every item is verified against the trust the pushed user space
+ * One run in spaces of its own: a worker process already confined to a fresh private folder
+ * (see run-pool.ts, run-process.ts) is taken, the manifests are rebuilt in that folder, and the
+ * worker runs the item exactly as a local execute runs it, so every item is verified against the trust the pushed user space
  * carries. The server never reads or removes the folder's content while the run may be alive:
- * the worker reads a fork's records itself, and the folder goes once its supervisor has exited.
+ * the worker reads a fork's records itself, and the folder goes once its supervisor has exited
+ * (after the answer, in the background).
  */
-import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { materialize, type ObjectStore, readSettings, trustFileText } from '@ryeos/executor';
 import { fingerprint, RyeError } from '@ryeos/lillux';
@@ -15,7 +16,6 @@ import type { Caller, ServerContext } from './context.js';
 import { secretsOf } from './db.js';
 import type { ResolvedRequest } from './request.js';
 import { runEnvironment } from './run-env.js';
-import { removeRunFolder, startWorker } from './run-process.js';
 
 /** Most bytes of records one run brings back, whatever the user's quota. */
 export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
@@ -46,19 +46,20 @@ export async function runInTempSpaces(
   store: ObjectStore,
   cancelled?: AbortSignal,
 ): Promise<RunOutcome> {
-  const spaces = materialize(
-    store,
-    { project: request.projectManifest, user: request.userManifest },
-    { tmpRoot: ctx.paths.runsDir },
-  );
+  const worker = await ctx.pool.take();
   try {
+    const spaces = materialize(
+      store,
+      { project: request.projectManifest, user: request.userManifest },
+      { into: worker.dir },
+    );
     const project = spaces.project!;
     const user = spaces.user!;
     prepareUserSpace(user, ctx.identity.publicKeyPem);
     const { confinement } = ctx;
-    const path = confinement ? runPath(confinement, ctx.serverEnv.PATH) : ctx.serverEnv.PATH;
+    const path = runPathOf(ctx);
     const env = runEnvironment({
-      runDir: spaces.dir,
+      runDir: worker.dir,
       userSpace: user,
       secrets: secretsOf(ctx.db, caller.user.id),
       serverEnv: ctx.serverEnv,
@@ -69,7 +70,7 @@ export async function runInTempSpaces(
     const settings = {
       ...readSettings(env, { userSpace: user }),
       signingKeyDir: ctx.identity.dir,
-      ...(confinement ? { confine: runSpec(confinement, spaces.dir) } : {}),
+      ...(confinement ? { confine: runSpec(confinement, worker.dir) } : {}),
     };
     const timeout = AbortSignal.timeout(ctx.limits.maxRunSeconds * 1000);
     const signal = AbortSignal.any([timeout, ctx.stopping, ...(cancelled ? [cancelled] : [])]);
@@ -85,21 +86,16 @@ export async function runInTempSpaces(
         : {}),
     };
     const remaining = Math.max(0, ctx.limits.maxUserStorageBytes - store.sizeBytes());
-    const worker = startWorker({
-      runDir: spaces.dir,
-      keyDir: ctx.identity.dir,
-      confinement,
-      path,
-      signal,
-      request: {
+    const { answer, stderr } = await worker.run(
+      {
         project,
-        runRoot: realpathSync.native(spaces.dir),
+        runRoot: worker.realDir,
         settings: settings as unknown as Record<string, unknown>,
         execute,
         maxRecordBytes: Math.min(remaining, MAX_RECORD_BYTES),
       },
-    });
-    const { answer, stderr } = await worker.answer;
+      signal,
+    );
     // The worker's own failure is the operator's to read, not the caller's (it names server paths).
     if (!answer && !signal.aborted)
       process.stderr.write(`ryeos-remote: run worker failed: ${stderr.trim().slice(-2000)}\n`);
@@ -131,7 +127,13 @@ export async function runInTempSpaces(
       ...(answer.recordsOverLimit !== undefined ? { recordsOverLimit: answer.recordsOverLimit } : {}),
     };
   } finally {
-    // The supervisor has exited (the answer resolves on close): no process of the run is left.
-    removeRunFolder(spaces.dir, ctx.confinement?.python);
+    // Once the worker has exited (its supervisor with it), no process of the run is left; then
+    // the folder goes, and a fresh worker takes its place. The client need not wait for that.
+    ctx.pool.retire(worker);
   }
+}
+
+/** The PATH of a run: the real python's folder first when runs are confined. */
+export function runPathOf(ctx: Pick<ServerContext, 'confinement' | 'serverEnv'>): string | undefined {
+  return ctx.confinement ? runPath(ctx.confinement, ctx.serverEnv.PATH) : ctx.serverEnv.PATH;
 }

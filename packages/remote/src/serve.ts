@@ -17,6 +17,7 @@ type ServeFlags = {
   'max-inflight-bytes'?: string | undefined;
   'max-body-seconds'?: string | undefined;
   'max-connections-per-client'?: string | undefined;
+  'run-pool'?: string | undefined;
   'unconfined-runs'?: boolean | undefined;
 };
 
@@ -51,6 +52,7 @@ export async function serve(flags: ServeFlags, io: CliIo): Promise<number> {
         maxInflightBytes: flags['max-inflight-bytes'],
         maxBodySeconds: flags['max-body-seconds'],
         maxConnectionsPerClient: flags['max-connections-per-client'],
+        runPool: flags['run-pool'],
       },
       env,
     ),

@@ -30,6 +30,9 @@ import { errorAnswer, httpError, Reply, readJsonObject, sendJson } from './http.
 import { loadServerIdentity } from './identity.js';
 import { InflightBytes } from './inflight-bytes.js';
 import { getObjects, hasObjects, pushProject, putObjects } from './objects.js';
+import { runPathOf } from './run.js';
+import { DEFAULT_RUN_POOL, RunPool } from './run-pool.js';
+import { startRunWorker } from './run-process.js';
 import { RunSlots } from './run-slots.js';
 import { lockDataDir } from './serve-lock.js';
 import { listThreads, showThread } from './threads.js';
@@ -256,6 +259,18 @@ async function serveLocked(
   const version = packageVersion();
   const runSlots = options.maxConcurrentRuns ?? 4;
   const stopping = new AbortController();
+  const serverEnv = options.env ?? {};
+  const pool = new RunPool(
+    options.limits.runPool ?? DEFAULT_RUN_POOL,
+    () =>
+      startRunWorker({
+        runsDir: options.paths.runsDir,
+        keyDir: identity.dir,
+        confinement,
+        path: runPathOf({ confinement, serverEnv }),
+      }),
+    confinement?.python,
+  );
   const ctx: ServerContext = {
     db,
     paths: options.paths,
@@ -271,8 +286,9 @@ async function serveLocked(
     inflight: new InflightBytes(
       options.limits.maxInflightBytes ?? DEFAULT_INFLIGHT_BODIES * options.limits.maxRequestBytes,
     ),
+    pool,
     confinement,
-    serverEnv: options.env ?? {},
+    serverEnv,
     stopping: stopping.signal,
   };
   const bodySeconds = options.limits.maxBodySeconds ?? DEFAULT_MAX_BODY_SECONDS;
@@ -293,6 +309,7 @@ async function serveLocked(
     db.close();
     throw error;
   }
+  pool.fill();
   const { port } = server.address() as AddressInfo;
   const shownHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   return {
@@ -304,9 +321,12 @@ async function serveLocked(
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => {
-          db.close();
-          unlock();
-          resolve();
+          // The spare workers go with their folders before the data dir is let go.
+          void pool.close().finally(() => {
+            db.close();
+            unlock();
+            resolve();
+          });
         });
         // Runs in flight are stopped and answered (their rows and records stay consistent); idle
         // keep-alive connections go at once, and anything still open after the grace period is cut.

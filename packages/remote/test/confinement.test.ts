@@ -214,13 +214,37 @@ describe('a server that cannot confine its runs', () => {
     );
   });
 
-  it("starts with --unconfined-runs, warning that tools run with the server's rights", async () => {
+  it("starts with --unconfined-runs, warning that tools run with the server's rights, and runs from its pool", async () => {
     const unconfined = await startServer({ env: noPython, args: ['--unconfined-runs'] });
+    const client = await clientSide();
     try {
       expect(unconfined.stderr()).toContain("every user's tools run with this server's rights");
+      const key = await unconfined.key('dave');
+      await client.write(
+        '.ai/tools/acme/echo.js',
+        nodeTool('acme', 'console.log(JSON.stringify({ success: true, n: params.n }));'),
+      );
+      await client.sign('tool:acme/echo');
+      const pushed = await client.push(unconfined, key);
+      const answer = await call(unconfined, '/execute', {
+        key,
+        body: {
+          project_manifest_hash: pushed.project,
+          user_manifest_hash: pushed.user,
+          system_version: SYSTEM_VERSION,
+          item_type: 'tool',
+          item_id: 'acme/echo',
+          thread: 'inline',
+          parameters: { n: 3 },
+        },
+      });
+      expect(answer.json.status, JSON.stringify(answer.json)).toBe('success');
+      expect(answer.json.result.data).toMatchObject({ success: true, n: 3 });
     } finally {
       await unconfined.stop();
-      await removeAll(unconfined.dataDir);
+      // Its spare workers went with it, folders and all.
+      expect(readdirSync(join(unconfined.dataDir, 'runs'))).toEqual([]);
+      await removeAll(unconfined.dataDir, client.root);
     }
   });
 });

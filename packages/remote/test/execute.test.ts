@@ -15,6 +15,7 @@ import {
   nodeTool,
   type RemoteServer,
   removeAll,
+  runsLeft,
   SYSTEM_VERSION,
   startServer,
 } from './helpers.js';
@@ -97,9 +98,7 @@ async function pull(key: string, hashes: string[], into: ObjectStore) {
   return got.json.entries.length as number;
 }
 
-function runsLeft(): string[] {
-  return readdirSync(join(server.dataDir, 'runs'));
-}
+const runFoldersLeft = () => runsLeft(server.dataDir);
 
 describe('remote execute of a tool', () => {
   it('returns the same result as a local run, under a snapshot the server key signs', async () => {
@@ -151,7 +150,7 @@ describe('remote execute of a tool', () => {
     expect(bobs.json.threads.map((t: { thread_id: string }) => t.thread_id)).not.toContain(
       answer.json.thread_id,
     );
-    expect(runsLeft()).toEqual([]);
+    expect(await runFoldersLeft()).toEqual([]);
   });
 
   it('runs a project pushed by name', async () => {
@@ -334,6 +333,6 @@ describe('remote execute never runs an unverified byte', () => {
     expect(answer.json.status).toBe('error');
     expect(answer.json.error_type).toBe('integrity');
     expect(existsSync(marker)).toBe(false);
-    expect(runsLeft()).toEqual([]);
+    expect(await runFoldersLeft()).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@
  * then `has`/`put` over real HTTP.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -215,6 +216,33 @@ export async function clientSide(): Promise<ClientSide> {
     },
   };
   return side;
+}
+
+/** Run workers a server keeps started ahead unless told otherwise (`--run-pool`). */
+export const RUN_POOL = 2;
+
+/**
+ * The run folders of a live server that are not a spare worker's: every folder that holds
+ * anything, and every folder at all once there are more than `pool` (one a run left behind).
+ */
+export function runsInUse(dataDir: string, pool = RUN_POOL): string[] {
+  const runs = join(dataDir, 'runs');
+  const names = readdirSync(runs);
+  return names.length > pool ? names : names.filter((name) => readdirSync(join(runs, name)).length > 0);
+}
+
+/**
+ * {@link runsInUse} once the runs just answered have been cleaned up: a run's folder goes after its
+ * answer, once its worker and supervisor have exited (within 20 s, else what is still there).
+ */
+export async function runsLeft(dataDir: string, pool = RUN_POOL): Promise<string[]> {
+  const end = Date.now() + 20_000;
+  let left = runsInUse(dataDir, pool);
+  while (left.length > 0 && Date.now() < end) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    left = runsInUse(dataDir, pool);
+  }
+  return left;
 }
 
 export async function removeAll(...dirs: Array<string | undefined>): Promise<void> {

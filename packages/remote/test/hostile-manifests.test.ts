@@ -3,11 +3,9 @@
  * too long, a map that is not one, paths into `.ai/`'s runtime folders. Each is a 400 before
  * anything is written, no run folder stays, and the server restarts on its data dir.
  */
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { canonicalJson, sha256Hex } from '@ryeos/executor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type RemoteServer, removeAll, SYSTEM_VERSION, startServer } from './helpers.js';
+import { call, type RemoteServer, removeAll, runsLeft, SYSTEM_VERSION, startServer } from './helpers.js';
 
 let server: RemoteServer;
 let key: string;
@@ -87,7 +85,7 @@ describe('ryeos-remote: forged manifests', () => {
       expect(answer.status, JSON.stringify(answer.json)).toBe(400);
       expect(answer.json.error).toMatch(reason);
       expect(answer.json.hint).toBeTruthy();
-      expect(readdirSync(join(server.dataDir, 'runs'))).toEqual([]);
+      expect(await runsLeft(server.dataDir)).toEqual([]);
     });
   }
 

@@ -3,7 +3,6 @@
  * own temp spaces, HOME and TMPDIR, and an environment built from a short allowlist plus its own
  * user's secrets, never the server's environment.
  */
-import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -13,6 +12,7 @@ import {
   nodeTool,
   type RemoteServer,
   removeAll,
+  runsLeft,
   SYSTEM_VERSION,
   startServer,
 } from './helpers.js';
@@ -113,7 +113,7 @@ describe('concurrent remote executions', () => {
       expect(run.project.filter((name) => name.startsWith('mine-'))).toEqual([`mine-${tag}`]);
     }
     // Both temp spaces are gone.
-    expect(readdirSync(join(server.dataDir, 'runs'))).toEqual([]);
+    expect(await runsLeft(server.dataDir)).toEqual([]);
   });
 
   it('fifty at once all succeed', async () => {

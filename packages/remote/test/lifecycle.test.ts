@@ -17,6 +17,8 @@ import {
   type RemoteServer,
   removeAll,
   runBin,
+  runsInUse,
+  runsLeft,
   SYSTEM_VERSION,
   startServer,
 } from './helpers.js';
@@ -59,8 +61,7 @@ async function startSlowRun(
   // Wait until the run has its row and its temp spaces.
   for (;;) {
     const rows = (await call(server, '/threads', { key })).json.threads as Array<{ status: string }>;
-    if (rows.some((row) => row.status === 'running') && readdirSync(join(server.dataDir, 'runs')).length > 0)
-      break;
+    if (rows.some((row) => row.status === 'running') && runsInUse(server.dataDir).length > 0) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return { answer };
@@ -101,7 +102,7 @@ describe('remote thread rows', () => {
     try {
       const rows = (await call(second, '/threads', { key })).json.threads;
       expect(rows).toEqual([expect.objectContaining({ status: 'error', execution_snapshot_hash: null })]);
-      expect(readdirSync(join(second.dataDir, 'runs'))).toEqual([]);
+      expect(await runsLeft(second.dataDir)).toEqual([]);
     } finally {
       await second.stop();
       await removeAll(second.dataDir);
@@ -122,7 +123,7 @@ describe('remote thread rows', () => {
       });
       const row = await call(server, `/threads/${stopped.json.thread_id}`, { key });
       expect(row.json.status).toBe('error');
-      expect(readdirSync(join(server.dataDir, 'runs'))).toEqual([]);
+      expect(await runsLeft(server.dataDir)).toEqual([]);
     } finally {
       expect(await server.stop()).toBe(0);
       await removeAll(server.dataDir);

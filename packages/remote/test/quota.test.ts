@@ -13,6 +13,7 @@ import {
   nodeTool,
   type RemoteServer,
   removeAll,
+  runsLeft,
   SYSTEM_VERSION,
   startServer,
 } from './helpers.js';
@@ -82,6 +83,6 @@ describe('the quota after an execute', () => {
     expect(threads.json.threads).toEqual([
       expect.objectContaining({ status: 'error', execution_snapshot_hash: null }),
     ]);
-    expect(readdirSync(join(server.dataDir, 'runs'))).toEqual([]);
+    expect(await runsLeft(server.dataDir)).toEqual([]);
   });
 });

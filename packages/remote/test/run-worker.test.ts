@@ -18,6 +18,8 @@ import {
   clientSide,
   type RemoteServer,
   removeAll,
+  runsInUse,
+  runsLeft,
   SYSTEM_VERSION,
   startServer,
 } from './helpers.js';
@@ -177,7 +179,7 @@ describe('a run in its own confined worker', () => {
       });
       expect(run.json.result.data.stdout).toContain('started');
       expect(processesWith(marker)).toEqual([]);
-      expect(readdirSync(join(server.dataDir, 'runs'))).toEqual([]);
+      expect(await runsLeft(server.dataDir)).toEqual([]);
     } finally {
       killAll(marker);
     }
@@ -217,7 +219,7 @@ describe('a run in its own confined worker', () => {
       const rows = (await call(server, '/threads', { key })).json.threads as Array<{ status: string }>;
       expect(rows[0]?.status).toBe('error');
       expect(processesWith(marker)).toEqual([]);
-      await until(() => readdirSync(join(server.dataDir, 'runs')).length === 0);
+      await until(() => runsInUse(server.dataDir).length === 0);
     } finally {
       killAll(marker);
     }
@@ -317,7 +319,7 @@ sleep 0.5; echo planted`;
         body: executeBody(pushed, 'rye/bash', { command: 'echo still here' }),
       });
       expect(again.json.result.data.stdout).toBe('still here\n');
-      expect(readdirSync(join(server.dataDir, 'runs'))).toEqual([]);
+      expect(await runsLeft(server.dataDir)).toEqual([]);
     } finally {
       await server.stop();
       await removeAll(server.dataDir, client.root);
@@ -342,7 +344,7 @@ describe('what a run leaves is killed when the run is stopped', () => {
         hint: expect.stringMatching(/--max-run-seconds/),
       });
       expect(processesWith(marker)).toEqual([]);
-      expect(readdirSync(join(server.dataDir, 'runs'))).toEqual([]);
+      expect(await runsLeft(server.dataDir)).toEqual([]);
     } finally {
       killAll(marker);
       await server.stop();

@@ -23,6 +23,11 @@ export interface MaterializeRequest {
 export interface MaterializeOptions {
   /** Where the temp folder is made (default: the system temp folder). */
   tmpRoot?: string;
+  /**
+   * An existing empty private folder to build the spaces in instead of a new temp folder (a
+   * server's pre-started run folder). On a failure what was written goes; the folder stays.
+   */
+  into?: string;
 }
 
 export interface Materialized {
@@ -49,10 +54,16 @@ export function materialize(
     project: request.project === undefined ? undefined : plan(store, request.project),
     user: request.user === undefined ? undefined : plan(store, request.user),
   };
+  const planned = [...(plans.project ?? []), ...(plans.user ?? [])];
+  const into = options.into;
   const tmpRoot = options.tmpRoot ?? tmpdir();
-  checkFitsOnDisk(tmpRoot, [...(plans.project ?? []), ...(plans.user ?? [])]);
-  const dir = mkdtempSync(join(tmpRoot, 'ryeos-materialized-'));
-  const cleanup = (): void => rmSync(dir, { recursive: true, force: true });
+  checkFitsOnDisk(into ?? join(tmpRoot, 'ryeos-materialized-XXXXXX'), planned);
+  const dir = into ?? mkdtempSync(join(tmpRoot, 'ryeos-materialized-'));
+  const created: string[] = [];
+  const cleanup = (): void => {
+    if (!into) rmSync(dir, { recursive: true, force: true });
+    else for (const base of created) rmSync(base, { recursive: true, force: true });
+  };
   try {
     const result: Materialized = { dir, cleanup };
     for (const space of ['project', 'user'] as const) {
@@ -60,6 +71,7 @@ export function materialize(
       if (!files) continue;
       const base = join(dir, space);
       mkdirSync(base, { mode: 0o700 });
+      created.push(base);
       for (const file of files) writeNew(base, file);
       result[space] = base;
     }
@@ -151,10 +163,10 @@ function checkSize(path: string): void {
 /** Linux's PATH_MAX less its NUL: the longest path a system call takes. */
 const SYSTEM_PATH_BYTES = 4095;
 
-/** Each file's path once under the temp folder must still be one the system takes. */
-function checkFitsOnDisk(tmpRoot: string, files: PlannedFile[]): void {
-  // `XXXXXX` stands for mkdtemp's suffix, `project` for the longer of the two space names.
-  const prefixBytes = Buffer.byteLength(join(tmpRoot, 'ryeos-materialized-XXXXXX', 'project')) + 1;
+/** Each file's path once under the folder must still be one the system takes. */
+function checkFitsOnDisk(dir: string, files: PlannedFile[]): void {
+  // `project` stands for the longer of the two space names (and `XXXXXX` for mkdtemp's suffix).
+  const prefixBytes = Buffer.byteLength(join(dir, 'project')) + 1;
   for (const file of files) {
     if (prefixBytes + Buffer.byteLength(file.path) > SYSTEM_PATH_BYTES) {
       throw tooBig(

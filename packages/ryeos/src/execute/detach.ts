@@ -69,6 +69,8 @@ export interface RemoteRun {
   thread: 'inline' | 'fork';
   model?: string;
   limit_overrides?: Record<string, unknown>;
+  /** The forked directive's own `<limits>`, for the parent's admission only (never sent on). */
+  directive_limits?: Record<string, unknown>;
 }
 
 /** What was asked, beside the thread's records (the setup itself goes to the runner only: it is in thread.json, capabilities.md and the transcript). */
@@ -354,13 +356,19 @@ export async function launchAsyncTool(
             childId: threadId,
             trust,
             ...(remote.limit_overrides ? { limitOverrides: remote.limit_overrides } : {}),
+            ...(remote.directive_limits ? { directiveLimits: remote.directive_limits } : {}),
           })
         : parent && trust
           ? await admitToolRun({ store, projectPath, parentThreadId: parent.threadId, trust })
           : undefined;
     reserved = admission?.limitOverrides !== undefined;
-    const sent =
-      remote && admission?.limitOverrides ? { ...remote, limit_overrides: admission.limitOverrides } : remote;
+    const { directive_limits: _admittedOnly, ...asked } = remote ?? ({} as Partial<RemoteRun>);
+    const sent: RemoteRun | undefined = remote
+      ? {
+          ...(asked as RemoteRun),
+          ...(admission?.limitOverrides ? { limit_overrides: admission.limitOverrides } : {}),
+        }
+      : undefined;
     await store.registry.register(threadId, `tool/${toolId}`, parentThreadId ?? null);
     registered = true;
     await store.registry.updateStatus(threadId, 'running');

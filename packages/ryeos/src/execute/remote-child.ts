@@ -35,6 +35,7 @@ export async function runAsChild(
       childId,
       trust: host.executor.trust,
       ...(request.limitOverrides ? { limitOverrides: request.limitOverrides } : {}),
+      ...(request.directiveLimits ? { directiveLimits: request.directiveLimits } : {}),
     });
     const signal = withDeadline(request.signal, admission.deadline);
     try {

@@ -8,6 +8,8 @@ export interface RemoteTargetRequest {
   parameters: Record<string, unknown>;
   model?: string;
   limitOverrides?: Record<string, unknown>;
+  /** A directive's own `<limits>`, read while it was checked locally (a thread's child reserves by them). */
+  directiveLimits?: Record<string, unknown>;
   signal?: AbortSignal;
   /** The managed thread making this call (an async run is its child). */
   parentThreadId?: string;

@@ -39,7 +39,9 @@ export async function executeOnRemote(
   start: number,
 ): Promise<Envelope> {
   const itemId = canonicalRef(request.kind, request.id);
-  const parameters = request.kind === 'directive' ? await validatedInputs(host, request) : request.parameters;
+  const checked = request.kind === 'directive' ? await validatedDirective(host, request) : undefined;
+  const parameters = checked ? checked.inputs : request.parameters;
+  const directiveLimits = checked?.limits;
   if (request.mode.async) {
     if (!host.threads) {
       throw new RyeError('UNAVAILABLE', 'This host cannot run background work (async=true).', {
@@ -75,6 +77,7 @@ export async function executeOnRemote(
         thread: request.kind === 'directive' ? 'fork' : 'inline',
         ...(request.model ? { model: request.model } : {}),
         ...(request.limitOverrides ? { limit_overrides: request.limitOverrides } : {}),
+        ...(directiveLimits ? { directive_limits: directiveLimits } : {}),
       },
     );
   }
@@ -93,7 +96,7 @@ export async function executeOnRemote(
     const envelope = await runAsChild(
       { projectPath: host.threads.projectPath, executor },
       request.parentThreadId,
-      request,
+      { ...request, ...(directiveLimits ? { directiveLimits } : {}) },
       run,
     );
     return remoteEnvelope(envelope, request.kind, itemId, start);
@@ -101,20 +104,21 @@ export async function executeOnRemote(
   return remoteEnvelope(await run(request, request.signal), request.kind, itemId, start);
 }
 
-/** A directive checked the local way (verified, inputs validated, interpolated): its inputs. */
-async function validatedInputs(
+/** A directive checked the local way (verified, inputs validated, interpolated): its inputs and limits. */
+async function validatedDirective(
   host: ExecuteHost,
   request: RemoteTargetRequest,
-): Promise<Record<string, unknown>> {
+): Promise<{ inputs: Record<string, unknown>; limits: Record<string, unknown> | undefined }> {
   const checked = await executeDirectiveInline(await host.executor(), request.id, request.parameters, {
     dryRun: true,
     env: host.settings.env,
   });
   if (checked.status === 'error') throw envelopeError(checked as Record<string, unknown>);
-  return ((checked as { inputs?: Record<string, unknown> }).inputs ?? request.parameters) as Record<
-    string,
-    unknown
-  >;
+  const { inputs, data } = checked as {
+    inputs?: Record<string, unknown>;
+    data?: { limits?: Record<string, unknown> };
+  };
+  return { inputs: inputs ?? request.parameters, limits: data?.limits };
 }
 
 /** The remote tool's answer as an execute envelope (`execution_mode: "remote"`). */

@@ -103,18 +103,18 @@ class RecordingRemote {
   }
 }
 
-function parentWith(limits: string) {
+function parentWith(limits: string, kidLimits = 'turns="50" spend="5"') {
   return useThreadFixture(async (fx) => {
     await fx.write(
       '.ai/directives/acme/boss.md',
       directive('boss', {
-        metadata: `    <limits turns="4" ${limits}/>\n    <permissions><execute><directive>acme.kid</directive></execute></permissions>`,
+        metadata: `    <model tier="fast" provider="anthropic"/>\n    <limits turns="4" ${limits}/>\n    <permissions><execute><directive>acme.kid</directive><tool>rye.file-system.read</tool></execute></permissions>`,
       }),
     );
     await fx.sign('directive:acme/boss');
     await fx.write(
       '.ai/directives/acme/kid.md',
-      directive('kid', { metadata: '    <limits turns="50" spend="5"/>' }),
+      directive('kid', { metadata: `    <limits ${kidLimits}/>` }),
     );
     await fx.sign('directive:acme/kid');
   });
@@ -127,7 +127,13 @@ afterEach(async () => {
 
 async function forkRemotely(
   fx: ReturnType<ReturnType<typeof parentWith>>,
-  options: { async?: boolean; reportSpend?: number } = {},
+  options: {
+    async?: boolean;
+    reportSpend?: number;
+    overrides?: Record<string, unknown>;
+    /** Input tokens the parent's first turn reports (what it has spent before it forks). */
+    inputTokens?: number;
+  } = {},
 ): Promise<RecordingRemote> {
   const remote = new RecordingRemote();
   remote.reportSpend = options.reportSpend;
@@ -140,6 +146,15 @@ async function forkRemotely(
   expect((await fx.rye.remote('trust', { remote: 'default' })).pinned).toBe(true);
   await fx.serve({
     turns: [
+      // The parent's own spend before it forks: a turn of its own whose cost is booked first.
+      ...(options.inputTokens
+        ? [
+            {
+              usage: { input_tokens: options.inputTokens, output_tokens: 0 },
+              tool_calls: [{ id: 'toolu_0', name: 'rye_file_system_read', input: { path: 'notes.txt' } }],
+            },
+          ]
+        : []),
       {
         tool_calls: [
           {
@@ -150,7 +165,7 @@ async function forkRemotely(
               thread: 'fork',
               target: 'remote',
               ...(options.async ? { async: true } : {}),
-              limit_overrides: { spend: 100, turns: 500 },
+              limit_overrides: options.overrides ?? { spend: 100, turns: 500 },
             },
           },
         ],
@@ -196,6 +211,29 @@ describe('a thread forks a directive onto a remote', () => {
     const spend = launched[0].remote.limit_overrides.spend;
     expect(spend).toBeGreaterThan(0);
     expect(spend).toBeLessThanOrEqual(0.01);
+  });
+
+  // As threads-orchestration's local case: $0.003 of the parent's $0.011 spent, the kid needs $0.01.
+  for (const async of [false, true]) {
+    const tight = parentWith('spend="0.011"', 'turns="50" spend="0.01"');
+    it(`${async ? 'async, ' : ''}a kid that needs more than the thread has left: refused like a local child (LIMIT), nothing reaches the server`, async () => {
+      const fx = tight();
+      const remote = await forkRemotely(fx, { async, inputTokens: 3000, overrides: { turns: 5 } });
+      const seen = JSON.stringify(fx.server?.requests.at(-1) ?? {});
+      expect(remote.executes).toEqual([]);
+      expect(seen).toMatch(
+        /Budget reservation failed: parent \S+ has \$0\.0080 left, the child needs \$0\.0100/,
+      );
+      expect(seen).toContain('\\"error_type\\":\\"limit\\"');
+    });
+  }
+
+  const fits = parentWith('spend="0.5"', 'turns="50" spend="0.2"');
+  it('a kid whose spend fits what the thread has left is sent exactly that spend', async () => {
+    const fx = fits();
+    const remote = await forkRemotely(fx, { inputTokens: 3000, overrides: { turns: 5 } });
+    expect(remote.executes).toHaveLength(1);
+    expect((remote.executes[0]!.limit_overrides as { spend?: number }).spend).toBe(0.2);
   });
 
   const paying = parentWith('spend="0.5"');

@@ -21,7 +21,10 @@ export interface RemoteRunAdmission {
 
 /**
  * Admits a remote run of `parentThreadId` under the ledger id `childId`: spawn slot and duration
- * as for an async tool run, then `min(requested spend, parent's remaining)` reserved.
+ * as for an async tool run, then its spend reserved. A run that names a spend (the directive's
+ * `<limits spend>` or `limit_overrides.spend`, capped by the parent's limit, as a local child's)
+ * is refused when the parent has less left, like a local child; one that names none gets what
+ * the parent has left.
  */
 export async function admitRemoteRun(options: {
   store: ThreadStore;
@@ -30,13 +33,30 @@ export async function admitRemoteRun(options: {
   childId: string;
   trust: Trust;
   limitOverrides?: Record<string, unknown>;
+  /** The directive's own `<limits>`, as the client read it from the signed directive. */
+  directiveLimits?: Record<string, unknown>;
 }): Promise<RemoteRunAdmission> {
   const { store, parentThreadId } = options;
-  const { deadline } = await admitToolRun(options);
+  const { deadline, parentLimits } = await admitToolRun(options);
   try {
     const remaining = await store.ledger.getRemaining(parentThreadId);
-    const asked = Number(options.limitOverrides?.spend);
-    const spend = Math.max(0, Number.isFinite(asked) && asked >= 0 ? Math.min(asked, remaining) : remaining);
+    const asked = askedSpend(options.directiveLimits, options.limitOverrides, parentLimits);
+    if (asked !== undefined && remaining + USD_EPSILON < asked) {
+      throw new RyeError(
+        'LIMIT',
+        `Budget reservation failed: parent ${parentThreadId} has $${Math.max(0, remaining).toFixed(4)} left, the child needs $${asked.toFixed(4)}`,
+        {
+          hint: "Lower the child's <limits spend> (or limit_overrides.spend), or give its parent a larger spend limit.",
+          details: {
+            reason: 'insufficient_budget',
+            parent_thread_id: parentThreadId,
+            remaining,
+            requested: asked,
+          },
+        },
+      );
+    }
+    const spend = Math.max(0, asked ?? remaining);
     if (spend <= USD_EPSILON) {
       throw new RyeError(
         'LIMIT',
@@ -54,6 +74,30 @@ export async function admitRemoteRun(options: {
       hint: 'A remote run is paid from the thread’s spend: give the thread a larger spend limit.',
     });
   }
+}
+
+/** A spend limit as a number, when it is one (a directive's attribute is a string). */
+function spendOf(limits: Record<string, unknown> | undefined): number | undefined {
+  const value = limits?.spend;
+  if (value === undefined || value === null || value === '') return undefined;
+  const spend = Number(value);
+  return Number.isFinite(spend) && spend >= 0 ? spend : undefined;
+}
+
+/**
+ * What the child asks, as a local child's spend resolves: the directive's spend, lowered (never
+ * raised) by the override, capped by the parent's limit. Undefined when neither names one.
+ */
+function askedSpend(
+  directive: Record<string, unknown> | undefined,
+  overrides: Record<string, unknown> | undefined,
+  parent: Record<string, unknown>,
+): number | undefined {
+  const own = spendOf(directive);
+  const override = spendOf(overrides);
+  if (own === undefined && override === undefined) return undefined;
+  const parentCap = spendOf(parent);
+  return Math.min(own ?? Infinity, override ?? Infinity, parentCap ?? Infinity);
 }
 
 function cappedOverrides(

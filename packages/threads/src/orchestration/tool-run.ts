@@ -24,6 +24,8 @@ const WATCH_MS = 200;
 export interface ToolRunAdmission {
   /** Epoch ms at which the parent thread's duration limit ends: the run is stopped then. */
   deadline: number;
+  /** The parent's limits, as its signed record states them. */
+  parentLimits: Record<string, unknown>;
 }
 
 /**
@@ -71,7 +73,7 @@ export async function admitToolRun(options: {
       hint: 'Async tool runs count against the thread’s spawns: wait for the ones running, or run the tool without async.',
     });
   }
-  return { deadline };
+  return { deadline, parentLimits: limits };
 }
 
 /** Ancestors looked at before the walk gives up (a loop of hand-edited parent links, say). */
