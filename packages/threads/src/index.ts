@@ -10,6 +10,7 @@ export type { ThreadHostOptions } from './create-host.js';
 export { createThreadHost, standardPrimaries } from './create-host.js';
 export { HookRunner } from './hook-runner.js';
 export { matches } from './hooks/conditions.js';
+export { interpolate } from './hooks/interpolate.js';
 export { mergeAgentConfig } from './hooks/config-merge.js';
 export type { ErrorClassification } from './hooks/errors.js';
 export { classifyProviderError, parseErrorClassification, retryDelaySeconds } from './hooks/errors.js';
