@@ -12,9 +12,19 @@ export const __tool_type__ = "javascript";
 export const __executor_id__ = "rye/core/runtimes/node/node";
 export const __category__ = "acme";
 export const __tool_description__ = "Test step: logs its label, answers with its params";
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 const params = JSON.parse(readFileSync(0, 'utf8') || '{}');
 if (params.log) appendFileSync(params.log, params.label + '\\n');
+// A barrier: every peer must have arrived before any goes on (only concurrent calls get past it).
+if (params.barrier) {
+  mkdirSync(params.barrier, { recursive: true });
+  writeFileSync(params.barrier + '/' + params.label, '');
+  const end = Date.now() + 20000;
+  while (readdirSync(params.barrier).length < params.peers) {
+    if (Date.now() > end) { console.log(JSON.stringify({ success: false, error: 'barrier: peers never came' })); process.exit(0); }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 if (params.sleep_ms) await new Promise((resolve) => setTimeout(resolve, params.sleep_ms));
 if (params.fail) {
   console.log(JSON.stringify({ success: false, error: params.fail }));
