@@ -12,7 +12,7 @@ export const __tool_type__ = "javascript";
 export const __executor_id__ = "rye/core/runtimes/node/node";
 export const __category__ = "acme";
 export const __tool_description__ = "Test step: logs its label, answers with its params";
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 const params = JSON.parse(readFileSync(0, 'utf8') || '{}');
 if (params.log) appendFileSync(params.log, params.label + '\\n');
 // A barrier: every peer must have arrived before any goes on (only concurrent calls get past it).
@@ -24,6 +24,11 @@ if (params.barrier) {
     if (Date.now() > end) { console.log(JSON.stringify({ success: false, error: 'barrier: peers never came' })); process.exit(0); }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+// Holds the step until a file exists (a test kills the run while it waits).
+if (params.wait_for) {
+  const end = Date.now() + 60000;
+  while (!existsSync(params.wait_for) && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 if (params.sleep_ms) await new Promise((resolve) => setTimeout(resolve, params.sleep_ms));
 if (params.fail) {
