@@ -67,8 +67,11 @@ export function isErrorResult(result: unknown): result is { status: 'error'; err
 export function unwrap(envelope: Envelope): NodeResult {
   const env = envelope as unknown as Record<string, unknown>;
   if (env.status === 'error') return { status: 'error', error: String(env.error ?? 'action failed') };
-  if (Object.hasOwn(env, 'data')) {
-    const data = env.data;
+  // A remote run answers with the server's envelope under `result`: its data is the node's.
+  const remote = env.execution_mode === 'remote' ? (env.result as Record<string, unknown> | undefined) : undefined;
+  const holder = remote && Object.hasOwn(remote, 'data') ? remote : env;
+  if (Object.hasOwn(holder, 'data')) {
+    const data = holder.data;
     if (typeof data === 'object' && data !== null && (data as Record<string, unknown>).success === false) {
       const d = data as Record<string, unknown>;
       return { ...d, status: 'error', error: String(d.error ?? 'action failed') };
