@@ -141,7 +141,9 @@ export async function runGraph(
   }
   missingEnvError(graph, rye.env);
   const state = { ...structuredClone(graph.state), inputs: checkedInputs(graph, inputs) };
-  const runId = freshRunId(graphId);
+  // Without resume, a graph_run_id names the new run (an async launch chose it up front).
+  const runId = typeof resumeId === 'string' ? checkRunId(resumeId) : freshRunId(graphId);
+  if (reserved.async === true) return launchDetached(rye, graphId, runId, inputs, reserved.capabilities);
   const { signer, store, common } = await walkerDeps(rye, graph, hash, reserved.capabilities, options);
   const record = createRunRecord(rye.projectPath, runId, store, signer);
   record.event('graph_started', {
@@ -151,6 +153,26 @@ export async function runGraph(
     ...(check.warnings.length ? { warnings: check.warnings } : {}),
   });
   return walkGraph(graph, { ...common, record }, { runId, node: graph.start, step: 0, state, errors: [] });
+}
+
+/**
+ * `async: true`: the run goes on in a detached process registered beside threads (`rye threads
+ * wait|cancel|list` take its thread_id); the reply names the run at once.
+ */
+async function launchDetached(
+  rye: Rye,
+  graphId: string,
+  runId: string,
+  inputs: Record<string, unknown>,
+  capabilities: unknown,
+): Promise<Record<string, unknown>> {
+  const launched = (await rye.execute({
+    item_id: `tool:${graphId}`,
+    parameters: { ...inputs, graph_run_id: runId, ...(capabilities !== undefined ? { capabilities } : {}) },
+    async: true,
+  })) as unknown as Record<string, unknown>;
+  if (launched.status === 'error') return { success: false, ...launched };
+  return { success: true, graph_run_id: runId, thread_id: launched.thread_id, status: 'running', pid: launched.pid };
 }
 
 /** Continues a saved run after its last signed step; refuses a record that does not verify. */
