@@ -583,7 +583,9 @@ async function runProcess(prepared: PreparedRun, context: RunContext): Promise<R
     ? await runWarm({ ...options, worker })
     : await runSubprocess({
         ...options,
-        ...(context.parentThreadId ? { env: { ...options.env, RYE_PARENT_THREAD_ID: context.parentThreadId } } : {}),
+        ...(context.parentThreadId
+          ? { env: { ...options.env, RYE_PARENT_THREAD_ID: context.parentThreadId } }
+          : {}),
         envMode: 'replace',
       });
   if (result.error && result.exit_code === -1 && !result.timed_out) {

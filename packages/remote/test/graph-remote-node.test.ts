@@ -3,7 +3,14 @@
  * on 127.0.0.1); the graph itself, and its other nodes, run here.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ClientSide, clientSide, nodeTool, type RemoteServer, removeAll, startServer } from './helpers.js';
+import {
+  type ClientSide,
+  clientSide,
+  nodeTool,
+  type RemoteServer,
+  removeAll,
+  startServer,
+} from './helpers.js';
 
 let server: RemoteServer;
 let client: ClientSide;

@@ -20,8 +20,8 @@ import {
   str,
 } from '../cli/args.js';
 import type { CliIo } from '../cli/io.js';
-import type { ExecuteRequest } from '../rye.js';
 import { graphProgressRelay } from '../graphs/progress-relay.js';
+import type { ExecuteRequest } from '../rye.js';
 import { createRye } from '../rye.js';
 
 // What runs before this verb, bundled with it (cli/start.ts).

@@ -42,6 +42,6 @@ export async function graphsCommand(args: string[], io: CliIo, settings: RyeSett
     signal: abort.signal,
     ...(quiet ? {} : { progress: (line: string) => io.stderr(`${line}\n`) }),
   });
-  printJson(io, { status: outcome.success ? 'success' : 'error', ...outcome });
+  printJson(io, outcome);
   return outcome.success ? 0 : 1;
 }

@@ -58,7 +58,12 @@ export async function resolveGrant(options: {
 }
 
 /** The denial message for a dispatch the grant does not cover, or undefined when it is allowed. */
-export function denial(grant: GraphGrant, primary: string, itemType: string, itemId: string): string | undefined {
+export function denial(
+  grant: GraphGrant,
+  primary: string,
+  itemType: string,
+  itemId: string,
+): string | undefined {
   if (primary !== 'execute') return `Graph actions run through execute only, not '${primary}'`;
   const verdict = checkPermission(grant.capabilities, { primary: 'execute', itemType, itemId });
   return verdict.allowed ? undefined : verdict.denial.error;

@@ -209,13 +209,16 @@ function hasCycle(nodes: Map<string, GraphNode>): boolean {
 export function checkGraph(graph: GraphDefinition): GraphCheck {
   const check: GraphCheck = { errors: [], warnings: [] };
   if (!graph.permissions.length) {
-    check.errors.push('permissions are required (e.g. [rye.execute.tool.*]): a graph runs nothing without them');
+    check.errors.push(
+      'permissions are required (e.g. [rye.execute.tool.*]): a graph runs nothing without them',
+    );
   }
   if (!graph.start) check.errors.push('config.start is missing');
   else if (!graph.nodes.has(graph.start)) check.errors.push(`start node '${graph.start}' does not exist`);
   for (const node of graph.nodes.values()) {
     for (const edge of node.next) {
-      if (!graph.nodes.has(edge.to)) check.errors.push(`node '${node.name}': next names missing node '${edge.to}'`);
+      if (!graph.nodes.has(edge.to))
+        check.errors.push(`node '${node.name}': next names missing node '${edge.to}'`);
     }
     if (node.onError && !['fail', 'continue'].includes(node.onError) && !graph.nodes.has(node.onError)) {
       check.errors.push(`node '${node.name}': on_error names missing node '${node.onError}'`);
@@ -253,11 +256,17 @@ export function readGraph(graphId: string, text: string): { graph: GraphDefiniti
   const maxSteps = config.max_steps;
   const maxStepsOk =
     maxSteps === undefined ||
-    (typeof maxSteps === 'number' && Number.isInteger(maxSteps) && maxSteps > 0 && maxSteps <= MAX_STEPS_CEILING);
-  if (!maxStepsOk) check.errors.push(`config.max_steps must be a whole number from 1 to ${MAX_STEPS_CEILING}`);
+    (typeof maxSteps === 'number' &&
+      Number.isInteger(maxSteps) &&
+      maxSteps > 0 &&
+      maxSteps <= MAX_STEPS_CEILING);
+  if (!maxStepsOk)
+    check.errors.push(`config.max_steps must be a whole number from 1 to ${MAX_STEPS_CEILING}`);
   const onError = config.on_error ?? 'fail';
-  if (onError !== 'fail' && onError !== 'continue') check.errors.push("config.on_error must be 'fail' or 'continue'");
-  if (config.state !== undefined && !record(config.state)) check.errors.push('config.state must be a mapping');
+  if (onError !== 'fail' && onError !== 'continue')
+    check.errors.push("config.on_error must be 'fail' or 'continue'");
+  if (config.state !== undefined && !record(config.state))
+    check.errors.push('config.state must be a mapping');
   const graph: GraphDefinition = {
     id: graphId,
     ...(typeof top.version === 'string' ? { version: top.version } : {}),

@@ -64,7 +64,10 @@ export class NodeCache {
     }
     if (!isHash(pointer?.node_result_hash) || pointer.fp !== this.signer.fingerprint) return undefined;
     const trusted = this.trust.lookup(pointer.fp, 'project');
-    if (!trusted || !verifyHashSignature(signed(key, pointer.node_result_hash), pointer.sig, trusted.publicKeyPem))
+    if (
+      !trusted ||
+      !verifyHashSignature(signed(key, pointer.node_result_hash), pointer.sig, trusted.publicKeyPem)
+    )
       return undefined;
     try {
       const object = this.store.getObject<{ kind?: string; result?: unknown }>(pointer.node_result_hash);
@@ -84,7 +87,10 @@ export class NodeCache {
       sig,
       fp,
     };
-    await writeFileAtomic(pointerPath(this.store, key), `${JSON.stringify(pointer)}\n`, { mkdirs: true, mode: 0o600 });
+    await writeFileAtomic(pointerPath(this.store, key), `${JSON.stringify(pointer)}\n`, {
+      mkdirs: true,
+      mode: 0o600,
+    });
     return hash;
   }
 }

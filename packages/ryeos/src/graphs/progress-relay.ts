@@ -5,7 +5,9 @@
  */
 const PROGRESS = /^\[graph:[^\]\s]+\] step \d+\/\d+ /;
 
-export function graphProgressRelay(write: (line: string) => void): (chunk: string, stream: 'stdout' | 'stderr') => void {
+export function graphProgressRelay(
+  write: (line: string) => void,
+): (chunk: string, stream: 'stdout' | 'stderr') => void {
   let partial = '';
   return (chunk, stream) => {
     if (stream !== 'stderr') return;

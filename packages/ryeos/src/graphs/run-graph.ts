@@ -58,13 +58,18 @@ function checkedInputs(graph: GraphDefinition, inputs: Record<string, unknown>):
   const out = { ...inputs };
   const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
   for (const [key, prop] of Object.entries(properties)) {
-    if (out[key] === undefined && prop && Object.hasOwn(prop, 'default')) out[key] = structuredClone(prop.default);
+    if (out[key] === undefined && prop && Object.hasOwn(prop, 'default'))
+      out[key] = structuredClone(prop.default);
   }
   const result = validateSchema(schema, out, { root: 'inputs' });
   if (!result.valid) {
-    throw new RyeError('VALIDATION', `Graph '${graph.id}' inputs are not valid: ${result.errors.join('; ')}`, {
-      hint: 'Pass the inputs its config_schema asks for (rye load tool:<graph> shows it).',
-    });
+    throw new RyeError(
+      'VALIDATION',
+      `Graph '${graph.id}' inputs are not valid: ${result.errors.join('; ')}`,
+      {
+        hint: 'Pass the inputs its config_schema asks for (rye load tool:<graph> shows it).',
+      },
+    );
   }
   return out;
 }
@@ -74,7 +79,13 @@ function freshRunId(graphId: string): string {
   return checkRunId(`${base}-${Math.floor(Date.now() / 1000)}-${process.pid}`);
 }
 
-async function walkerDeps(rye: Rye, graph: GraphDefinition, graphHash: string, caps: unknown, options: GraphRunOptions) {
+async function walkerDeps(
+  rye: Rye,
+  graph: GraphDefinition,
+  graphHash: string,
+  caps: unknown,
+  options: GraphRunOptions,
+) {
   const executor = await rye.executor();
   const grant = await resolveGrant({
     projectPath: rye.projectPath,
@@ -132,7 +143,12 @@ export async function runGraph(
   const executor = await rye.executor();
   const { graph, check, hash } = await verifiedGraph(executor, graphId);
   if (reserved.validate === true) {
-    return { success: check.errors.length === 0, errors: check.errors, warnings: check.warnings, node_count: graph.nodes.size };
+    return {
+      success: check.errors.length === 0,
+      errors: check.errors,
+      warnings: check.warnings,
+      node_count: graph.nodes.size,
+    };
   }
   if (check.errors.length) {
     throw new RyeError('VALIDATION', `Graph '${graphId}' is not valid: ${check.errors.join('; ')}`, {
@@ -172,7 +188,13 @@ async function launchDetached(
     async: true,
   })) as unknown as Record<string, unknown>;
   if (launched.status === 'error') return { success: false, ...launched };
-  return { success: true, graph_run_id: runId, thread_id: launched.thread_id, status: 'running', pid: launched.pid };
+  return {
+    success: true,
+    graph_run_id: runId,
+    thread_id: launched.thread_id,
+    status: 'running',
+    pid: launched.pid,
+  };
 }
 
 /** Continues a saved run after its last signed step; refuses a record that does not verify. */
@@ -197,17 +219,22 @@ export async function resumeGraph(
       hint: 'A run continues only with the graph it started with; start a new run of the changed graph.',
     });
   }
-  if (check.errors.length) throw new RyeError('VALIDATION', `Graph '${point.graph_id}' is not valid: ${check.errors.join('; ')}`);
+  if (check.errors.length)
+    throw new RyeError('VALIDATION', `Graph '${point.graph_id}' is not valid: ${check.errors.join('; ')}`);
   missingEnvError(graph, rye.env);
   const { signer, common } = await walkerDeps(rye, graph, hash, options.capabilities, options);
   const record = reopenRunRecord(rye.projectPath, runId, saved.signedBytes, store, signer);
   record.event('graph_resumed', { step: point.step, node: point.next_node });
-  return walkGraph(graph, { ...common, record }, {
-    runId,
-    node: point.next_node,
-    step: point.step,
-    state: point.state,
-    errors: point.errors,
-    previousSnapshot: saved.snapshotHash,
-  });
+  return walkGraph(
+    graph,
+    { ...common, record },
+    {
+      runId,
+      node: point.next_node,
+      step: point.step,
+      state: point.state,
+      errors: point.errors,
+      previousSnapshot: saved.snapshotHash,
+    },
+  );
 }

@@ -181,7 +181,10 @@ export async function readSavedRun(
   }
   // Lenient: a run killed mid-step leaves unsigned lines after its last checkpoint; only signed
   // lines are read below, and the unsigned tail is cut before the run continues.
-  const verified = await verifyTranscript(path, trust, 'lenient', { threadId: runId, requireCheckpoint: true });
+  const verified = await verifyTranscript(path, trust, 'lenient', {
+    threadId: runId,
+    requireCheckpoint: true,
+  });
   if (!verified.valid) throw refused(runId, `its transcript does not verify (${verified.error})`);
   const { snapshotHash, signedBytes } = lastSignedStep(runId, readFileSync(path));
   let ref: unknown;
@@ -194,7 +197,10 @@ export async function readSavedRun(
     throw refused(runId, 'its snapshot ref does not name the last signed step');
   }
   const snapshot = store.getObject<Record<string, unknown>>(snapshotHash);
-  const state = typeof snapshot?.state_hash === 'string' ? store.getObject<Record<string, unknown>>(snapshot.state_hash) : undefined;
+  const state =
+    typeof snapshot?.state_hash === 'string'
+      ? store.getObject<Record<string, unknown>>(snapshot.state_hash)
+      : undefined;
   if (!snapshot || !state || snapshot.graph_run_id !== runId) {
     throw refused(runId, 'its snapshot is missing from the object store');
   }

@@ -68,7 +68,8 @@ export function unwrap(envelope: Envelope): NodeResult {
   const env = envelope as unknown as Record<string, unknown>;
   if (env.status === 'error') return { status: 'error', error: String(env.error ?? 'action failed') };
   // A remote run answers with the server's envelope under `result`: its data is the node's.
-  const remote = env.execution_mode === 'remote' ? (env.result as Record<string, unknown> | undefined) : undefined;
+  const remote =
+    env.execution_mode === 'remote' ? (env.result as Record<string, unknown> | undefined) : undefined;
   const holder = remote && Object.hasOwn(remote, 'data') ? remote : env;
   if (Object.hasOwn(holder, 'data')) {
     const data = holder.data;
@@ -90,7 +91,8 @@ function errorResult(error: string): NodeResult {
 function withoutNulls(params: unknown): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (typeof params !== 'object' || params === null) return out;
-  for (const [key, value] of Object.entries(params)) if (value !== null && value !== undefined) out[key] = value;
+  for (const [key, value] of Object.entries(params))
+    if (value !== null && value !== undefined) out[key] = value;
   return out;
 }
 
@@ -190,7 +192,10 @@ class Walk {
     } else {
       for (let i = 0; i < items.length; i++) {
         if (this.deps.signal?.aborted) break;
-        collect(i, await this.runAction(node, node.action!, this.scope({ item: { name: node.as, value: items[i] } })));
+        collect(
+          i,
+          await this.runAction(node, node.action!, this.scope({ item: { name: node.as, value: items[i] } })),
+        );
       }
     }
     if (node.collect) this.state[node.collect] = collected;
@@ -205,7 +210,13 @@ class Walk {
     return undefined;
   }
 
-  private async persist(step: number, status: string, nodeName: string, next: string | undefined, receipt: string) {
+  private async persist(
+    step: number,
+    status: string,
+    nodeName: string,
+    next: string | undefined,
+    receipt: string,
+  ) {
     const hash = await this.deps.record.checkpoint(
       {
         graph_run_id: this.runId,
@@ -250,7 +261,8 @@ class Walk {
   }
 
   private end(status: GraphOutcome['status'], step: number, extra: Partial<GraphOutcome>): GraphOutcome {
-    const event = status === 'cancelled' ? 'graph_cancelled' : status === 'error' ? 'graph_error' : 'graph_completed';
+    const event =
+      status === 'cancelled' ? 'graph_cancelled' : status === 'error' ? 'graph_error' : 'graph_completed';
     this.deps.record.event(event, { status, steps: step, ...(extra.error ? { error: extra.error } : {}) });
     this.deps.record.close();
     const suppressed = this.errors.length;

@@ -75,7 +75,12 @@ describe('state graphs: checkpoints and resume', () => {
     writeFileSync(release, '');
     const resumed = await rye(['graphs', 'resume', runId, '--project', f.project], { env: f.env });
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
-    expect(resumed.json).toMatchObject({ success: true, status: 'completed', steps: 5, output: { one: 's1', two: 's2' } });
+    expect(resumed.json).toMatchObject({
+      success: true,
+      status: 'completed',
+      steps: 5,
+      output: { one: 's1', two: 's2' },
+    });
     // s3 was cut short, so it runs again; s1 and s2 had completed and never do.
     expect(f.logged()).toEqual(['s1', 's2', 's3', 's3', 's4']);
     const again = await rye(['graphs', 'resume', runId, '--project', f.project], { env: f.env });

@@ -30,7 +30,12 @@ config:
     );
     const envelope = await f.run('acme/graphs/branch');
     const out = outcomeOf(envelope);
-    expect(out, JSON.stringify(envelope)).toMatchObject({ success: true, status: 'completed', output: { seen: 7, note: 'saw 7' }, steps: 3 });
+    expect(out, JSON.stringify(envelope)).toMatchObject({
+      success: true,
+      status: 'completed',
+      output: { seen: 7, note: 'saw 7' },
+      steps: 3,
+    });
     expect(f.logged()).toEqual(['first', 'big']);
     const small = outcomeOf(await f.run('acme/graphs/branch', { value: 2 }));
     expect(small).toMatchObject({ success: true, output: { seen: 2 } });
@@ -119,7 +124,12 @@ config:
     );
     const envelope = await f.run('acme/graphs/fails');
     expect(envelope.status).toBe('error');
-    expect(outcomeOf(envelope)).toMatchObject({ success: false, status: 'error', node: 'risky', error: 'bad input' });
+    expect(outcomeOf(envelope)).toMatchObject({
+      success: false,
+      status: 'error',
+      node: 'risky',
+      error: 'bad input',
+    });
   }, 60_000);
 
   it('max_steps stops a loop', async () => {
