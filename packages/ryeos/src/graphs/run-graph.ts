@@ -3,6 +3,7 @@
  * schema defaults, env checks, capabilities, the run record; then the walker. The graph's text
  * is always read through the executor's verification, never from a path a caller gave.
  */
+import { randomBytes } from 'node:crypto';
 import type { Executor } from '@ryeos/executor';
 import { ObjectStore, readVerifiedItem } from '@ryeos/executor';
 import { RyeError, validateSchema } from '@ryeos/lillux';
@@ -74,9 +75,10 @@ function checkedInputs(graph: GraphDefinition, inputs: Record<string, unknown>):
   return out;
 }
 
+/** `<graph id, / → ->-<epoch seconds>-<6 hex>`: two runs in one second still differ. */
 function freshRunId(graphId: string): string {
   const base = graphId.replaceAll('/', '-');
-  return checkRunId(`${base}-${Math.floor(Date.now() / 1000)}-${process.pid}`);
+  return checkRunId(`${base}-${Math.floor(Date.now() / 1000)}-${randomBytes(3).toString('hex')}`);
 }
 
 async function walkerDeps(

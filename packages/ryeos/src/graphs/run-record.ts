@@ -6,10 +6,19 @@
  * The ref is an unsigned mutable file, so resume believes it only when the signed transcript's
  * last step names the same snapshot: the signature, not the ref, is what vouches for the state.
  */
-import { existsSync, readFileSync, truncateSync } from 'node:fs';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { CasObject, ObjectStore, TrustStore } from '@ryeos/executor';
-import { RyeError, writeFileAtomic } from '@ryeos/lillux';
+import { RyeError } from '@ryeos/lillux';
 import type { Signer } from '@ryeos/threads';
 import { TranscriptWriter, verifyTranscript } from '@ryeos/threads';
 
@@ -47,6 +56,22 @@ export function runDir(projectPath: string, runId: string): string {
 
 function refPath(store: ObjectStore, runId: string): string {
   return join(store.root, 'refs', 'graphs', `${checkRunId(runId)}.json`);
+}
+
+/**
+ * Points the run's ref at a snapshot: temp file and rename, synchronously, so it never queues
+ * behind the transcript's background fsyncs on the I/O thread pool.
+ */
+function writeRef(path: string, hash: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    writeFileSync(temp, `${JSON.stringify({ hash })}\n`, { flag: 'wx', mode: 0o600 });
+    renameSync(temp, path);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
 }
 
 export class RunRecord {
@@ -95,17 +120,18 @@ export class RunRecord {
       ...(point.errors.length ? { errors: point.errors } : {}),
     };
     const hash = this.store.putObject(snapshot);
-    await writeFileAtomic(refPath(this.store, this.runId), `${JSON.stringify({ hash })}\n`, {
-      mkdirs: true,
-      mode: 0o600,
-    });
+    writeRef(refPath(this.store, this.runId), hash);
     this.transcript.write('step_completed', { ...event, step: point.step, snapshot_hash: hash });
-    this.transcript.checkpoint(point.step);
+    // Signed now; made durable off the event loop. A killed process loses no completed step (the
+    // bytes are written); a power cut may lose the last few, which then run again on resume.
+    this.transcript.checkpointInBackground(point.step);
     return hash;
   }
 
-  close(): void {
+  /** Writes the final checkpoint and waits until every checkpoint is on disk. */
+  async close(): Promise<void> {
     this.transcript.close();
+    await this.transcript.durable();
   }
 }
 

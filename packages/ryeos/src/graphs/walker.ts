@@ -260,11 +260,15 @@ class Walk {
     );
   }
 
-  private end(status: GraphOutcome['status'], step: number, extra: Partial<GraphOutcome>): GraphOutcome {
+  private async end(
+    status: GraphOutcome['status'],
+    step: number,
+    extra: Partial<GraphOutcome>,
+  ): Promise<GraphOutcome> {
     const event =
       status === 'cancelled' ? 'graph_cancelled' : status === 'error' ? 'graph_error' : 'graph_completed';
     this.deps.record.event(event, { status, steps: step, ...(extra.error ? { error: extra.error } : {}) });
-    this.deps.record.close();
+    await this.deps.record.close();
     const suppressed = this.errors.length;
     return {
       success: status === 'completed' || status === 'completed_with_errors',

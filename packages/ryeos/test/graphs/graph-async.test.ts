@@ -24,7 +24,7 @@ config:
     expect(reply).toMatchObject({ success: true, status: 'running', pid: expect.any(Number) });
     const runId = String(reply.graph_run_id);
     const threadId = String(reply.thread_id);
-    expect(runId).toMatch(/^acme-graphs-later-\d+-\d+$/);
+    expect(runId).toMatch(/^acme-graphs-later-\d+-[0-9a-f]{6}$/);
     const listed = await rye(['threads', 'list', '--project', f.project], { env: f.env });
     expect(listed.stdout).toContain(threadId);
     expect(await until(() => f.logged().includes('hold'), 30_000)).toBe(true);
@@ -56,7 +56,9 @@ config:
     expect(run.code, run.stdout).toBe(0);
     const lines = run.stderr.split('\n').filter((line) => line.startsWith('[graph:'));
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^\[graph:acme-graphs-two-\d+-\d+\] step 1\/10 first ✓ \d+\.\d\ds \(\+label\)$/);
+    expect(lines[0]).toMatch(
+      /^\[graph:acme-graphs-two-\d+-[0-9a-f]{6}\] step 1\/10 first ✓ \d+\.\d\ds \(\+label\)$/,
+    );
     expect(lines[1]).toMatch(/ step 2\/10 broken ✗ /);
     expect(lines[2]).toMatch(/ step 3\/10 done ✓ /);
     const quiet = await rye(['execute', 'tool:acme/graphs/two', '--project', f.project], { env: f.env });

@@ -62,7 +62,7 @@ async function killDuringS3(f: GraphFixture, release: string): Promise<string> {
   }
   expect(await until(() => pidsMentioning(f.root).length === 0, 10_000)).toBe(true);
   const [runId] = runIds(f);
-  expect(runId).toMatch(/^acme-graphs-long-\d+-\d+$/);
+  expect(runId).toMatch(/^acme-graphs-long-\d+-[0-9a-f]{6}$/);
   return runId!;
 }
 
