@@ -7,12 +7,13 @@ import { randomBytes } from 'node:crypto';
 import type { Executor } from '@ryeos/executor';
 import { ObjectStore, readVerifiedItem } from '@ryeos/executor';
 import { RyeError, validateSchema } from '@ryeos/lillux';
-import { loadSigner } from '@ryeos/threads';
+import { loadSigner, type Signer } from '@ryeos/threads';
 import type { ExecuteRequest, Rye } from '../rye.js';
 import { resolveGrant } from './capabilities.js';
 import { type GraphDefinition, readGraph } from './definition.js';
 import { NodeCache } from './node-cache.js';
-import { checkRunId, createRunRecord, readSavedRun, reopenRunRecord } from './run-record.js';
+import { writeRunKnowledge } from './run-knowledge.js';
+import { checkRunId, createRunRecord, type RunRecord, readSavedRun, reopenRunRecord } from './run-record.js';
 import { type GraphOutcome, walkGraph } from './walker.js';
 
 /** Parameters the runtime keeps for itself: they never reach `state.inputs`. */
@@ -170,7 +171,31 @@ export async function runGraph(
     capabilities_from: common.grant.source,
     ...(check.warnings.length ? { warnings: check.warnings } : {}),
   });
-  return walkGraph(graph, { ...common, record }, { runId, node: graph.start, step: 0, state, errors: [] });
+  const outcome = await walkGraph(
+    graph,
+    { ...common, record },
+    { runId, node: graph.start, step: 0, state, errors: [] },
+  );
+  return rendered(rye, graph, outcome, record, signer);
+}
+
+/** Every ended run leaves its signed knowledge page; a page that cannot be written is a warning. */
+async function rendered(
+  rye: Rye,
+  graph: GraphDefinition,
+  outcome: GraphOutcome,
+  record: RunRecord,
+  signer: Signer,
+): Promise<GraphOutcome> {
+  try {
+    await writeRunKnowledge(rye.projectPath, graph.id, outcome, record.transcript.path, signer);
+  } catch (error) {
+    return {
+      ...outcome,
+      warnings: [`The run's knowledge page was not written: ${(error as Error).message}`],
+    };
+  }
+  return outcome;
 }
 
 /**
@@ -227,7 +252,7 @@ export async function resumeGraph(
   const { signer, common } = await walkerDeps(rye, graph, hash, options.capabilities, options);
   const record = reopenRunRecord(rye.projectPath, runId, saved.signedBytes, store, signer);
   record.event('graph_resumed', { step: point.step, node: point.next_node });
-  return walkGraph(
+  const outcome = await walkGraph(
     graph,
     { ...common, record },
     {
@@ -239,4 +264,5 @@ export async function resumeGraph(
       previousSnapshot: saved.snapshotHash,
     },
   );
+  return rendered(rye, graph, outcome, record, signer);
 }

@@ -48,6 +48,7 @@ export interface GraphOutcome {
   state?: Record<string, unknown>;
   errors_suppressed?: number;
   errors?: string[];
+  warnings?: string[];
 }
 
 /** A node's unwrapped result: the tool's data, or `{status: "error", error}`. */

@@ -37,6 +37,12 @@ config:
       steps: 3,
     });
     expect(f.logged()).toEqual(['first', 'big']);
+    // The run's signed knowledge page verifies and reads as knowledge.
+    const page = await f.rye.execute({
+      item_id: `knowledge:agent/graphs/acme/graphs/branch/${String(out.graph_run_id)}`,
+    });
+    expect(page.status, JSON.stringify(page)).toBe('success');
+    expect(JSON.stringify(page)).toContain('| 2 | big | running |');
     const small = outcomeOf(await f.run('acme/graphs/branch', { value: 2 }));
     expect(small).toMatchObject({ success: true, output: { seen: 2 } });
     expect(f.logged()).toEqual(['first', 'big', 'first', 'small']);
