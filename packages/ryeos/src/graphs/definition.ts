@@ -5,6 +5,7 @@
  */
 import { RyeError } from '@ryeos/lillux';
 import { parse as parseYaml } from 'yaml';
+import { type GraphHook, readHooks } from './hooks.js';
 
 export type NodeType = 'action' | 'foreach' | 'gate' | 'return';
 
@@ -51,7 +52,7 @@ export interface GraphDefinition {
   maxStepsDeclared: boolean;
   onError: 'fail' | 'continue';
   state: Record<string, unknown>;
-  hooks: unknown[];
+  hooks: GraphHook[];
   nodes: Map<string, GraphNode>;
 }
 
@@ -267,6 +268,10 @@ export function readGraph(graphId: string, text: string): { graph: GraphDefiniti
     check.errors.push("config.on_error must be 'fail' or 'continue'");
   if (config.state !== undefined && !record(config.state))
     check.errors.push('config.state must be a mapping');
+  if (config.hooks !== undefined && !Array.isArray(config.hooks))
+    check.errors.push('config.hooks must be a list');
+  const { hooks, problems } = readHooks(Array.isArray(config.hooks) ? config.hooks : []);
+  check.errors.push(...problems);
   const graph: GraphDefinition = {
     id: graphId,
     ...(typeof top.version === 'string' ? { version: top.version } : {}),
@@ -278,7 +283,7 @@ export function readGraph(graphId: string, text: string): { graph: GraphDefiniti
     maxStepsDeclared: maxSteps !== undefined,
     onError: onError === 'continue' ? 'continue' : 'fail',
     state: record(config.state) ?? {},
-    hooks: Array.isArray(config.hooks) ? config.hooks : [],
+    hooks,
     nodes,
   };
   const more = checkGraph(graph);

@@ -31,6 +31,11 @@ export function fill(value: unknown, scope: ExpressionScope, now = new Date()): 
   return interpolate(value, documentOf(scope, now));
 }
 
+/** Every string inside `value` filled from a document of the caller's own shape (a hook's event). */
+export function fillFrom(value: unknown, doc: Record<string, unknown>): unknown {
+  return interpolate(value, { ...doc, _now: new Date().toISOString(), _timestamp: Date.now() });
+}
+
 function normalised(condition: unknown): unknown {
   if (Array.isArray(condition)) return condition.map(normalised);
   if (condition === null || typeof condition !== 'object') return condition;
@@ -42,6 +47,11 @@ function normalised(condition: unknown): unknown {
   }
   if (out.op === 'neq') out.op = 'ne';
   return out;
+}
+
+/** Whether a condition holds for a document of the caller's own shape (a hook's event). */
+export function conditionHolds(condition: unknown, doc: Record<string, unknown>): boolean {
+  return matches(normalised(condition), doc);
 }
 
 /** Whether a `when` holds; a condition that cannot be read is false, never an exception. */

@@ -9,7 +9,8 @@ import { parseRef } from '@ryeos/executor';
 import type { ExecuteRequest } from '../execute/route.js';
 import { denial, type GraphGrant } from './capabilities.js';
 import type { GraphAction, GraphDefinition, GraphNode } from './definition.js';
-import { type ExpressionScope, fill, holds } from './expressions.js';
+import { type ExpressionScope, fill, fillFrom, holds } from './expressions.js';
+import { fireHooks, type GraphHookEvent } from './hooks.js';
 import { type NodeCache, nodeCacheKey } from './node-cache.js';
 import type { RunRecord } from './run-record.js';
 
@@ -132,13 +133,42 @@ class Walk {
     } catch (error) {
       return errorResult(`Cannot interpolate the action of '${node.name}': ${(error as Error).message}`);
     }
-    const ref = parseRef(String(filled.item_id ?? ''));
+    return this.send(filled, node);
+  }
+
+  /** A hook's action: interpolated over the event, then checked and sent like a node's. */
+  private async runHookAction(action: GraphAction, doc: Record<string, unknown>): Promise<NodeResult> {
+    try {
+      return await this.send(fillFrom(action, doc) as GraphAction);
+    } catch (error) {
+      return errorResult((error as Error).message);
+    }
+  }
+
+  private hook(
+    event: GraphHookEvent,
+    doc: Record<string, unknown>,
+  ): Promise<Record<string, unknown> | undefined> {
+    if (!this.graph.hooks.length) return Promise.resolve(undefined);
+    return fireHooks(this.graph.hooks, event, { event, ...doc }, (action, d) =>
+      this.runHookAction(action, d),
+    );
+  }
+
+  /** Checks the capability, consults the cache, dispatches through execute, unwraps. */
+  private async send(filled: GraphAction, node?: GraphNode): Promise<NodeResult> {
+    let ref: ReturnType<typeof parseRef>;
+    try {
+      ref = parseRef(String(filled.item_id ?? ''));
+    } catch (error) {
+      return errorResult((error as Error).message);
+    }
     const itemType = ref.kind ?? filled.item_type ?? 'tool';
     const refused = denial(this.deps.grant, filled.primary ?? 'execute', itemType, ref.id);
     if (refused) return errorResult(refused);
     const params = withoutNulls(filled.params);
     const cacheKey =
-      node.cacheResult && this.deps.cache
+      node?.cacheResult && this.deps.cache
         ? nodeCacheKey({
             graphHash: this.deps.graphHash,
             nodeName: node.name,
@@ -157,7 +187,7 @@ class Walk {
       item_id: `${itemType}:${ref.id}`,
       parameters: params,
       ...(thread ? { thread } : {}),
-      ...(node.remote ? { target: `remote:${node.remote}` } : {}),
+      ...(node?.remote ? { target: `remote:${node.remote}` } : {}),
       ...(this.deps.signal ? { signal: this.deps.signal } : {}),
     } as ExecuteRequest;
     let result: NodeResult;
@@ -166,7 +196,7 @@ class Walk {
     } catch (error) {
       result = errorResult((error as Error).message);
     }
-    if (cacheKey && !isErrorResult(result)) await this.deps.cache!.put(cacheKey, node.name, result);
+    if (cacheKey && node && !isErrorResult(result)) await this.deps.cache!.put(cacheKey, node.name, result);
     return result;
   }
 
@@ -281,14 +311,56 @@ class Walk {
     };
   }
 
+  /** One attempt at a non-return node: its result, and whether the cache answered. */
+  private async attempt(node: GraphNode): Promise<{ result: NodeResult; cacheHit: boolean }> {
+    const missing = missingEnv(node.envRequires, this.deps.env);
+    if (missing.length)
+      return { result: errorResult(`Missing environment variables: ${missing.join(', ')}`), cacheHit: false };
+    if (node.type === 'gate') return { result: undefined, cacheHit: false };
+    if (node.type === 'foreach') return { result: await this.runForeach(node), cacheHit: false };
+    this.cacheHits = 0;
+    const result = await this.runAction(node, node.action!, this.scope());
+    return { result, cacheHit: this.cacheHits > 0 };
+  }
+
+  /** Runs a node, again while an error hook answers `retry` (counted in `state._retries`). */
+  private async attemptWithRetries(node: GraphNode, step: number) {
+    for (;;) {
+      const outcome = await this.attempt(node);
+      if (!isErrorResult(outcome.result)) return outcome;
+      const error = outcome.result.error;
+      const answer = await this.hook('error', {
+        error,
+        classification: error.startsWith('Permission denied') ? 'permission' : 'execution',
+        node: node.name,
+        state: this.state,
+        step_count: step,
+      });
+      if (answer?.action !== 'retry') return outcome;
+      const max = typeof answer.max_retries === 'number' ? answer.max_retries : 3;
+      const retries = (this.state._retries ??= {}) as Record<string, number>;
+      const done = retries[node.name] ?? 0;
+      if (done >= max) return outcome;
+      retries[node.name] = done + 1;
+    }
+  }
+
+  private async completed(step: number, output: unknown): Promise<GraphOutcome> {
+    const status = this.errors.length ? 'completed_with_errors' : 'completed';
+    await this.hook('graph_completed', { status, output, state: this.state, step_count: step });
+    return this.end(status, step, { output });
+  }
+
   async run(from: WalkFrom): Promise<GraphOutcome> {
     const graph = this.graph;
     let name: string | undefined = from.node;
     let step = from.step;
+    if (step === 0) await this.hook('graph_started', { state: this.state, step_count: 0 });
     while (name !== undefined) {
       if (this.deps.signal?.aborted) return this.end('cancelled', step, { node: name });
       if (step >= graph.maxSteps) {
         const error = `Max steps exceeded (${graph.maxSteps})`;
+        await this.hook('limit', { error, node: name, state: this.state, step_count: step });
         return this.end('error', step, { error, node: name, state: this.state });
       }
       const node: GraphNode = graph.nodes.get(name)!;
@@ -301,23 +373,13 @@ class Walk {
         const status = this.errors.length ? 'completed_with_errors' : 'completed';
         await this.persist(step, status, name, undefined, this.receipt(node, output, started, false));
         this.progress(step, name, true, started, before);
-        return this.end(status, step, { output });
+        return this.completed(step, output);
       }
-      const missing = missingEnv(node.envRequires, this.deps.env);
-      let result: NodeResult;
-      let cacheHit = false;
-      if (missing.length) result = errorResult(`Missing environment variables: ${missing.join(', ')}`);
-      else if (node.type === 'gate') result = undefined;
-      else if (node.type === 'foreach') result = await this.runForeach(node);
-      else {
-        this.cacheHits = 0;
-        result = await this.runAction(node, node.action!, this.scope());
-        cacheHit = this.cacheHits > 0;
-      }
+      const { result, cacheHit } = await this.attemptWithRetries(node, step);
       let next: string | undefined;
       const failed = isErrorResult(result);
       if (failed) {
-        const error = (result as { error: string }).error;
+        const error = result.error;
         this.state._last_error = { node: name, error };
         const policy = node.onError ?? graph.onError;
         if (policy === 'fail') {
@@ -338,10 +400,15 @@ class Walk {
       }
       await this.persist(step, 'running', name, next, this.receipt(node, result, started, cacheHit));
       this.progress(step, name, !failed, started, before);
+      await this.hook('after_step', {
+        node: name,
+        next_node: next ?? null,
+        state: this.state,
+        step_count: step,
+      });
       name = next;
     }
-    const status = this.errors.length ? 'completed_with_errors' : 'completed';
-    return this.end(status, step, { output: {} });
+    return this.completed(step, {});
   }
 }
 

@@ -31,10 +31,16 @@ if (params.wait_for) {
   while (!existsSync(params.wait_for) && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 if (params.sleep_ms) await new Promise((resolve) => setTimeout(resolve, params.sleep_ms));
+// Fails its first fail_times calls (counted in a file), then succeeds: a flaky service.
+if (params.counter) {
+  const count = (existsSync(params.counter) ? Number(readFileSync(params.counter, 'utf8')) : 0) + 1;
+  writeFileSync(params.counter, String(count));
+  if (count <= params.fail_times) params.fail = 'flaky failure ' + count;
+}
 if (params.fail) {
   console.log(JSON.stringify({ success: false, error: params.fail }));
 } else {
-  console.log(JSON.stringify({ success: true, label: params.label ?? null, value: params.value ?? null, pid: process.pid }));
+  console.log(JSON.stringify({ success: true, label: params.label ?? null, value: params.value ?? null, pid: process.pid, ...(params.answer ?? {}) }));
 }
 `;
 

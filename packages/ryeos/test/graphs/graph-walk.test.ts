@@ -206,4 +206,41 @@ config:
     expect(String(denied.error)).toContain("Permission denied: 'rye.execute.tool.acme.step'");
     expect(f.logged()).toEqual([]);
   }, 60_000);
+
+  it('runs its hooks: an error hook answering retry re-runs the node; after_step and graph_completed fire', async () => {
+    const f = fx();
+    const counter = `${f.root}/calls`;
+    await f.graph(
+      'acme/graphs/hooked',
+      `permissions: [rye.execute.tool.acme.*]
+config:
+  start: flaky
+  hooks:
+    - {event: error, condition: {path: node, op: eq, value: flaky}, action: {item_id: "tool:acme/step", params: {label: "retry \${error}", log: "${f.log}", answer: {action: retry, max_retries: 3}}}}
+    - {event: after_step, condition: {path: step_count, op: gte, value: 2}, action: {item_id: "tool:acme/step", params: {label: "after \${node}", log: "${f.log}"}}}
+    - {event: graph_completed, action: {item_id: "tool:acme/step", params: {label: "completed \${status}", log: "${f.log}"}}}
+  nodes:
+    flaky:
+      action: {item_id: "tool:acme/step", params: {label: flaky, log: "${f.log}", counter: "${counter}", fail_times: 2}}
+      next: calm
+    calm: {type: gate, next: done}
+    done: {type: return, output: {retries: "\${state._retries}"}}
+`,
+    );
+    const out = outcomeOf(await f.run('acme/graphs/hooked'));
+    expect(out, JSON.stringify(out)).toMatchObject({
+      success: true,
+      status: 'completed',
+      output: { retries: { flaky: 2 } },
+    });
+    expect(f.logged()).toEqual([
+      'flaky',
+      'retry flaky failure 1',
+      'flaky',
+      'retry flaky failure 2',
+      'flaky',
+      'after calm',
+      'completed completed',
+    ]);
+  }, 60_000);
 });
