@@ -30,13 +30,14 @@ async function main(): Promise<void> {
     const toolPath = process.argv[2] ?? '';
     const graphId = graphIdOfPath(toolPath);
     const params = await readParams();
+    const settings = processSettings();
     const rye = createRye({
       projectPath: argValue('--project-path') ?? process.cwd(),
-      settings: processSettings(),
+      settings,
       spareRunner: false,
     });
     const { runGraph } = await import('./graphs/run-graph.js');
-    const quiet = process.env.RYE_GRAPH_QUIET === '1';
+    const quiet = settings.env.RYE_GRAPH_QUIET === '1';
     outcome = await runGraph(rye, graphId, params, {
       signal: abort.signal,
       ...(quiet ? {} : { progress: (line: string) => process.stderr.write(`${line}\n`) }),

@@ -5,18 +5,12 @@
  */
 import { RyeError } from '@ryeos/lillux';
 import { parse as parseYaml } from 'yaml';
+import type { GraphAction } from './action.js';
 import { type GraphHook, readHooks } from './hooks.js';
 
-export type NodeType = 'action' | 'foreach' | 'gate' | 'return';
+export type { GraphAction } from './action.js';
 
-export interface GraphAction {
-  primary?: string;
-  item_type?: string;
-  item_id: string;
-  params?: Record<string, unknown>;
-  thread?: string;
-  async?: boolean;
-}
+export type NodeType = 'action' | 'foreach' | 'gate' | 'return';
 
 export interface Edge {
   to: string;

@@ -4,7 +4,7 @@
  * permission check and `execute` as a node's; the first answer that says something (an object
  * with an `action`, e.g. `{action: "retry", max_retries: 3}` from an error hook) is returned.
  */
-import type { GraphAction } from './definition.js';
+import type { GraphAction } from './action.js';
 import { conditionHolds } from './expressions.js';
 
 export const GRAPH_HOOK_EVENTS = [

@@ -243,4 +243,23 @@ config:
       'completed completed',
     ]);
   }, 60_000);
+
+  it("a graph's chain is graph → the state-graph runtime → the subprocess primitive, each verified", async () => {
+    const f = fx();
+    await f.graph(
+      'acme/graphs/dry',
+      `permissions: [rye.execute.tool.acme.*]
+config:
+  start: done
+  nodes:
+    done: {type: return}
+`,
+    );
+    f.refresh();
+    const dry = await f.rye.execute({ item_id: 'tool:acme/graphs/dry', dry_run: true });
+    expect(dry).toMatchObject({
+      status: 'validation_passed',
+      chain: ['acme/graphs/dry', 'rye/core/runtimes/state-graph/runtime', 'rye/core/primitives/subprocess'],
+    });
+  }, 30_000);
 });
