@@ -13,7 +13,14 @@ import { resolveGrant } from './capabilities.js';
 import { type GraphDefinition, readGraph } from './definition.js';
 import { NodeCache } from './node-cache.js';
 import { writeRunKnowledge } from './run-knowledge.js';
-import { checkRunId, createRunRecord, type RunRecord, readSavedRun, reopenRunRecord } from './run-record.js';
+import {
+  checkRunId,
+  createRunRecord,
+  lockSavedRun,
+  type RunRecord,
+  readSavedRun,
+  reopenRunRecord,
+} from './run-record.js';
 import { type GraphOutcome, walkGraph } from './walker.js';
 
 /** Parameters the runtime keeps for itself: they never reach `state.inputs`. */
@@ -231,38 +238,45 @@ export async function resumeGraph(
   options: GraphRunOptions & { capabilities?: unknown } = {},
 ): Promise<GraphOutcome> {
   checkRunId(runId);
-  const executor = await rye.executor();
-  const store = ObjectStore.ofSpace(rye.projectPath);
-  const saved = await readSavedRun(rye.projectPath, runId, store, executor.trust);
-  const point = saved.checkpoint;
-  if (!point.next_node) {
-    throw new RyeError('VALIDATION', `Graph run '${runId}' has already ended (${point.status})`, {
-      hint: 'Start the graph again for a new run.',
-    });
+  const release = lockSavedRun(rye.projectPath, runId);
+  let record: RunRecord | undefined;
+  try {
+    const executor = await rye.executor();
+    const store = ObjectStore.ofSpace(rye.projectPath);
+    const saved = await readSavedRun(rye.projectPath, runId, store, executor.trust);
+    const point = saved.checkpoint;
+    if (!point.next_node) {
+      throw new RyeError('VALIDATION', `Graph run '${runId}' has already ended (${point.status})`, {
+        hint: 'Start the graph again for a new run.',
+      });
+    }
+    const { graph, check, hash } = await verifiedGraph(executor, point.graph_id);
+    if (hash !== point.graph_hash) {
+      throw new RyeError('VALIDATION', `Graph '${point.graph_id}' changed since run '${runId}' started`, {
+        hint: 'A run continues only with the graph it started with; start a new run of the changed graph.',
+      });
+    }
+    if (check.errors.length)
+      throw new RyeError('VALIDATION', `Graph '${point.graph_id}' is not valid: ${check.errors.join('; ')}`);
+    missingEnvError(graph, rye.env);
+    const { signer, common } = await walkerDeps(rye, graph, hash, options.capabilities, options);
+    record = reopenRunRecord(rye.projectPath, runId, saved.signedBytes, store, signer, release);
+    record.event('graph_resumed', { step: point.step, node: point.next_node });
+    const outcome = await walkGraph(
+      graph,
+      { ...common, record },
+      {
+        runId,
+        node: point.next_node,
+        step: point.step,
+        state: point.state,
+        errors: point.errors,
+        previousSnapshot: saved.snapshotHash,
+      },
+    );
+    return rendered(rye, graph, outcome, record, signer);
+  } finally {
+    // Until the record owns it, the lock is released here (a refused resume keeps nothing).
+    if (!record) release();
   }
-  const { graph, check, hash } = await verifiedGraph(executor, point.graph_id);
-  if (hash !== point.graph_hash) {
-    throw new RyeError('VALIDATION', `Graph '${point.graph_id}' changed since run '${runId}' started`, {
-      hint: 'A run continues only with the graph it started with; start a new run of the changed graph.',
-    });
-  }
-  if (check.errors.length)
-    throw new RyeError('VALIDATION', `Graph '${point.graph_id}' is not valid: ${check.errors.join('; ')}`);
-  missingEnvError(graph, rye.env);
-  const { signer, common } = await walkerDeps(rye, graph, hash, options.capabilities, options);
-  const record = reopenRunRecord(rye.projectPath, runId, saved.signedBytes, store, signer);
-  record.event('graph_resumed', { step: point.step, node: point.next_node });
-  const outcome = await walkGraph(
-    graph,
-    { ...common, record },
-    {
-      runId,
-      node: point.next_node,
-      step: point.step,
-      state: point.state,
-      errors: point.errors,
-      previousSnapshot: saved.snapshotHash,
-    },
-  );
-  return rendered(rye, graph, outcome, record, signer);
 }

@@ -21,6 +21,7 @@ import type { CasObject, ObjectStore, TrustStore } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
 import type { Signer } from '@ryeos/threads';
 import { TranscriptWriter, verifyTranscript } from '@ryeos/threads';
+import { takeRunLock } from './run-lock.js';
 
 export const GRAPHS_STATE_DIR = '.ai/state/graphs';
 const RUN_ID = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$/;
@@ -82,6 +83,7 @@ export class RunRecord {
     readonly dir: string,
     private readonly store: ObjectStore,
     signer: Signer,
+    private readonly release: () => void,
   ) {
     this.transcript = new TranscriptWriter(join(dir, 'transcript.jsonl'), runId, signer, { coalesceMs: 0 });
   }
@@ -130,8 +132,12 @@ export class RunRecord {
 
   /** Writes the final checkpoint and waits until every checkpoint is on disk. */
   async close(): Promise<void> {
-    this.transcript.close();
-    await this.transcript.durable();
+    try {
+      this.transcript.close();
+      await this.transcript.durable();
+    } finally {
+      this.release();
+    }
   }
 }
 
@@ -148,7 +154,7 @@ export function createRunRecord(
       hint: `Resume it with \`rye graphs resume ${runId}\`, or start a new run.`,
     });
   }
-  return new RunRecord(runId, dir, store, signer);
+  return new RunRecord(runId, dir, store, signer, takeRunLock(dir, runId));
 }
 
 interface SavedRun {
@@ -247,15 +253,30 @@ export async function readSavedRun(
   };
 }
 
-/** Opens a saved run to continue it: its unsigned tail (a step cut short) is dropped first. */
+/**
+ * Opens a saved run to continue it, under the lock its caller took before reading it: its
+ * unsigned tail (a step cut short) is dropped first.
+ */
 export function reopenRunRecord(
   projectPath: string,
   runId: string,
   signedBytes: number,
   store: ObjectStore,
   signer: Signer,
+  release: () => void,
 ): RunRecord {
   const dir = runDir(projectPath, runId);
   truncateSync(join(dir, 'transcript.jsonl'), signedBytes);
-  return new RunRecord(runId, dir, store, signer);
+  return new RunRecord(runId, dir, store, signer, release);
+}
+
+/** Takes the lock of an existing run (before its record is read, so nobody appends meanwhile). */
+export function lockSavedRun(projectPath: string, runId: string): () => void {
+  const dir = runDir(projectPath, runId);
+  if (!existsSync(join(dir, 'transcript.jsonl'))) {
+    throw new RyeError('NOT_FOUND', `No graph run '${runId}' in this project`, {
+      hint: 'Check the run id (the graph_run_id a run answered with) and the project path.',
+    });
+  }
+  return takeRunLock(dir, runId);
 }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, rye, until } from '../helpers.js';
@@ -73,6 +73,15 @@ describe('state graphs: checkpoints and resume', () => {
     const runId = await killDuringS3(f, release);
     expect(f.logged()).toEqual(['s1', 's2', 's3']);
     writeFileSync(release, '');
+    // The killed walker's lock names a dead process: taken over. One naming a live process is not.
+    const lock = join(f.project, '.ai/state/graphs', runId, 'lock');
+    expect(readFileSync(lock, 'utf8')).toMatch(/^\d+$/);
+    const dead = readFileSync(lock, 'utf8');
+    writeFileSync(lock, String(process.pid));
+    const busy = await rye(['graphs', 'resume', runId, '--project', f.project], { env: f.env });
+    expect(busy.code).toBe(1);
+    expect(String(busy.json.error)).toContain(`is being walked by process ${process.pid}`);
+    writeFileSync(lock, dead);
     const resumed = await rye(['graphs', 'resume', runId, '--project', f.project], { env: f.env });
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     expect(resumed.json).toMatchObject({
@@ -83,6 +92,7 @@ describe('state graphs: checkpoints and resume', () => {
     });
     // s3 was cut short, so it runs again; s1 and s2 had completed and never do.
     expect(f.logged()).toEqual(['s1', 's2', 's3', 's3', 's4']);
+    expect(existsSync(lock)).toBe(false);
     const again = await rye(['graphs', 'resume', runId, '--project', f.project], { env: f.env });
     expect(again.code).toBe(1);
     expect(String(again.json.error)).toContain('has already ended');
