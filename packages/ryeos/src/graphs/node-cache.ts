@@ -90,6 +90,7 @@ export class NodeCache {
     await writeFileAtomic(pointerPath(this.store, key), `${JSON.stringify(pointer)}\n`, {
       mkdirs: true,
       mode: 0o600,
+      dirMode: 0o700,
     });
     return hash;
   }
