@@ -172,16 +172,31 @@ export async function runGraph(
   if (reserved.async === true) return launchDetached(rye, graphId, runId, inputs, reserved.capabilities);
   const { signer, store, common } = await walkerDeps(rye, graph, hash, reserved.capabilities, options);
   const record = createRunRecord(rye.projectPath, runId, store, signer);
-  record.event('graph_started', {
-    graph_id: graphId,
-    graph_hash: hash,
-    capabilities_from: common.grant.source,
-    ...(check.warnings.length ? { warnings: check.warnings } : {}),
-  });
+  // A signed start: a run killed in its first step resumes from here.
+  const started = await record.checkpoint(
+    {
+      graph_run_id: runId,
+      graph_id: graphId,
+      graph_hash: hash,
+      step: 0,
+      status: 'running',
+      next_node: graph.start,
+      state,
+      node_receipts: [],
+      errors: [],
+    },
+    {
+      graph_id: graphId,
+      graph_hash: hash,
+      capabilities_from: common.grant.source,
+      ...(check.warnings.length ? { warnings: check.warnings } : {}),
+    },
+    'graph_started',
+  );
   const outcome = await walkGraph(
     graph,
     { ...common, record },
-    { runId, node: graph.start, step: 0, state, errors: [] },
+    { runId, node: graph.start, step: 0, state, errors: [], previousSnapshot: started },
   );
   return rendered(rye, graph, outcome, record, signer);
 }

@@ -102,7 +102,11 @@ export class RunRecord {
    * Stores the step's snapshot, points the ref at it, and signs the transcript up to and
    * including the `step_completed` line that names it.
    */
-  async checkpoint(point: GraphCheckpoint, event: Record<string, unknown>): Promise<string> {
+  async checkpoint(
+    point: GraphCheckpoint,
+    event: Record<string, unknown>,
+    eventType: 'graph_started' | 'step_completed' = 'step_completed',
+  ): Promise<string> {
     const stateHash = this.store.putObject({ schema: 1, kind: 'state_snapshot', state: point.state });
     const snapshot = {
       schema: 1 as const,
@@ -123,7 +127,7 @@ export class RunRecord {
     };
     const hash = this.store.putObject(snapshot);
     writeRef(refPath(this.store, this.runId), hash);
-    this.transcript.write('step_completed', { ...event, step: point.step, snapshot_hash: hash });
+    this.transcript.write(eventType, { ...event, step: point.step, snapshot_hash: hash });
     // Signed now; made durable off the event loop. A killed process loses no completed step (the
     // bytes are written); a power cut may lose the last few, which then run again on resume.
     this.transcript.checkpointInBackground(point.step);
@@ -185,7 +189,8 @@ function lastSignedStep(runId: string, bytes: Buffer): { snapshotHash: string; s
     } catch {
       continue;
     }
-    if (event.event_type === 'step_completed' && typeof event.payload?.snapshot_hash === 'string') {
+    const saved = event.event_type === 'step_completed' || event.event_type === 'graph_started';
+    if (saved && typeof event.payload?.snapshot_hash === 'string') {
       pending = event.payload.snapshot_hash;
     } else if (event.event_type === 'checkpoint') {
       signedBytes = end;

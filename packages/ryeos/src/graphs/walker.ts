@@ -376,6 +376,8 @@ class Walk {
         return this.completed(step, output);
       }
       const { result, cacheHit } = await this.attemptWithRetries(node, step);
+      // Stopped mid-step: the step did not complete, so it is neither recorded nor its error handled.
+      if (this.deps.signal?.aborted) return this.end('cancelled', step - 1, { node: name });
       let next: string | undefined;
       const failed = isErrorResult(result);
       if (failed) {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rye, until } from '../helpers.js';
@@ -28,7 +28,6 @@ config:
     const listed = await rye(['threads', 'list', '--project', f.project], { env: f.env });
     expect(listed.stdout).toContain(threadId);
     expect(await until(() => f.logged().includes('hold'), 30_000)).toBe(true);
-    const { writeFileSync } = await import('node:fs');
     writeFileSync(release, '');
     const waited = await rye(['threads', 'wait', threadId, '--project', f.project], { env: f.env });
     expect(waited.code, waited.stdout).toBe(0);
@@ -64,4 +63,34 @@ config:
     const quiet = await rye(['execute', 'tool:acme/graphs/two', '--project', f.project], { env: f.env });
     expect(quiet.stderr).not.toContain('[graph:');
   }, 60_000);
+
+  it('rye threads cancel stops an async run; it resumes later from its last signed step', async () => {
+    const f = fx();
+    const release = join(f.root, 'release');
+    await f.graph(
+      'acme/graphs/stoppable',
+      `permissions: [rye.execute.tool.acme.*]
+config:
+  start: hold
+  nodes:
+    hold: {action: {item_id: "tool:acme/step", params: {label: hold, log: "${f.log}", wait_for: "${release}"}}, next: done}
+    done: {type: return, output: {ok: true}}
+`,
+    );
+    const reply = outcomeOf(await f.run('acme/graphs/stoppable', { async: true }));
+    const threadId = String(reply.thread_id);
+    const runId = String(reply.graph_run_id);
+    expect(await until(() => f.logged().includes('hold'), 30_000)).toBe(true);
+    const cancelled = await rye(['threads', 'cancel', threadId, '--project', f.project], { env: f.env });
+    expect(cancelled.code, cancelled.stdout).toBe(0);
+    const shown = async () =>
+      (await rye(['threads', 'show', threadId, '--project', f.project], { env: f.env })).json.thread_status;
+    expect(await until(async () => (await shown()) === 'cancelled', 30_000)).toBe(true);
+    writeFileSync(release, '');
+    const resumed = await rye(['graphs', 'resume', runId, '--project', f.project], { env: f.env });
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    expect(resumed.json).toMatchObject({ success: true, status: 'completed', output: { ok: true } });
+    // The step the cancel cut short runs again; nothing else did.
+    expect(f.logged()).toEqual(['hold', 'hold']);
+  }, 120_000);
 });
