@@ -338,7 +338,12 @@ class Walk {
       });
       if (answer?.action !== 'retry') return outcome;
       const max = typeof answer.max_retries === 'number' ? answer.max_retries : 3;
-      const retries = (this.state._retries ??= {}) as Record<string, number>;
+      const held = this.state._retries;
+      // A graph may have assigned _retries itself: only a mapping is a count.
+      const retries = (
+        typeof held === 'object' && held !== null && !Array.isArray(held) ? held : {}
+      ) as Record<string, number>;
+      this.state._retries = retries;
       const done = retries[node.name] ?? 0;
       if (done >= max) return outcome;
       retries[node.name] = done + 1;
