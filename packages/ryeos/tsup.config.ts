@@ -43,6 +43,7 @@ export default [
       cli: 'src/cli.ts',
       'mcp-server': 'src/mcp-server.ts',
       'thread-runner': 'src/thread-runner.ts',
+      'graph-runner': 'src/graph-runner.ts',
       ...Object.fromEntries(Object.entries(LAZY).map(([name, path]) => [`rye-lazy-${name}`, path])),
     },
     splitting: true,

@@ -16,6 +16,11 @@ export interface ExecuteToolOptions {
    */
   withheldEnv?: readonly string[];
   /**
+   * The managed thread making this call: its tool process gets `RYE_PARENT_THREAD_ID`, so what
+   * the tool runs in turn (a state graph's actions) stays within that thread's capabilities.
+   */
+  parentThreadId?: string;
+  /**
    * Verify and prepare the tool as a call would, then only start its warm worker (a thread about
    * to use it): nothing runs, the parameters are not checked, and the envelope says `warmed`.
    */

@@ -146,6 +146,7 @@ function runContext(executor: ToolHost, projectPath: string, options: ExecuteToo
     ...(executor.confine ? { confine: executor.confine } : {}),
     ...(options.workerThread ? { workerThread: true } : {}),
     ...(options.withheldEnv?.length ? { withheldEnv: options.withheldEnv } : {}),
+    ...(options.parentThreadId ? { parentThreadId: options.parentThreadId } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onOutput ? { onOutput: options.onOutput } : {}),
   };

@@ -36,6 +36,8 @@ export interface RunContext {
   workerThread?: boolean;
   /** Host variables the tool does not inherit (ExecuteToolOptions.withheldEnv). */
   withheldEnv?: readonly string[];
+  /** The managed thread making the call (ExecuteToolOptions.parentThreadId). */
+  parentThreadId?: string;
   /** Every process the run starts is confined to these folders (RyeSettings.confine). */
   confine?: ConfineSpec;
   signal?: AbortSignal;
@@ -575,9 +577,17 @@ async function runProcess(prepared: PreparedRun, context: RunContext): Promise<R
       : {}),
   };
   const worker = prepared.callerTimeout ? undefined : workerSettings(config.worker, context);
+  // A process of its own run by a thread (a state graph) acts within that thread's grant; warm
+  // workers are shared across callers, and a thread never hands them its id.
   const result = worker
     ? await runWarm({ ...options, worker })
-    : await runSubprocess({ ...options, envMode: 'replace' });
+    : await runSubprocess({
+        ...options,
+        ...(context.parentThreadId
+          ? { env: { ...options.env, RYE_PARENT_THREAD_ID: context.parentThreadId } }
+          : {}),
+        envMode: 'replace',
+      });
   if (result.error && result.exit_code === -1 && !result.timed_out) {
     return {
       success: false,

@@ -1,5 +1,7 @@
 export type { CliIo } from './cli/io.js';
 export { runCli } from './cli/run.js';
+export type { GraphOutcome, GraphRunOptions } from './graphs/index.js';
+export { resumeGraph, runGraph } from './graphs/index.js';
 export type { InitResult } from './init.js';
 export { initWorkspace } from './init.js';
 export type { OperationsOptions } from './operations.js';

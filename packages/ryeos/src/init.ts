@@ -84,8 +84,45 @@ tags: [example, getting-started]
 Every item is signed. After editing one, sign it again: \`rye sign tool:example/hello\`.
 `;
 
+/** A complete state graph over the example tool; knowledge:rye/core/graphs walks through it. */
+export const EXAMPLE_GRAPH = `version: "1.0.0"
+tool_type: graph
+executor_id: rye/core/runtimes/state-graph/runtime
+category: example/graphs
+description: "Greet everyone on a list, then report: a starting point for your own graphs"
+permissions: [rye.execute.tool.example.*]
+config_schema:
+  type: object
+  properties:
+    names: {type: array, items: {type: string}, default: [Ada, Grace]}
+config:
+  start: greet_each
+  max_steps: 10
+  on_error: fail
+  state: {greeted: 0}
+  nodes:
+    greet_each:
+      type: foreach
+      over: "\${inputs.names}"
+      as: name
+      parallel: true
+      action: {item_id: "tool:example/hello", params: {name: "\${name}"}}
+      collect: greetings
+      next:
+        - {to: many, when: {path: state.greetings.1, op: exists}}
+        - {to: done}
+    many:
+      type: gate
+      assign: {note: "more than one greeting"}
+      next: done
+    done:
+      type: return
+      output: {greetings: "\${state.greetings}", note: "\${state.note || 'just one'}", at: "\${_now}"}
+`;
+
 const EXAMPLES: [string, string][] = [
   ['tools/example/hello.js', EXAMPLE_TOOL],
+  ['tools/example/graphs/greet_all.yaml', EXAMPLE_GRAPH],
   ['directives/example/greet.md', EXAMPLE_DIRECTIVE],
   ['knowledge/example/about.md', EXAMPLE_KNOWLEDGE],
   ['.gitignore', 'state/\n'],

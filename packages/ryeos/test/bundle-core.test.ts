@@ -20,6 +20,7 @@ describe('rye init', () => {
     expect(first.json).toMatchObject({ status: 'success', key: { created: true } });
     expect(first.json.signed).toEqual([
       'tool:example/hello',
+      'tool:example/graphs/greet_all',
       'directive:example/greet',
       'knowledge:example/about',
     ]);
@@ -43,7 +44,7 @@ describe('rye init', () => {
       created: [],
       signed: [],
     });
-    expect((second.json.kept as string[]).length).toBe(4);
+    expect((second.json.kept as string[]).length).toBe(5);
     expect(await readFile(tool, 'utf8')).toMatch(/\/\/ mine\n$/);
   });
 
@@ -122,6 +123,7 @@ describe('core tools and directives through execute', () => {
     'knowledge:rye/core/tools',
     'knowledge:rye/core/directives',
     'knowledge:rye/core/remote',
+    'knowledge:rye/core/graphs',
   ])('%s reads as knowledge', async (ref) => {
     const result = await ryeApi.execute({ item_id: ref });
     expect(result).toMatchObject({

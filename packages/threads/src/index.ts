@@ -13,6 +13,7 @@ export { matches } from './hooks/conditions.js';
 export { mergeAgentConfig } from './hooks/config-merge.js';
 export type { ErrorClassification } from './hooks/errors.js';
 export { classifyProviderError, parseErrorClassification, retryDelaySeconds } from './hooks/errors.js';
+export { interpolate } from './hooks/interpolate.js';
 export type { Hook, HookAction, HookEvent } from './hooks/layers.js';
 export { buildHookList, buildResolveExtendsHooks } from './hooks/layers.js';
 export type { PrimaryCall, PrimaryDispatch, PrimaryName, PrimaryToolSpec, ThreadHost } from './host.js';

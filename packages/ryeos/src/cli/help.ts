@@ -35,6 +35,8 @@ Commands:
   threads list       The project's managed threads [--status S] [--limit N]
   threads show <id>  One thread: status, cost, outputs, and whether its record and transcript verify
   threads wait|tail|cancel|kill|resume|chain <id>   Follow and steer threads (rye help threads)
+  graphs resume <run_id>   Continue a state-graph run after its last signed step
+  graphs validate <ref>    A graph's errors and warnings, without running it (rye help graphs)
   worker             Run the thread jobs queued in PostgreSQL [--database-url URL] [--concurrency N]
                      [--worker-id ID] [--project DIR]... (rye help worker)
   replay <script>    Serve scripted LLM replies on 127.0.0.1 in the Anthropic and OpenAI wire formats
@@ -70,6 +72,18 @@ const PROJECT = '  --project DIR     project root (default: the current director
 
 /** Each command's usage: `rye help <command>` and `rye <command> --help` print it. */
 const USAGE: Record<string, string> = {
+  graphs: `Usage: rye graphs resume <run_id> [--project DIR]
+       rye graphs validate <graph ref> [--project DIR]
+
+A state graph (a YAML tool, tool_type: graph) checkpoints after every step into
+.ai/state/graphs/<run_id>/ (a signed transcript) and the project's object store.
+  resume            continue a run whose process ended early at its saved node; refused when the
+                    transcript does not verify, or the graph changed since the run started.
+                    Completed steps never run again. Progress lines go to stderr
+                    (RYE_GRAPH_QUIET=1 silences them)
+  validate          list the graph's errors and warnings and its node count; nothing runs
+${PROJECT}
+`,
   init: `Usage: rye init [--project DIR] [--user-only]
 
 Sets up your user space with a signing key that it trusts, and a project .ai/ with an example

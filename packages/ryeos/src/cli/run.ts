@@ -44,6 +44,10 @@ const COMMANDS: Record<string, VerbLoader> = {
     const verb = await import('../commands/threads.js');
     return { ...verb, run: verb.threadsCommand };
   },
+  graphs: async () => {
+    const verb = await import('../commands/graphs.js');
+    return { ...verb, run: verb.graphsCommand };
+  },
   remote: async () => {
     const verb = await import('../commands/remote.js');
     return { ...verb, run: verb.remoteCommand };

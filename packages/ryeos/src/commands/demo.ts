@@ -42,7 +42,7 @@ export async function demoCommand(args: string[], io: CliIo, settings: RyeSettin
     const init = await initWorkspace(rye);
     step(
       'rye init',
-      init.signed.length === 3,
+      init.signed.length === 4,
       `signing key ${init.key.fingerprint} created and trusted`,
       `example items signed: ${init.signed.join(', ')}`,
     );

@@ -20,6 +20,7 @@ import {
   str,
 } from '../cli/args.js';
 import type { CliIo } from '../cli/io.js';
+import { graphProgressRelay } from '../graphs/progress-relay.js';
 import type { ExecuteRequest } from '../rye.js';
 import { createRye } from '../rye.js';
 
@@ -93,6 +94,7 @@ export async function executeCommand(args: string[], io: CliIo, settings: RyeSet
         item_type: str(values, 'item-type'),
         limit_overrides: limits === undefined ? undefined : parseJsonObject(limits, '--limit-overrides'),
         signal: stop.signal,
+        onOutput: graphProgressRelay((line) => io.stderr(line)),
       }),
       // One call and the process ends: a function-style tool runs on a thread of this process
       // (booted at start-up, cli/run.ts) rather than in a second process.

@@ -154,6 +154,7 @@ export async function routeExecute(
       ...(onOutput ? { onOutput } : {}),
       ...(caller.workerThread ? { workerThread: true } : {}),
       ...(caller.withheldEnv ? { withheldEnv: caller.withheldEnv } : {}),
+      ...(caller.threadId ? { parentThreadId: caller.threadId } : {}),
       ...(caller.beforeEffects ? { beforeRun: caller.beforeEffects } : {}),
     });
   } catch (error) {
