@@ -18,7 +18,7 @@ import { createRye } from '../rye.js';
 // What runs before this verb, bundled with it (cli/start.ts).
 export { checkProjectFlag, processSettings } from '../cli/start.js';
 
-const THREADS_ACTIONS = ['list', 'show', 'wait', 'cancel', 'kill', 'chain', 'resume', 'tail'];
+const THREADS_ACTIONS = ['list', 'show', 'wait', 'cancel', 'kill', 'chain', 'resume', 'tail', 'view'];
 
 export async function threadsCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
   const { values, positionals } = parse(
@@ -30,6 +30,8 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
       message: { type: 'string', short: 'm' },
       follow: { type: 'boolean', short: 'f' },
       json: { type: 'boolean' },
+      control: { type: 'boolean' },
+      'no-open': { type: 'boolean' },
       project: { type: 'string' },
       'project-path': { type: 'string', short: 'p' },
     },
@@ -42,6 +44,15 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
   // A person at a terminal gets tables; a script (a pipe, a file, --json) gets JSON.
   const forPerson = io.isTerminal === true && values.json !== true;
   if (action === 'list') return listCommand(rye, values, io, forPerson);
+  if (action === 'view') {
+    const { viewCommand } = await import('./threads-view.js');
+    const { store } = await storeChoice(rye);
+    return viewCommand(
+      rye,
+      { control: values.control === true, open: values['no-open'] !== true, ...(store ? { store } : {}) },
+      io,
+    );
+  }
   if (action === 'show') return showCommand(rye, threadId, io, forPerson);
   const needId = (what: string): string => {
     if (!threadId) {
@@ -81,7 +92,7 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
   if (action === 'tail') return tailCommand(rye, values, needId('tail'), io);
   const guess = closestWord(action ?? '', THREADS_ACTIONS);
   throw new RyeError('VALIDATION', `Unknown threads action '${action ?? ''}'`, {
-    hint: `${guess ? `Did you mean rye threads ${guess}? ` : ''}Use rye threads list | show <id> | wait <id…> [--timeout S] | cancel <id> | kill <id> | tail <id> [--follow] [--json] | resume <id> --message M | chain <id>`,
+    hint: `${guess ? `Did you mean rye threads ${guess}? ` : ''}Use rye threads list | show <id> | view [--control] | wait <id…> [--timeout S] | cancel <id> | kill <id> | tail <id> [--follow] [--json] | resume <id> --message M | chain <id>`,
   });
 }
 
