@@ -190,7 +190,7 @@ async function refreshDetail() {
   }
   if (state.selected !== id) return;
   const t = detail.thread;
-  document.getElementById('detail-meta').replaceChildren(
+  const meta = [
     el('div', { text: `${t.directive} · ${t.status} · ${t.model ?? 'no model yet'}` }),
     el('div', {
       text: `limits: ${limitsText(detail.limits) || 'none'}${detail.limits.spend !== undefined ? `, spend ${money(detail.limits.spend)}` : ''}`,
@@ -205,7 +205,9 @@ async function refreshDetail() {
         })
       : undefined,
     state.control && RUNNING.has(t.status) ? controlButtons({ ...t, limits: detail.limits }) : undefined,
-  );
+  ];
+  // replaceChildren would show an undefined as the text 'undefined'.
+  document.getElementById('detail-meta').replaceChildren(...meta.filter(Boolean));
   const verification = document.getElementById('verification');
   if (detail.integrity.valid) {
     verification.className = 'ok';

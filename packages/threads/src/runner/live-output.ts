@@ -24,9 +24,12 @@ export class LiveToolOutput {
     private readonly turn: number,
   ) {}
 
-  /** The executor's `onOutput`: chunks cut anywhere, joined back into lines. */
+  /**
+   * The executor's `onOutput`: chunks cut anywhere, joined back into lines. Only stderr: a tool's
+   * stdout is its result (recorded whole when the call ends), its stderr what it says meanwhile.
+   */
   readonly onOutput = (chunk: string, stream: OutputStream): void => {
-    if (this.ended || chunk === '') return;
+    if (this.ended || chunk === '' || stream !== 'stderr') return;
     const text = this.partial[stream] + chunk;
     const cut = text.lastIndexOf('\n') + 1;
     if (cut > 0) this.write(stream, text.slice(0, cut));
