@@ -13,6 +13,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { directive, type ThreadFixture, useThreadFixture } from './threads-helpers.js';
 import { browserPath, CHROMIUM_ARGS, startView } from './viewer-helpers.js';
 
+/** What the functions this file hands the page use of the browser's globals (they run there). */
+interface PageNode {
+  textContent: string | null;
+  getAttribute(name: string): string | null;
+  querySelector(selector: string): PageNode | null;
+}
+declare const document: {
+  querySelector(selector: string): PageNode | null;
+  querySelectorAll(selector: string): Iterable<PageNode>;
+};
+declare const window: Record<string, unknown>;
+
 const OUTPUTS = '<output name="answer" required="true">The answer</output>';
 const HOSTILE = 'Plan: <img src=x onerror="window.__pwned=1"> and <script>window.__pwned=2</script> done.';
 /** Blocks until the gate file exists; its first line is computed so the call's input never shows it. */
