@@ -6,7 +6,9 @@
  * cost and outputs with whether its signed thread.json and transcript still verify (a thread
  * that does not is an `integrity` error, exit code 1, with everything else still shown). What
  * `show` reports comes from the signed records; registry.db values sit under `registry`,
- * unverified, and contradicting a finished thread's record is an integrity error too.
+ * unverified, and contradicting a finished thread's record is an integrity error too. On a
+ * terminal (without --json) list and show print tables (threads-table.ts); `rye threads view`
+ * serves the browser viewer (threads-view.ts).
  */
 import type { RyeSettings } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';

@@ -4,7 +4,7 @@
  * signed records verified, its capabilities), and a slice of its transcript from a byte offset.
  * Everything here reads; nothing writes.
  */
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Executor } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
@@ -105,15 +105,35 @@ function addSubtreeSpend(rows: TreeThread[]): void {
 
 /** A thread the registry knows, or a NOT_FOUND error (an id is never used before this check). */
 async function knownThread(source: ViewerSource, threadId: string): Promise<ThreadSummary> {
-  const { listThreads } = await loadThreads();
-  const all = await listThreads(source.projectPath, {}, source.store ? { store: source.store } : {});
-  const found = all.find((thread) => thread.thread_id === threadId);
-  if (!found) {
-    throw new RyeError('NOT_FOUND', `No thread '${threadId}' in this project`, {
-      hint: 'Pick a thread from the tree.',
-    });
+  const { openProjectStore, threadsStateRoot } = await loadThreads();
+  const notFound = new RyeError('NOT_FOUND', `No thread '${threadId}' in this project`, {
+    hint: 'Pick a thread from the tree.',
+  });
+  // Without a registry there is no thread, and opening one would create it: the viewer only reads.
+  if (!source.store && !existsSync(join(threadsStateRoot(source.projectPath), 'registry.db'))) throw notFound;
+  const store = await openProjectStore(source.projectPath, source.store);
+  let row: Awaited<ReturnType<typeof store.registry.getThread>>;
+  try {
+    row = await store.registry.getThread(threadId);
+  } finally {
+    await store.close();
   }
-  return found;
+  if (!row) throw notFound;
+  return {
+    thread_id: row.thread_id,
+    directive: row.directive,
+    status: row.status,
+    parent_id: row.parent_id,
+    model: row.model,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    cost: {
+      turns: row.turns,
+      input_tokens: row.input_tokens,
+      output_tokens: row.output_tokens,
+      spend: row.spend,
+    },
+  };
 }
 
 export interface ThreadDetail {
