@@ -423,6 +423,27 @@ describe('TranscriptWriter', () => {
     expect(await verifyTranscript(path, key.trust)).toEqual({ valid: true, checkpoints: 1 });
   });
 
+  it('counts the cap in bytes as written: control characters JSON escapes six-fold do not outgrow it', async () => {
+    const dir = await dirs.make();
+    const path = join(dir, THREAD, 'transcript.jsonl');
+    const key = testKey();
+    const w = new TranscriptWriter(path, THREAD, key.signer, {
+      coalesceMs: 60_000,
+      droppableCapBytes: 100_000,
+    });
+    const line = `${'\u0001'.repeat(1023)}\n`;
+    for (let i = 0; i < 100; i++)
+      w.write('tool_output', { call_id: 'c', stream: 'stderr', text: line, turn: 1 });
+    w.close();
+    const written = readFileSync(path, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"tool_output"'))
+      .reduce((sum, l) => sum + Buffer.byteLength(l), 0);
+    const lineOverhead = 200;
+    expect(written).toBeLessThanOrEqual(100_000 + lineOverhead * 5);
+    expect(lines(path).filter((l) => l.event_type === 'live_events_capped')).toHaveLength(1);
+  });
+
   it('keeps a partial reasoning record of a failed stream as its own line', async () => {
     const { path, w } = await writer({ coalesceMs: 60_000 });
     w.write('cognition_reasoning', { text: 'so far', turn: 1 });

@@ -4,7 +4,7 @@
  * nothing is written once the call has ended.
  */
 import { describe, expect, it } from 'vitest';
-import { LiveToolOutput } from '../src/runner/live-output.js';
+import { LIVE_OUTPUT_CALL_MAX_BYTES, LiveToolOutput } from '../src/runner/live-output.js';
 
 function recorder() {
   const events: Array<{ type: string; payload: Record<string, unknown> }> = [];
@@ -51,5 +51,17 @@ describe('LiveToolOutput', () => {
       1,
     );
     expect(() => failing.onOutput('x\n', 'stderr')).not.toThrow();
+  });
+
+  it("records at most LIVE_OUTPUT_CALL_MAX_BYTES of one call's output as written (escaped), then one notice", () => {
+    const { events, log } = recorder();
+    const live = new LiveToolOutput(log, 'c', 1);
+    // rye/bash echoes 256 KiB of raw output; control characters grow six-fold once JSON-escaped.
+    const chunk = `${'\u0001'.repeat(1023)}\n`;
+    for (let i = 0; i < 256; i++) live.onOutput(chunk, 'stderr');
+    live.end();
+    const written = events.reduce((sum, e) => sum + Buffer.byteLength(JSON.stringify(e.payload.text)), 0);
+    expect(written).toBeLessThanOrEqual(LIVE_OUTPUT_CALL_MAX_BYTES + 200);
+    expect(String(events.at(-1)!.payload.text)).toMatch(/live output past 262144 bytes not shown/);
   });
 });

@@ -135,7 +135,7 @@ export class TranscriptWriter {
   private readonly coalesceMs: number;
   private readonly critical: ReadonlySet<string>;
   private readonly droppableCap: number;
-  /** Text bytes of droppable events accepted so far, and of those still buffered. */
+  /** Serialized bytes of droppable events accepted so far, and of those still buffered. */
   private droppableBytes = 0;
   private pendingBytes = 0;
   private capped = false;
@@ -398,10 +398,13 @@ export class TranscriptWriter {
   }
 }
 
-/** What a droppable event costs against the cap: its text, or its whole payload. */
+/**
+ * What a droppable event costs against the cap: the bytes its text (or whole payload) takes once
+ * written, since JSON escapes a control character to six bytes and UTF-8 takes up to four.
+ */
 function droppableSize(event: TranscriptEvent): number {
   const text = event.payload.text;
-  return typeof text === 'string' ? text.length : (JSON.stringify(event.payload)?.length ?? 0);
+  return Buffer.byteLength(JSON.stringify(typeof text === 'string' ? text : event.payload) ?? '', 'utf8');
 }
 
 function mergeable(last: TranscriptEvent, next: TranscriptEvent): boolean {

@@ -9,6 +9,9 @@ export type OutputStream = 'stdout' | 'stderr';
 /** A partial line longer than this is written as it is (a progress bar never ends its line). */
 const MAX_PARTIAL_LINE = 4096;
 
+/** Bytes of one call's live output recorded at most, as written (JSON-escaped); rye/bash echoes as much. */
+export const LIVE_OUTPUT_CALL_MAX_BYTES = 256 * 1024;
+
 export interface LiveOutputLog {
   emit(eventType: string, payload: Record<string, unknown>): void;
 }
@@ -17,6 +20,9 @@ export interface LiveOutputLog {
 export class LiveToolOutput {
   private readonly partial: Record<OutputStream, string> = { stdout: '', stderr: '' };
   private ended = false;
+  /** Bytes recorded so far, counted as the transcript writes them. */
+  private recorded = 0;
+  private capped = false;
 
   constructor(
     private readonly log: LiveOutputLog,
@@ -53,6 +59,13 @@ export class LiveToolOutput {
   }
 
   private write(stream: OutputStream, text: string): void {
+    if (this.capped) return;
+    const size = Buffer.byteLength(JSON.stringify(text), 'utf8');
+    if (this.recorded + size > LIVE_OUTPUT_CALL_MAX_BYTES) {
+      this.capped = true;
+      text = `[live output past ${LIVE_OUTPUT_CALL_MAX_BYTES} bytes not shown; the call's result is recorded]\n`;
+    }
+    this.recorded += size;
     try {
       this.log.emit('tool_output', { call_id: this.callId, stream, text, turn: this.turn });
     } catch {
