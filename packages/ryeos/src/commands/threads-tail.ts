@@ -24,6 +24,27 @@ function short(value: unknown, max = 240): string {
   return flat.length > max ? `${clipText(flat, max)}…` : flat;
 }
 
+/**
+ * What starts every line of the model's streamed text: no status line starts with it, so text the
+ * model writes can never pass for a tool call, a result or a thread's end.
+ */
+export const MODEL_LINE = '» ';
+
+/**
+ * Streamed model text with every line of it (continuations too) marked as the model's;
+ * `continuing` when it goes on a line of model text already printed.
+ */
+function markModelLines(text: string, continuing: boolean): string {
+  let out = '';
+  text.split('\n').forEach((piece, index) => {
+    if (index > 0) out += '\n';
+    if (piece === '') return;
+    if (index > 0 || !continuing) out += MODEL_LINE;
+    out += piece;
+  });
+  return out;
+}
+
 /** A running tool's live lines, each marked as the tool's own. */
 function toolLines(text: string): string {
   const lines = text.endsWith('\n') ? text.slice(0, -1) : text;
@@ -56,7 +77,7 @@ export class TailPrinter {
     if (event.event_type === 'live_events_capped') this.capped = true;
     if (event.event_type === 'cognition_out_delta' && !this.capped) {
       this.streamed.add(p.turn);
-      if (this.follow) return this.track(String(p.text ?? ''));
+      if (this.follow) return this.modelText(String(p.text ?? ''));
       if (this.text && this.textTurn !== p.turn) return this.pendingText() + this.next(event);
       this.textTurn = p.turn;
       this.text += String(p.text ?? '');
@@ -92,6 +113,10 @@ export class TailPrinter {
     return this.track(text);
   }
 
+  private modelText(text: string): string {
+    return this.track(markModelLines(text, this.midLine));
+  }
+
   private track(text: string): string {
     if (text) this.midLine = !text.endsWith('\n');
     return text;
@@ -110,7 +135,7 @@ export function describeEvent(event: Event, follow: boolean): string | undefined
     case 'cognition_in':
       return `${turn}${String(p.role ?? 'user')}: ${short(p.text)}\n`;
     case 'cognition_out_delta':
-      return follow ? String(p.text ?? '') : undefined;
+      return follow ? markModelLines(String(p.text ?? ''), false) : undefined;
     case 'cognition_out':
       // A turn whose text streamed was printed from its deltas (TailPrinter).
       return `${turn}assistant: ${short(p.text)}${p.is_partial ? ` (cut off: ${short(p.error)})` : ''}\n`;
