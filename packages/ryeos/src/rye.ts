@@ -139,7 +139,11 @@ export class Rye {
       }
       case 'execute':
         return this.execute(
-          { ...(args as ExecuteRequest), ...(call.signal ? { signal: call.signal } : {}) },
+          {
+            ...(args as ExecuteRequest),
+            ...(call.signal ? { signal: call.signal } : {}),
+            ...(call.onOutput ? { onOutput: call.onOutput } : {}),
+          },
           {
             ...(call.threadId ? { threadId: call.threadId } : {}),
             ...(call.withheldEnv ? { withheldEnv: call.withheldEnv } : {}),

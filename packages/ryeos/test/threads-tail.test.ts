@@ -18,9 +18,9 @@ describe('rye threads tail', () => {
     expect(printable('café — 日本 👍\n')).toBe('café — 日本 👍\n');
   });
 
-  it('describes a streamed delta as is, so the printer is what makes it safe', () => {
+  it("describes a streamed delta marked as the model's, so the printer is what makes it safe", () => {
     const line = describeEvent({ event_type: 'cognition_out_delta', payload: { text: 'a\u001b[1Ab' } }, true);
-    expect(line).toBe('a\u001b[1Ab');
-    expect(printable(line ?? '')).toBe('a\\u001b[1Ab');
+    expect(line).toBe('» a\u001b[1Ab');
+    expect(printable(line ?? '')).toBe('» a\\u001b[1Ab');
   });
 });

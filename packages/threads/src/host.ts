@@ -25,6 +25,8 @@ export interface PrimaryCall {
    * call can have any effect; its rejection fails the call unrun.
    */
   beforeEffects?: () => Promise<void>;
+  /** A tool's output as it runs (its lines become the thread's live `tool_output` events). */
+  onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
 }
 
 /**

@@ -381,6 +381,69 @@ describe('TranscriptWriter', () => {
     expect(await verifyTranscript(path, trust)).toEqual({ valid: true, checkpoints: 1 });
   });
 
+  it('coalesces tool_output per call and stream, never across calls', async () => {
+    const { path, w } = await writer({ coalesceMs: 60_000 });
+    w.write('tool_output', { call_id: 'a', stream: 'stdout', text: 'one\n', turn: 1 });
+    w.write('tool_output', { call_id: 'a', stream: 'stdout', text: 'two\n', turn: 1 });
+    w.write('tool_output', { call_id: 'b', stream: 'stdout', text: 'bee\n', turn: 1 });
+    w.write('tool_output', { call_id: 'b', stream: 'stderr', text: 'err\n', turn: 1 });
+    w.flush();
+    expect(lines(path).map((l) => [l.payload.call_id, l.payload.stream, l.payload.text])).toEqual([
+      ['a', 'stdout', 'one\ntwo\n'],
+      ['b', 'stdout', 'bee\n'],
+      ['b', 'stderr', 'err\n'],
+    ]);
+    w.close();
+  });
+
+  it('writes a large burst of droppables at once, and drops them past the cap with one notice; it still verifies', async () => {
+    const dir = await dirs.make();
+    const path = join(dir, THREAD, 'transcript.jsonl');
+    const key = testKey();
+    const w = new TranscriptWriter(path, THREAD, key.signer, {
+      coalesceMs: 60_000,
+      droppableCapBytes: 200_000,
+    });
+    const line = `${'x'.repeat(1023)}\n`;
+    for (let i = 0; i < 70; i++)
+      w.write('tool_output', { call_id: 'c', stream: 'stdout', text: line, turn: 1 });
+    // 64 KiB pending is written without waiting for the window.
+    expect(lines(path).length).toBeGreaterThan(0);
+    for (let i = 0; i < 1000; i++)
+      w.write('tool_output', { call_id: 'c', stream: 'stdout', text: line, turn: 1 });
+    w.write('tool_call_result', { call_id: 'c', output: 'ok', turn: 1 });
+    w.close();
+    const all = lines(path);
+    const recorded = all
+      .filter((l) => l.event_type === 'tool_output')
+      .reduce((sum, l) => sum + String(l.payload.text).length, 0);
+    expect(recorded).toBeLessThanOrEqual(200_000);
+    expect(all.filter((l) => l.event_type === 'live_events_capped')).toHaveLength(1);
+    expect(all.at(-2)!.event_type).toBe('tool_call_result');
+    expect(await verifyTranscript(path, key.trust)).toEqual({ valid: true, checkpoints: 1 });
+  });
+
+  it('counts the cap in bytes as written: control characters JSON escapes six-fold do not outgrow it', async () => {
+    const dir = await dirs.make();
+    const path = join(dir, THREAD, 'transcript.jsonl');
+    const key = testKey();
+    const w = new TranscriptWriter(path, THREAD, key.signer, {
+      coalesceMs: 60_000,
+      droppableCapBytes: 100_000,
+    });
+    const line = `${'\u0001'.repeat(1023)}\n`;
+    for (let i = 0; i < 100; i++)
+      w.write('tool_output', { call_id: 'c', stream: 'stderr', text: line, turn: 1 });
+    w.close();
+    const written = readFileSync(path, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"tool_output"'))
+      .reduce((sum, l) => sum + Buffer.byteLength(l), 0);
+    const lineOverhead = 200;
+    expect(written).toBeLessThanOrEqual(100_000 + lineOverhead * 5);
+    expect(lines(path).filter((l) => l.event_type === 'live_events_capped')).toHaveLength(1);
+  });
+
   it('keeps a partial reasoning record of a failed stream as its own line', async () => {
     const { path, w } = await writer({ coalesceMs: 60_000 });
     w.write('cognition_reasoning', { text: 'so far', turn: 1 });

@@ -32,8 +32,9 @@ Commands:
   keys list          List trusted keys
   remote add <name> <url>   Name a ryeos-remote server [--key-env VAR] [--space user|project]
   remote list|push|status|threads   Remotes, sync and runs [--remote NAME] (rye help remote)
-  threads list       The project's managed threads [--status S] [--limit N]
+  threads list       The project's managed threads [--status S] [--limit N] (a tree on a terminal)
   threads show <id>  One thread: status, cost, outputs, and whether its record and transcript verify
+  threads view       The threads live in a browser page on 127.0.0.1 [--control] [--no-open] (or rye view)
   threads wait|tail|cancel|kill|resume|chain <id>   Follow and steer threads (rye help threads)
   graphs resume <run_id>   Continue a state-graph run after its last signed step
   graphs validate <ref>    A graph's errors and warnings, without running it (rye help graphs)
@@ -186,8 +187,21 @@ rye execute <ref> --target remote[:<name>].
   --remote NAME     the remote to use (default: default)
 ${PROJECT}
 `,
-  threads: `Usage: rye threads list [--status S] [--limit N]
-       rye threads show <thread_id>
+  view: `Usage: rye view [--control] [--no-open]
+
+The same as rye threads view: serves a page on 127.0.0.1 (a random port) with the project's
+thread tree (status, model, turns, tokens, own and subtree spend against the budget, limits,
+elapsed time) and each thread's transcript, updating live: model text as it streams, tool calls
+with their output as it comes, denials, hooks, retries, continuations; what each thread may do,
+and whether its signed records verify. The printed URL carries a token made at each start: only
+who has it can open the page. Read-only unless --control (cancel and kill buttons, with the same
+checks as rye threads cancel|kill). --no-open prints the URL without starting a browser. Ctrl-C
+stops it. With RYE_DATABASE_URL set, the threads come from PostgreSQL.
+${PROJECT}
+`,
+  threads: `Usage: rye threads list [--status S] [--limit N] [--json]
+       rye threads show <thread_id> [--json]
+       rye threads view [--control] [--no-open]
        rye threads wait <thread_id…> [--timeout S]
        rye threads tail <thread_id> [--follow] [--json]
        rye threads cancel <thread_id>
@@ -196,14 +210,21 @@ ${PROJECT}
        rye threads chain <thread_id>
 
   list              the project's managed threads, newest first: id, directive, status, model,
-                    cost (--status created|running|completed|error|cancelled|continued)
+                    cost (--status created|running|completed|error|cancelled|continued); on a
+                    terminal a table with each child under its parent and the subtree's spend,
+                    JSON through a pipe or with --json
   show ID           one thread: status, cost, outputs and result, and whether its signed
                     thread.json and transcript.jsonl verify (a change after signing is an
-                    "integrity" error, exit code 1)
+                    "integrity" error, exit code 1); on a terminal also its descendants
+  view              a page on 127.0.0.1 (random port, a new token in the printed URL each start)
+                    with the thread tree, spend against budgets and each transcript, live;
+                    read-only unless --control (cancel and kill buttons); --no-open does not
+                    start a browser; Ctrl-C stops it. Also: rye view
   wait ID…          until every thread has ended (a handed-off one: the end of its chain), or
                     --timeout seconds (default 600); prints each one's status, outputs, cost, error
   tail ID           the transcript as a person reads it (--json: the raw events); --follow keeps
-                    printing as the thread writes, text as it streams, until it ends; an
+                    printing as the thread writes, text as it streams and a running tool's
+                    output lines (│) as they come, until it ends; an
                     async tool run (rye execute … --async) prints its result once it has ended
   cancel ID         asks the thread and its descendants to stop (they stop their model call)
   kill ID           a detached thread that does not answer: SIGTERM to its process group, then

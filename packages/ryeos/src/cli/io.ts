@@ -7,6 +7,8 @@ export interface CliIo {
    * started must outlive the answer. Optional; only the `rye` bin acts on it (`finish`).
    */
   nothingLeftToRun?: () => void;
+  /** Stdout is a terminal: a person reads it, so a verb may print tables instead of JSON. */
+  readonly isTerminal?: boolean;
 }
 
 const closed = new WeakSet<NodeJS.WriteStream>();
@@ -46,6 +48,9 @@ export const processIo: CliIo = {
   stderr: (text) => write(process.stderr, text),
   nothingLeftToRun: () => {
     endAtOnce = true;
+  },
+  get isTerminal() {
+    return process.stdout.isTTY === true;
   },
 };
 

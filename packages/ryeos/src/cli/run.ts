@@ -48,6 +48,11 @@ const COMMANDS: Record<string, VerbLoader> = {
     const verb = await import('../commands/graphs.js');
     return { ...verb, run: verb.graphsCommand };
   },
+  // `rye view` is `rye threads view`.
+  view: async () => {
+    const verb = await import('../commands/threads.js');
+    return { ...verb, run: (args, io, settings) => verb.threadsCommand(['view', ...args], io, settings) };
+  },
   remote: async () => {
     const verb = await import('../commands/remote.js');
     return { ...verb, run: verb.remoteCommand };

@@ -24,22 +24,125 @@ function short(value: unknown, max = 240): string {
   return flat.length > max ? `${clipText(flat, max)}…` : flat;
 }
 
+/**
+ * What starts every line of the model's streamed text: no status line starts with it, so text the
+ * model writes can never pass for a tool call, a result or a thread's end.
+ */
+export const MODEL_LINE = '» ';
+
+/**
+ * Streamed model text with every line of it (continuations too) marked as the model's;
+ * `continuing` when it goes on a line of model text already printed.
+ */
+function markModelLines(text: string, continuing: boolean): string {
+  let out = '';
+  text.split('\n').forEach((piece, index) => {
+    if (index > 0) out += '\n';
+    if (piece === '') return;
+    if (index > 0 || !continuing) out += MODEL_LINE;
+    out += piece;
+  });
+  return out;
+}
+
+/** A running tool's live lines, each marked as the tool's own. */
+function toolLines(text: string): string {
+  const lines = text.endsWith('\n') ? text.slice(0, -1) : text;
+  return `${lines
+    .split('\n')
+    .map((line) => `  │ ${line}`)
+    .join('\n')}\n`;
+}
+
+/**
+ * Events in the order they were written, as a person reads them: assistant text where the model
+ * wrote it (before the tool calls it made), not where its whole answer was recorded at the end
+ * of the turn.
+ */
+export class TailPrinter {
+  /** Streamed assistant text of the turn not yet printed (without --follow it is printed whole). */
+  private text = '';
+  private textTurn: unknown;
+  /** Turns whose text streamed: their `cognition_out` is not printed again. */
+  private readonly streamed = new Set<unknown>();
+  /** Live events were capped: later answers are printed from their `cognition_out`. */
+  private capped = false;
+  private midLine = false;
+
+  constructor(private readonly follow: boolean) {}
+
+  /** What to print for `event` (possibly nothing yet). */
+  next(event: Event): string {
+    const p = event.payload ?? {};
+    if (event.event_type === 'live_events_capped') this.capped = true;
+    if (event.event_type === 'cognition_out_delta' && !this.capped) {
+      this.streamed.add(p.turn);
+      if (this.follow) return this.modelText(String(p.text ?? ''));
+      if (this.text && this.textTurn !== p.turn) return this.pendingText() + this.next(event);
+      this.textTurn = p.turn;
+      this.text += String(p.text ?? '');
+      return '';
+    }
+    let out = this.pendingText();
+    if (event.event_type === 'cognition_out' && this.streamed.has(p.turn)) {
+      if (p.is_partial)
+        out += this.lineStart(`[turn ${String(p.turn)}] (answer cut off: ${short(p.error)})\n`);
+      else if (this.follow && this.midLine) out += this.track('\n');
+      return out;
+    }
+    const line = describeEvent(event, this.follow);
+    return line === undefined ? out : out + this.lineStart(line);
+  }
+
+  /** Whatever is still held (the end of the transcript so far). */
+  end(): string {
+    return this.pendingText();
+  }
+
+  private pendingText(): string {
+    if (!this.text) return '';
+    const turn = typeof this.textTurn === 'number' ? `[turn ${this.textTurn}] ` : '';
+    const out = `${turn}assistant: ${short(this.text)}\n`;
+    this.text = '';
+    return out;
+  }
+
+  /** A line of its own, after streamed text that did not end its line. */
+  private lineStart(line: string): string {
+    const text = this.midLine && !line.startsWith('\n') ? `\n${line}` : line;
+    return this.track(text);
+  }
+
+  private modelText(text: string): string {
+    return this.track(markModelLines(text, this.midLine));
+  }
+
+  private track(text: string): string {
+    if (text) this.midLine = !text.endsWith('\n');
+    return text;
+  }
+}
+
 /** One event as a line (or a piece of one, for streamed text); undefined to skip it. */
 export function describeEvent(event: Event, follow: boolean): string | undefined {
   const p = event.payload ?? {};
   const turn = typeof p.turn === 'number' ? `[turn ${p.turn}] ` : '';
   switch (event.event_type) {
+    case 'tool_output':
+      return typeof p.text === 'string' && p.text !== '' ? toolLines(p.text) : undefined;
+    case 'live_events_capped':
+      return `== live output past ${String(p.cap_bytes)} bytes was not recorded\n`;
     case 'cognition_in':
       return `${turn}${String(p.role ?? 'user')}: ${short(p.text)}\n`;
     case 'cognition_out_delta':
-      return follow ? String(p.text ?? '') : undefined;
+      return follow ? markModelLines(String(p.text ?? ''), false) : undefined;
     case 'cognition_out':
-      if (follow) return p.is_partial ? `\n${turn}(answer cut off: ${short(p.error)})\n` : '\n';
+      // A turn whose text streamed was printed from its deltas (TailPrinter).
       return `${turn}assistant: ${short(p.text)}${p.is_partial ? ` (cut off: ${short(p.error)})` : ''}\n`;
     case 'cognition_reasoning':
       return follow ? undefined : `${turn}thinking: ${short(p.text)}\n`;
     case 'tool_call_start':
-      return `${follow ? '\n' : ''}${turn}→ ${String(p.tool)} ${short(p.input, 160)}\n`;
+      return `${turn}→ ${String(p.tool)} ${short(p.input, 160)}\n`;
     case 'tool_call_result': {
       const took = typeof p.duration_ms === 'number' ? ` (${p.duration_ms} ms)` : '';
       return p.error
@@ -115,6 +218,7 @@ export async function tailTranscript(
   options: { follow: boolean; json: boolean; ended: () => Promise<boolean>; signal?: AbortSignal },
 ): Promise<{ transcript: boolean }> {
   const path = join(dir, 'transcript.jsonl');
+  const printer = new TailPrinter(options.follow);
   let offset = 0;
   let rest = '';
   const drain = () => {
@@ -142,15 +246,23 @@ export async function tailTranscript(
         } catch {
           continue;
         }
-        const text = describeEvent(event, options.follow);
+        const text = printer.next(event);
         if (text) io.stdout(printable(text));
       }
     } finally {
       closeSync(fd);
     }
   };
+  const drainAll = () => {
+    drain();
+    const rest = printer.end();
+    if (rest) io.stdout(printable(rest));
+  };
+  if (!options.follow) {
+    drainAll();
+    return { transcript: existsSync(path) };
+  }
   drain();
-  if (!options.follow) return { transcript: existsSync(path) };
   await new Promise<void>((resolve) => {
     let watcher: ReturnType<typeof watch> | undefined;
     try {
@@ -172,7 +284,7 @@ export async function tailTranscript(
       finished = true;
       clearInterval(timer);
       watcher?.close();
-      drain();
+      drainAll();
       resolve();
     }
     options.signal?.addEventListener('abort', finish, { once: true });

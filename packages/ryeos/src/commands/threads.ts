@@ -6,7 +6,9 @@
  * cost and outputs with whether its signed thread.json and transcript still verify (a thread
  * that does not is an `integrity` error, exit code 1, with everything else still shown). What
  * `show` reports comes from the signed records; registry.db values sit under `registry`,
- * unverified, and contradicting a finished thread's record is an integrity error too.
+ * unverified, and contradicting a finished thread's record is an integrity error too. On a
+ * terminal (without --json) list and show print tables (threads-table.ts); `rye threads view`
+ * serves the browser viewer (threads-view.ts).
  */
 import type { RyeSettings } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
@@ -18,7 +20,7 @@ import { createRye } from '../rye.js';
 // What runs before this verb, bundled with it (cli/start.ts).
 export { checkProjectFlag, processSettings } from '../cli/start.js';
 
-const THREADS_ACTIONS = ['list', 'show', 'wait', 'cancel', 'kill', 'chain', 'resume', 'tail'];
+const THREADS_ACTIONS = ['list', 'show', 'wait', 'cancel', 'kill', 'chain', 'resume', 'tail', 'view'];
 
 export async function threadsCommand(args: string[], io: CliIo, settings: RyeSettings): Promise<number> {
   const { values, positionals } = parse(
@@ -30,6 +32,8 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
       message: { type: 'string', short: 'm' },
       follow: { type: 'boolean', short: 'f' },
       json: { type: 'boolean' },
+      control: { type: 'boolean' },
+      'no-open': { type: 'boolean' },
       project: { type: 'string' },
       'project-path': { type: 'string', short: 'p' },
     },
@@ -39,8 +43,19 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
   // One command and the process ends: no spare runner for a next async fork.
   const rye = createRye({ settings, projectPath: callerPath(project ?? '.'), spareRunner: false });
   const [action, threadId] = positionals;
-  if (action === 'list') return listCommand(rye, values, io);
-  if (action === 'show') return showCommand(rye, threadId, io);
+  // A person at a terminal gets tables; a script (a pipe, a file, --json) gets JSON.
+  const forPerson = io.isTerminal === true && values.json !== true;
+  if (action === 'list') return listCommand(rye, values, io, forPerson);
+  if (action === 'view') {
+    const { viewCommand } = await import('./threads-view.js');
+    const { store } = await storeChoice(rye);
+    return viewCommand(
+      rye,
+      { control: values.control === true, open: values['no-open'] !== true, ...(store ? { store } : {}) },
+      io,
+    );
+  }
+  if (action === 'show') return showCommand(rye, threadId, io, forPerson);
   const needId = (what: string): string => {
     if (!threadId) {
       throw new RyeError('VALIDATION', `rye threads ${what} needs a thread id`, {
@@ -79,7 +94,7 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
   if (action === 'tail') return tailCommand(rye, values, needId('tail'), io);
   const guess = closestWord(action ?? '', THREADS_ACTIONS);
   throw new RyeError('VALIDATION', `Unknown threads action '${action ?? ''}'`, {
-    hint: `${guess ? `Did you mean rye threads ${guess}? ` : ''}Use rye threads list | show <id> | wait <id…> [--timeout S] | cancel <id> | kill <id> | tail <id> [--follow] [--json] | resume <id> --message M | chain <id>`,
+    hint: `${guess ? `Did you mean rye threads ${guess}? ` : ''}Use rye threads list | show <id> | view [--control] | wait <id…> [--timeout S] | cancel <id> | kill <id> | tail <id> [--follow] [--json] | resume <id> --message M | chain <id>`,
   });
 }
 
@@ -93,8 +108,8 @@ async function storeChoice(rye: Rye): Promise<{ store?: import('@ryeos/threads')
 }
 type Rye = ReturnType<typeof createRye>;
 
-/** `rye threads list [--status S] [--limit N]`. */
-async function listCommand(rye: Rye, values: Values, io: CliIo): Promise<number> {
+/** `rye threads list [--status S] [--limit N] [--json]`. */
+async function listCommand(rye: Rye, values: Values, io: CliIo, forPerson: boolean): Promise<number> {
   const { listThreads } = await import('@ryeos/threads');
   const rawLimit = str(values, 'limit');
   const limit = rawLimit === undefined ? undefined : Number(rawLimit);
@@ -107,12 +122,40 @@ async function listCommand(rye: Rye, values: Values, io: CliIo): Promise<number>
     { ...(status ? { status } : {}), ...(limit ? { limit } : {}) },
     await storeChoice(rye),
   );
+  if (forPerson) {
+    const { renderThreadList } = await import('./threads-table.js');
+    io.stdout(renderThreadList(threads));
+    return 0;
+  }
   printJson(io, { status: 'success', threads, count: threads.length });
   return 0;
 }
 
+/** Every thread under `threadId` in the registry (its children, theirs, …). */
+async function descendantsOf(rye: Rye, threadId: string): Promise<import('@ryeos/threads').ThreadSummary[]> {
+  const { listThreads } = await import('@ryeos/threads');
+  const all = await listThreads(rye.projectPath, {}, await storeChoice(rye));
+  const under = new Set([threadId]);
+  // Newest first: a child is listed before its parent, so sweep until nothing is added.
+  for (let added = true; added; ) {
+    added = false;
+    for (const thread of all) {
+      if (thread.parent_id && under.has(thread.parent_id) && !under.has(thread.thread_id)) {
+        under.add(thread.thread_id);
+        added = true;
+      }
+    }
+  }
+  return all.filter((thread) => under.has(thread.thread_id) && thread.thread_id !== threadId);
+}
+
 /** `rye threads show <id>`: the signed record, and an integrity error when it does not verify. */
-async function showCommand(rye: Rye, threadId: string | undefined, io: CliIo): Promise<number> {
+async function showCommand(
+  rye: Rye,
+  threadId: string | undefined,
+  io: CliIo,
+  forPerson: boolean,
+): Promise<number> {
   const { showThread } = await import('@ryeos/threads');
   if (!threadId) {
     throw new RyeError('VALIDATION', 'rye threads show needs a thread id', {
@@ -126,7 +169,8 @@ async function showCommand(rye: Rye, threadId: string | undefined, io: CliIo): P
       report.integrity.thread_json.valid ? undefined : `thread.json: ${report.integrity.thread_json.error}`,
       report.integrity.transcript.valid ? undefined : `transcript: ${report.integrity.transcript.error}`,
       report.integrity.registry?.valid === false ? `registry: ${report.integrity.registry.error}` : undefined,
-    ].filter(Boolean);
+    ].filter((problem): problem is string => problem !== undefined);
+    if (forPerson) return showForPerson(rye, report, problems, io);
     printJson(io, {
       status: 'error',
       error: `Thread ${threadId} does not verify (${problems.join('; ')})`,
@@ -137,8 +181,20 @@ async function showCommand(rye: Rye, threadId: string | undefined, io: CliIo): P
     });
     return 1;
   }
+  if (forPerson) return showForPerson(rye, report, [], io);
   printJson(io, { status: 'success', thread_status: threadStatus, ...rest });
   return 0;
+}
+
+async function showForPerson(
+  rye: Rye,
+  report: import('@ryeos/threads').ThreadReport,
+  problems: string[],
+  io: CliIo,
+): Promise<number> {
+  const { renderThreadShow } = await import('./threads-table.js');
+  io.stdout(renderThreadShow(report, await descendantsOf(rye, report.thread_id), problems));
+  return report.integrity.valid ? 0 : 1;
 }
 
 /** `rye threads wait <id…> [--timeout S]`. */

@@ -86,7 +86,16 @@ export const CRITICAL_EVENTS: ReadonlySet<string> = new Set([
 ]);
 
 /** Droppable event types whose consecutive lines of one turn merge into one (their text joined). */
-const COALESCED = new Set(['cognition_out_delta', 'cognition_reasoning', 'token_delta']);
+const COALESCED = new Set(['cognition_out_delta', 'cognition_reasoning', 'token_delta', 'tool_output']);
+
+/** Buffered droppable bytes that are written at once instead of waiting for the window to end. */
+const FLUSH_PENDING_BYTES = 64 * 1024;
+
+/** Droppable bytes one writer records before it drops the rest (a chatty tool must not fill the disk). */
+export const DEFAULT_DROPPABLE_CAP_BYTES = 8 * 1024 * 1024;
+
+/** The one line written in place of every droppable event past the cap. */
+export const LIVE_EVENTS_CAPPED = 'live_events_capped';
 
 export interface TranscriptWriterOptions {
   /** Milliseconds since the epoch (tests pin it). */
@@ -95,6 +104,8 @@ export interface TranscriptWriterOptions {
   coalesceMs?: number;
   /** Override of the critical set (from `events.yaml`). */
   critical?: ReadonlySet<string>;
+  /** Droppable bytes recorded at most; later droppable events are dropped (one notice says so). */
+  droppableCapBytes?: number;
 }
 
 function closedError(path: string): RyeError {
@@ -123,6 +134,11 @@ export class TranscriptWriter {
   private readonly now: () => number;
   private readonly coalesceMs: number;
   private readonly critical: ReadonlySet<string>;
+  private readonly droppableCap: number;
+  /** Serialized bytes of droppable events accepted so far, and of those still buffered. */
+  private droppableBytes = 0;
+  private pendingBytes = 0;
+  private capped = false;
 
   constructor(
     readonly path: string,
@@ -133,6 +149,7 @@ export class TranscriptWriter {
     this.now = options.now ?? Date.now;
     this.coalesceMs = options.coalesceMs ?? 100;
     this.critical = options.critical ?? CRITICAL_EVENTS;
+    this.droppableCap = options.droppableCapBytes ?? DEFAULT_DROPPABLE_CAP_BYTES;
     let existing: Buffer;
     try {
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
@@ -181,11 +198,32 @@ export class TranscriptWriter {
   }
 
   private buffer(event: TranscriptEvent): void {
+    if (this.capped) return;
+    const size = droppableSize(event);
+    if (this.droppableBytes + size > this.droppableCap) {
+      this.capped = true;
+      this.pending.push({
+        ...event,
+        event_type: LIVE_EVENTS_CAPPED,
+        payload: {
+          cap_bytes: this.droppableCap,
+          message: `Live events past ${this.droppableCap} bytes were not recorded; the thread's results are.`,
+        },
+      });
+      this.flush();
+      return;
+    }
+    this.droppableBytes += size;
+    this.pendingBytes += size;
     const last = this.pending.at(-1);
     if (last && mergeable(last, event)) {
       last.payload = { ...last.payload, text: `${String(last.payload.text)}${String(event.payload.text)}` };
     } else {
       this.pending.push(event);
+    }
+    if (this.pendingBytes >= FLUSH_PENDING_BYTES) {
+      this.flush();
+      return;
     }
     if (!this.timer) {
       this.timer = setTimeout(() => {
@@ -209,6 +247,7 @@ export class TranscriptWriter {
     if (this.fd === undefined) return;
     const pending = this.pending;
     this.pending = [];
+    this.pendingBytes = 0;
     for (const event of pending) this.append(event);
   }
 
@@ -359,9 +398,21 @@ export class TranscriptWriter {
   }
 }
 
+/**
+ * What a droppable event costs against the cap: the bytes its text (or whole payload) takes once
+ * written, since JSON escapes a control character to six bytes and UTF-8 takes up to four.
+ */
+function droppableSize(event: TranscriptEvent): number {
+  const text = event.payload.text;
+  return Buffer.byteLength(JSON.stringify(typeof text === 'string' ? text : event.payload) ?? '', 'utf8');
+}
+
 function mergeable(last: TranscriptEvent, next: TranscriptEvent): boolean {
   if (last.event_type !== next.event_type || !COALESCED.has(next.event_type)) return false;
   if (last.payload.turn !== next.payload.turn) return false;
+  // One call's output and one stream of it per line: interleaved calls stay apart.
+  if (last.payload.call_id !== next.payload.call_id || last.payload.stream !== next.payload.stream)
+    return false;
   // A partial reasoning block written on a stream error is a record of its own.
   const flags = (p: Record<string, unknown>) => p.is_partial !== undefined || p.was_interrupted !== undefined;
   return !flags(last.payload) && !flags(next.payload) && typeof next.payload.text === 'string';

@@ -129,8 +129,14 @@ function primaryCallOf(
   threadId: string,
   signal?: AbortSignal,
   beforeEffects?: () => Promise<void>,
+  onOutput?: PrimaryCall['onOutput'],
 ): PrimaryCall {
-  const base = { threadId, ...(signal ? { signal } : {}), ...(beforeEffects ? { beforeEffects } : {}) };
+  const base = {
+    threadId,
+    ...(signal ? { signal } : {}),
+    ...(beforeEffects ? { beforeEffects } : {}),
+    ...(onOutput ? { onOutput } : {}),
+  };
   if (entry.kind === 'tool') {
     return { ...base, primary: 'execute', args: { item_id: `tool:${entry.itemId}`, parameters: call.input } };
   }
@@ -237,6 +243,7 @@ export async function runPlannedCall(
   entry: PaletteEntry,
   messages: readonly ChatMessage[],
   durable?: () => Promise<void>,
+  onOutput?: PrimaryCall['onOutput'],
 ): Promise<CallOutcome> {
   const itemId = executedItem(call, entry) ?? entry.itemId;
   const inProcess =
@@ -259,7 +266,7 @@ export async function runPlannedCall(
   let envelope: Record<string, unknown>;
   const dispatchedAt = performance.now();
   try {
-    envelope = await ctx.dispatch(primaryCallOf(call, entry, ctx.threadId, ctx.signal, gate));
+    envelope = await ctx.dispatch(primaryCallOf(call, entry, ctx.threadId, ctx.signal, gate, onOutput));
   } catch (error) {
     // dispatch promises never to throw; if it does, the model still gets an answer.
     envelope = { status: 'error', error: `The call failed: ${(error as Error)?.message ?? String(error)}` };

@@ -7,6 +7,7 @@ import type { ChatMessage, ToolCall } from '../provider/types.js';
 import type { CallContext, CallOutcome, CallPlan } from './calls.js';
 import { handleReturn, planCall, runPlannedCall } from './calls.js';
 import { CallDispatcher, type DispatchSettings } from './dispatcher.js';
+import { LiveToolOutput } from './live-output.js';
 
 /** What the calls of a turn need of its request. */
 export interface CallsRequest {
@@ -136,9 +137,17 @@ export class TurnCalls {
       const stop = this.request.stopReason?.();
       // The results this call follows are on disk before it has any effect (resume relies on it):
       // runPlannedCall waits for `durable`, or hands it to a dispatch that awaits it itself.
+      const live = new LiveToolOutput(this.request.log, call.id, this.request.turn);
       const outcome = stop
         ? refused(`Not run: ${stop}.`)
-        : await runPlannedCall(this.ctx, call, plan.entry, this.request.messages, this.request.durable);
+        : await runPlannedCall(
+            this.ctx,
+            call,
+            plan.entry,
+            this.request.messages,
+            this.request.durable,
+            live.onOutput,
+          ).finally(() => live.end());
       return this.record(call, outcome);
     });
     this.recorded.push({ call, result });

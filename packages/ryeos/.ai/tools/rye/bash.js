@@ -1,4 +1,4 @@
-// rye:signed:2026-11-22T02:37:35Z:8cb8007adb982d39a1ff1268eb4ed5471c23a3356426943c6d10667a301f47d6:bWIaqj1j_4NuX8fqGZMd4f0ohtqUiZ5_J_BZ86ly0ICdYMPAbyxeghH0HxA7uMLgrzTcoSkGWcP7s3sM4B0OCw==:007af625371e6e71
+// rye:signed:2026-11-29T09:58:05Z:3ba549b36b54d4d187b579a1e871c539e77f05493179fb065b8d92cea3da12a1:Y2Ud4Nm3kN8WMA2PSoLgdnv3uz9nYrN-I9sO8iO4NfLn3a6sG2-IYfavxb90duSH6tGrBjy33JZGFwlYc2ATCQ==:007af625371e6e71
 export const __version__ = '1.0.0';
 export const __tool_type__ = 'javascript';
 export const __executor_id__ = 'rye/core/runtimes/node/node';
@@ -40,6 +40,11 @@ import { constants } from 'node:os';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 
 const MAX_TIMEOUT = 600;
+/**
+ * Bytes of the command's output echoed to this tool's stderr as they arrive, so a watcher sees
+ * the command work; bounded so the echo never outgrows the runtime's capture of stderr.
+ */
+const LIVE_ECHO_MAX = 256 * 1024;
 
 class ToolError extends Error {}
 
@@ -140,8 +145,21 @@ function run(command, cwd, timeoutMs, maxOutput) {
     });
     const stdout = new Capture(maxOutput);
     const stderr = new Capture(maxOutput);
-    child.stdout.on('data', (c) => stdout.push(c));
-    child.stderr.on('data', (c) => stderr.push(c));
+    let echoed = 0;
+    const echo = (chunk) => {
+      if (echoed >= LIVE_ECHO_MAX) return;
+      const part = chunk.subarray(0, LIVE_ECHO_MAX - echoed);
+      echoed += part.length;
+      process.stderr.write(part);
+    };
+    child.stdout.on('data', (c) => {
+      stdout.push(c);
+      echo(c);
+    });
+    child.stderr.on('data', (c) => {
+      stderr.push(c);
+      echo(c);
+    });
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
