@@ -177,16 +177,6 @@ describe('OpenTelemetry traces of a thread tree', () => {
     const byId = new Map(spans.map((span) => [span.spanId, span]));
     const parentOf = (span: SeenSpan) => (span.parentSpanId ? byId.get(span.parentSpanId) : undefined);
 
-    if (process.env.DEBUG_SPANS)
-      console.log(
-        spans
-          .map((s) =>
-            [s.traceId.slice(0, 6), s.spanId.slice(0, 6), s.parentSpanId?.slice(0, 6), s.name, s.from].join(
-              ' ',
-            ),
-          )
-          .join('\n'),
-      );
     // One trace, rooted at the parent thread.
     const [root] = named('invoke_agent acme/parent');
     expect(root).toBeDefined();
