@@ -55,7 +55,6 @@ const SEARCH_RESULT = {
     parameters: { type: 'object', additionalProperties: STRING },
     inputs: STRINGS,
   },
-  required: ['id', 'ref', 'type', 'name'],
 } as const;
 
 export const OUTPUT_SCHEMAS: Readonly<Record<ToolName, Schema>> = {
