@@ -21,10 +21,11 @@ export async function withToolSpans(id: string, run: () => Promise<ToolEnvelope>
     const envelope = await span.within(run);
     span.within(() => chainSpans(traced, envelope, startTime));
     span.setAttributes({ 'rye.status': envelope.status });
-    if (envelope.status === 'error') span.fail(String(envelope.error), String(envelope.error_type));
+    // The type only: an error's text may quote the tool's output, which a trace never carries.
+    if (envelope.status === 'error') span.fail('The tool run failed', String(envelope.error_type));
     return envelope;
   } catch (error) {
-    span.fail((error as Error)?.message ?? String(error));
+    span.fail('The tool run threw', 'internal');
     throw error;
   } finally {
     span.end();

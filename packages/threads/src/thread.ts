@@ -93,7 +93,7 @@ async function runAndFinalize(
     });
     return chainResult(ended, next);
   } catch (error) {
-    spans?.end({ success: false, error: (error as Error)?.message ?? String(error) });
+    spans?.end({ success: false, error_type: 'internal' });
     await reservation.release('error');
     throw error;
   }

@@ -124,7 +124,7 @@ class RecordedThreadSpans implements ThreadSpans {
       if (outcome.isError) span.fail(`${call.name} answered an error`, 'tool_error');
       return outcome;
     } catch (error) {
-      span.fail((error as Error)?.message ?? String(error));
+      span.fail(`${call.name} threw`, 'internal');
       throw error;
     } finally {
       span.end();
@@ -146,8 +146,9 @@ class RecordedThreadSpans implements ThreadSpans {
       'rye.thread.spend': cost?.spend,
       'rye.thread.status': result.status ?? (result.success ? 'completed' : 'error'),
     });
+    // Codes only: an error's text may quote a provider's answer or a tool's output.
     if (!result.success && result.status !== 'continued') {
-      this.thread.fail(result.error ?? 'The thread failed', result.limit_code ?? 'thread_error');
+      this.thread.fail('The thread failed', String(result.limit_code ?? result.error_type ?? 'thread_error'));
     }
     this.thread.end();
   }
