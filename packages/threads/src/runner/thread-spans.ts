@@ -7,7 +7,6 @@
  */
 import { type Tracer, type TraceSpan, tracer } from '@ryeos/lillux';
 import type { ThreadCost } from '../store/types.js';
-import type { LoopResult } from './loop-types.js';
 
 export interface ThreadSpanFacts {
   threadId: string;
@@ -17,6 +16,14 @@ export interface ThreadSpanFacts {
   providerName: string;
   /** A W3C `traceparent` handed over by the process that set the thread up. */
   traceParent?: string;
+}
+
+/** How a thread ended, as far as its span says (a loop's result, or a run that threw). */
+export interface ThreadEnd {
+  success: boolean;
+  status?: string;
+  limit_code?: string;
+  error_type?: unknown;
 }
 
 export interface ThreadSpans {
@@ -32,7 +39,7 @@ export interface ThreadSpans {
   /** Runs `run` with the thread's span as the parent of what it starts (its finalize hooks). */
   within<T>(run: () => T): T;
   /** Ends every open span; a second call does nothing. */
-  end(result: LoopResult, cost?: ThreadCost): void;
+  end(result: ThreadEnd, cost?: ThreadCost): void;
 }
 
 /** The spans of a thread, or `undefined` (at no cost) when nothing traces. */
@@ -135,7 +142,7 @@ class RecordedThreadSpans implements ThreadSpans {
     return this.thread.within(run);
   }
 
-  end(result: LoopResult, cost?: ThreadCost): void {
+  end(result: ThreadEnd, cost?: ThreadCost): void {
     if (this.ended) return;
     this.ended = true;
     this.endTurn();
