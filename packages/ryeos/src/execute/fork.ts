@@ -6,7 +6,7 @@
  */
 import type { Envelope, Executor, RyeSettings } from '@ryeos/executor';
 import { canonicalRef, elapsed, findItem } from '@ryeos/executor';
-import { loadedTracer, toErrorEnvelope } from '@ryeos/lillux';
+import { toErrorEnvelope, tracer } from '@ryeos/lillux';
 import type {
   ForkRequest,
   KeptOpenStores,
@@ -103,7 +103,8 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
     const early = runner;
     // The span this fork was asked from (a parent thread's tool call): a detached or queued run
     // continues its trace.
-    const traceParent = loadedTracer()?.activeTraceParent();
+    const tracing = tracer();
+    const traceParent = tracing && (await tracing)?.activeTraceParent();
     const request = (threadId: string, prepared: PreparedThread) => ({
       kind: 'directive' as const,
       project_path: host.projectPath,
