@@ -56,6 +56,7 @@ export function otlpRequested(env: Readonly<Record<string, string | undefined>> 
 }
 
 let loading: Promise<Tracer | undefined> | undefined;
+let loaded: Tracer | undefined;
 let shutdown: (() => Promise<void>) | undefined;
 
 /**
@@ -70,12 +71,14 @@ export function tracer(): Promise<Tracer | undefined> | undefined {
 }
 
 /** The tracer if one was loaded already (no import, no wait): for code that only continues a trace. */
-let loaded: Tracer | undefined;
 export function loadedTracer(): Tracer | undefined {
   return loaded;
 }
 
-/** Sends the spans still buffered (an OTLP export this module set up); call before the process exits. */
+/**
+ * Sends the spans still buffered by an OTLP export this module set up, and ends it: call once,
+ * as the process is about to exit.
+ */
 export async function flushTracing(): Promise<void> {
   await shutdown?.().catch(() => undefined);
 }
