@@ -94,4 +94,4 @@ export {
 export { clipText } from './text.js';
 export { prestartWorkerThread } from './thread-boot.js';
 export type { SpanAttributes, SpanAttributeValue, SpanOptions, Tracer, TraceSpan } from './tracing.js';
-export { flushTracing, loadedTracer, otlpRequested, tracer } from './tracing.js';
+export { flushTracing, loadedTracer, otlpRequested, traceFromEnvironment, tracer } from './tracing.js';

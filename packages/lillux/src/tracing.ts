@@ -13,7 +13,7 @@ export interface SpanOptions {
   attributes?: SpanAttributes;
   /**
    * The parent: a span of this process, or a W3C `traceparent` to continue (a run handed over
-   * from another process). By default the span active where it starts, or the process's
+   * from another process). By default the span active where it starts, or the entry point's
    * `TRACEPARENT`.
    */
   parent?: TraceSpan | string;
@@ -49,8 +49,22 @@ function providerRegistered(): boolean {
   return globals?.trace !== undefined;
 }
 
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/** The environment of the process's entry point (`traceFromEnvironment`); none until it is given. */
+let environment: Environment = {};
+
+/**
+ * Tells tracing the environment its entry point was started with, read once there:
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` (an export is asked for) and `TRACEPARENT` (the caller's trace).
+ * Costs nothing: nothing is loaded until a span is started.
+ */
+export function traceFromEnvironment(env: Environment): void {
+  environment = env;
+}
+
 /** Whether the environment asks for an OTLP export (the standard variables). */
-export function otlpRequested(env: Readonly<Record<string, string | undefined>> = process.env): boolean {
+export function otlpRequested(env: Environment = environment): boolean {
   if (env.OTEL_SDK_DISABLED === 'true' || env.OTEL_TRACES_EXPORTER === 'none') return false;
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
 }
@@ -136,7 +150,7 @@ function wrapTracer(api: typeof OtelApi): Tracer {
     if (explicit) return explicit;
     const active = api.context.active();
     if (api.trace.getSpan(active)) return active;
-    return remoteParent(api, process.env.TRACEPARENT) ?? active;
+    return remoteParent(api, environment.TRACEPARENT) ?? active;
   };
   return {
     start(name, options = {}) {
