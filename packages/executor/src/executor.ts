@@ -26,6 +26,7 @@ import type { RyeSettings } from './settings.js';
 import { readSettings } from './settings.js';
 import type { SpaceName, SpacesOptions, SystemBundle } from './spaces.js';
 import { Spaces } from './spaces.js';
+import { withToolSpans } from './tool-spans.js';
 import { TrustStore } from './trust.js';
 import type { ReadVerifiedOptions, VerifiedItem } from './verified-read.js';
 import { findItem, readVerifiedItem, verifyResolvedText } from './verified-read.js';
@@ -241,6 +242,8 @@ export class Executor implements ItemContext {
       });
     }
     // One look per fact for the whole operation (observations.ts).
-    return withinOperation(() => run(this, id, params, options));
+    const execute = () => withinOperation(() => run(this, id, params, options));
+    // Warming a worker ahead of a call runs nothing: only real runs are traced.
+    return options.warmOnly ? execute() : withToolSpans(id, execute);
   }
 }

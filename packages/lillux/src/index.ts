@@ -93,3 +93,5 @@ export {
 } from './subprocess.js';
 export { clipText } from './text.js';
 export { prestartWorkerThread } from './thread-boot.js';
+export type { SpanAttributes, SpanAttributeValue, SpanOptions, Tracer, TraceSpan } from './tracing.js';
+export { flushTracing, loadedTracer, otlpRequested, traceFromEnvironment, tracer } from './tracing.js';

@@ -1,4 +1,6 @@
 export type { OperationContext, OperationResult, ProgressUpdate, RyeOperations } from './operations.js';
+export type { ToolAnnotations } from './output-schemas.js';
+export { OUTPUT_SCHEMAS, TOOL_ANNOTATIONS } from './output-schemas.js';
 export type { ServerInfo } from './server.js';
 export { createRyeServer } from './server.js';
 export type {

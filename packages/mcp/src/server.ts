@@ -7,6 +7,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { withMcpHints } from './fix-call.js';
 import type { OperationContext, OperationResult, ProgressUpdate, RyeOperations } from './operations.js';
+import { OUTPUT_SCHEMAS, TOOL_ANNOTATIONS } from './output-schemas.js';
 import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS, TOOL_NAMES, type ToolName } from './tools.js';
 
 export interface ServerInfo {
@@ -19,8 +20,11 @@ export interface ServerInfo {
 
 const TOOLS = TOOL_DEFINITIONS.map((tool) => ({
   name: tool.name,
+  title: TOOL_ANNOTATIONS[tool.name].title,
   description: tool.description,
   inputSchema: tool.inputSchema,
+  outputSchema: OUTPUT_SCHEMAS[tool.name],
+  annotations: TOOL_ANNOTATIONS[tool.name],
 })) as unknown as ListToolsResult['tools'];
 
 function isToolName(name: string): name is ToolName {
@@ -28,25 +32,31 @@ function isToolName(name: string): name is ToolName {
 }
 
 /**
- * The largest reply text sent: MCP clients commonly read at most 10 MB per message (the SDK
- * client's buffer) and a bigger one ends the session. Tools are capped lower already; this is
- * the last guard for anything else.
+ * The largest reply sent: MCP clients commonly read at most 10 MB per message (the SDK client's
+ * buffer) and a bigger one ends the session. The reply goes twice (as text for older clients and
+ * as `structuredContent`), so each copy gets half. Tools are capped lower already; this is the
+ * last guard for anything else.
  */
 export const MAX_REPLY_CHARS = 8 * 1024 * 1024;
 
 function reply(result: OperationResult): CallToolResult {
-  let text = JSON.stringify(withMcpHints(result));
-  if (text.length > MAX_REPLY_CHARS) {
-    text = JSON.stringify({
+  let structured: Record<string, unknown> = withMcpHints(result);
+  let text = JSON.stringify(structured);
+  if (text.length > MAX_REPLY_CHARS / 2) {
+    const kept = MAX_REPLY_CHARS / 4;
+    structured = {
       status: result.status,
       ...(result.status === 'error' ? { error: result.error, error_type: result.error_type } : {}),
       truncated: true,
-      note: `The result was ${text.length} characters; only the first ${MAX_REPLY_CHARS / 2} are kept in 'partial'`,
-      partial: text.slice(0, MAX_REPLY_CHARS / 2),
-    });
+      note: `The result was ${text.length} characters; only the first ${kept} are kept in 'partial'`,
+      partial: text.slice(0, kept),
+    };
+    text = JSON.stringify(structured);
   }
   const content: CallToolResult['content'] = [{ type: 'text', text }];
-  return result.status === 'error' ? { content, isError: true } : { content };
+  return result.status === 'error'
+    ? { content, structuredContent: structured, isError: true }
+    : { content, structuredContent: structured };
 }
 
 function internalError(tool: string, error: unknown, debug: boolean): CallToolResult {

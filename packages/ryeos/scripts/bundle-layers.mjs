@@ -156,6 +156,8 @@ export const LAZY = {
   'remote-target': join(PACKAGES, 'ryeos', 'src', 'execute', 'remote-target.ts'),
   'remote-actions': join(PACKAGES, 'ryeos', 'src', 'remote', 'actions.ts'),
   'remote-add': join(PACKAGES, 'ryeos', 'src', 'remote', 'add.ts'),
+  // Loaded only when OTEL_EXPORTER_OTLP_ENDPOINT asks for an export.
+  'tracing-otlp': join(PACKAGES, 'lillux', 'src', 'tracing-otlp.ts'),
 };
 
 /**

@@ -152,11 +152,11 @@ export function createOperations(options: OperationsOptions = {}): ServerOperati
     search: guard((rye, args) => rye.search(withoutProject(args) as SearchRequest)),
     load: guard((rye, args) => rye.load(withoutProject(args) as LoadRequest)),
     execute: guard((rye, args, context) =>
-      withProgress(context, (onOutput) =>
+      withProgress(context, (watch) =>
         rye.execute({
           ...(withoutProject(args) as ExecuteRequest),
           signal: context.signal,
-          ...(onOutput ? { onOutput } : {}),
+          ...(watch ? { onOutput: watch.onOutput, onThreadEvent: watch.onThreadEvent } : {}),
         }),
       ),
     ),
@@ -170,29 +170,71 @@ export function createOperations(options: OperationsOptions = {}): ServerOperati
 
 const HEARTBEAT_MS = 2_000;
 
+/** What an execute reports its progress from: its tool's output, or its forked thread's events. */
+interface ProgressWatch {
+  onOutput: (chunk: string) => void;
+  onThreadEvent: (eventType: string, payload: Readonly<Record<string, unknown>>) => void;
+}
+
 /**
  * When the client asked for progress, report each burst of tool output (its last line as the
- * message) and a heartbeat while the tool is quiet, so long runs visibly make progress.
+ * message) and each step of a forked thread (its turn, a tool started or finished), and while
+ * nothing happens a heartbeat that repeats the latest step, so long runs visibly make progress.
  */
 async function withProgress(
   context: OperationContext,
-  run: (onOutput?: (chunk: string) => void) => Promise<Envelope>,
+  run: (watch?: ProgressWatch) => Promise<Envelope>,
 ): Promise<Envelope> {
   const report = context.reportProgress;
   if (!report) return run();
   const started = Date.now();
   let progress = 0;
+  let latest = '';
   const tick = (message: string) => report({ progress: ++progress, message });
-  const heartbeat = setInterval(
-    () => tick(`running (${Math.round((Date.now() - started) / 1000)} s)`),
-    HEARTBEAT_MS,
-  );
+  const step = (message: string) => {
+    latest = message;
+    tick(message);
+  };
+  const heartbeat = setInterval(() => {
+    const seconds = `running (${Math.round((Date.now() - started) / 1000)} s)`;
+    tick(latest ? `${seconds}: ${latest}` : seconds);
+  }, HEARTBEAT_MS);
   try {
-    return await run((chunk) => {
-      const line = clipText(chunk.trimEnd().split('\n').pop() ?? '', 200);
-      if (line) tick(line);
+    return await run({
+      onOutput: (chunk) => {
+        const line = clipText(chunk.trimEnd().split('\n').pop() ?? '', 200);
+        if (line) tick(line);
+      },
+      onThreadEvent: threadSteps(step),
     });
   } finally {
     clearInterval(heartbeat);
   }
+}
+
+/**
+ * A forked thread's events as progress messages: "turn 2", "turn 2: tool started rye_bash",
+ * "turn 2: tool finished rye_bash". A tool's name is clipped; the model's text and a tool's
+ * input or output never reach a message.
+ */
+function threadSteps(step: (message: string) => void): ProgressWatch['onThreadEvent'] {
+  let turn = 0;
+  const names = new Map<string, string>();
+  return (eventType, payload) => {
+    const eventTurn = typeof payload.turn === 'number' ? payload.turn : turn;
+    if (eventTurn > turn) {
+      turn = eventTurn;
+      if (eventType !== 'tool_call_start') step(`turn ${turn}`);
+    }
+    if (eventType === 'tool_call_start') {
+      const name = clipText(String(payload.tool), 80);
+      names.set(String(payload.call_id), name);
+      step(`turn ${turn}: tool started ${name}`);
+    } else if (eventType === 'tool_call_result') {
+      const id = String(payload.call_id);
+      const name = names.get(id) ?? 'a tool';
+      names.delete(id);
+      step(`turn ${turn}: tool ${payload.error === undefined ? 'finished' : 'failed'} ${name}`);
+    }
+  };
 }

@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import type { RyeSettings } from '@ryeos/executor';
 import { readSettings } from '@ryeos/executor';
+import { traceFromEnvironment } from '@ryeos/lillux';
 import { packageRoot } from './package-root.js';
 
 function threadRunnerScript(): string {
@@ -20,6 +21,8 @@ type Env = Record<string, string | undefined>;
  * its own node for runtimes (DECISIONS 23), and `{env:AI_DIR}` has its default.
  */
 export function processSettings(env: Env = process.env): RyeSettings {
+  // Whether spans are exported (OTEL_EXPORTER_OTLP_ENDPOINT) and whose trace they join (TRACEPARENT).
+  traceFromEnvironment(env);
   return readSettings({
     ...env,
     RYE_KERNEL_NODE: env.RYE_KERNEL_NODE || process.execPath,

@@ -8,7 +8,7 @@
  */
 import { realpathSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { toErrorEnvelope } from '@ryeos/lillux';
+import { flushTracing, toErrorEnvelope } from '@ryeos/lillux';
 import type { PreparedThread } from '@ryeos/threads';
 import { type DetachedRequest, keepSpareRunner, PENDING_LOG_FLAG, type RemoteRun } from './execute/detach.js';
 import { createRye, type ExecuteRequest, type Rye } from './rye.js';
@@ -157,6 +157,7 @@ async function runDirective(
   const result = await runPreparedThread(host, prepared, {
     threadId: request.thread_id,
     signal: stop.signal,
+    ...(typeof request.trace_parent === 'string' ? { traceParent: request.trace_parent } : {}),
   });
   process.stdout.write(`${JSON.stringify(result)}\n`);
   return result.success ? 0 : 1;
@@ -232,3 +233,5 @@ try {
     );
   }
 }
+// The spans an OTLP export still buffers go out before the process ends (nothing when unused).
+await flushTracing();

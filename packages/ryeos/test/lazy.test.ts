@@ -88,6 +88,13 @@ describe('a cold rye process', () => {
     for (const parser of PARSERS) expect(loaded, `${parser} loaded`).not.toContain(parser);
   });
 
+  it('loads no OpenTelemetry package when nothing traces (--help, execute)', () => {
+    for (const args of [['--help'], ['execute', 'tool:rye/bash', '--params', '{"command": "true"}']]) {
+      const otel = packagesLoaded(...args).filter((name) => name.startsWith('@opentelemetry/'));
+      expect(otel, `rye ${args.join(' ')}`).toEqual([]);
+    }
+  });
+
   it('loads system knowledge without a YAML parser (its fields come from the index)', () => {
     const loaded = packagesLoaded('execute', 'knowledge:rye/agent/core/DirectiveInstruction');
     expect(loaded, 'yaml loaded').not.toContain('yaml');

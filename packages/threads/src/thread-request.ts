@@ -43,6 +43,13 @@ export interface ForkRequest {
   handoff?: boolean;
   /** An id its caller registered for this thread (a handoff's continuation, named in the old record). */
   registeredId?: string;
+  /**
+   * Told each event this thread writes to its transcript, as it writes it (a run here only; a
+   * detached run's watchers read its transcript). Must not throw, and must be quick.
+   */
+  onEvent?: (eventType: string, payload: Readonly<Record<string, unknown>>) => void;
+  /** A W3C `traceparent` the thread's spans continue (a run handed over from another process). */
+  traceParent?: string;
 }
 
 /** What a thread ended with; a failed one says why as `error`, `error_type` and its codes. */

@@ -17,7 +17,7 @@ import { chainResult, finalizeThread } from './lifecycle/finalize.js';
 import { declaredParent, liveParent } from './lifecycle/parent.js';
 import { prepareThread } from './lifecycle/prepare.js';
 import { Registration, Reservation, releaseReservation } from './lifecycle/register.js';
-import { type RunRequest, runPhase } from './lifecycle/run.js';
+import { type RunRequest, runPhase, runSpans } from './lifecycle/run.js';
 import { claimRun, type RunClaim } from './lifecycle/run-resume.js';
 import type { RunPlace, ThreadPlace } from './lifecycle/run-types.js';
 import { fail, failedThread, SetupFailure } from './lifecycle/setup-failure.js';
@@ -72,9 +72,14 @@ async function runAndFinalize(
   prepared: PreparedThread,
 ): Promise<ThreadResult> {
   const reservation = new Reservation(place.store, place.threadId);
+  const spans = await runSpans(place, prepared, request.traceParent);
   try {
-    const run = await runPhase({ host, request, place, prepared, runThread });
-    const ended = await finalizeThread(run, reservation);
+    const run = await runPhase({ host, request, place, prepared, runThread, ...(spans ? { spans } : {}) });
+    // What finalizing runs (its hooks' tools) is part of the thread's trace too.
+    const ended = spans
+      ? await spans.within(() => finalizeThread(run, reservation))
+      : await finalizeThread(run, reservation);
+    spans?.end(run.result, run.cost);
     if (ended.status !== 'continued' || !run.handoffTo) return ended;
     const next = await runThread(run.host, {
       directiveId: place.directiveId,
@@ -88,6 +93,7 @@ async function runAndFinalize(
     });
     return chainResult(ended, next);
   } catch (error) {
+    spans?.end({ success: false, error_type: 'internal' });
     await reservation.release('error');
     throw error;
   }
@@ -134,6 +140,8 @@ export async function runPreparedThread(
      * process or worker its row names (a killed worker's job runs again on another).
      */
     queued?: boolean;
+    /** The W3C `traceparent` of the call that set the thread up: its spans continue that trace. */
+    traceParent?: string;
   },
 ): Promise<ThreadResult> {
   const { threadId } = options;
@@ -158,6 +166,7 @@ export async function runPreparedThread(
     };
     const request: RunRequest = {
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.traceParent ? { traceParent: options.traceParent } : {}),
       ...(prepared.request.model ? { model: prepared.request.model } : {}),
       ...(prepared.request.limit_overrides ? { limitOverrides: prepared.request.limit_overrides } : {}),
     };

@@ -1,3 +1,4 @@
+import { flushTracing, loadedTracer } from '@ryeos/lillux';
 /** Where a CLI command writes: stdout for results (JSON), stderr for messages. */
 export interface CliIo {
   stdout: (text: string) => void;
@@ -63,12 +64,15 @@ export const processIo: CliIo = {
  */
 export function finish(code: number): void {
   process.exitCode = answerLost ? 1 : code;
+  // Spans an OTLP export still buffers go out first (only when something was traced).
+  const tracing = loadedTracer() ? flushTracing() : undefined;
   if (!endAtOnce) return;
   let pending = 2;
   const flushed = () => {
     if (--pending > 0) return;
+    const exit = () => process.exit(answerLost ? 1 : code);
     // One turn later: a failed write's 'error' event comes after its callback.
-    setImmediate(() => process.exit(answerLost ? 1 : code));
+    setImmediate(() => (tracing ? void tracing.finally(exit) : exit()));
   };
   process.stdout.write('', (error?: Error | null) => {
     if (error && (error as NodeJS.ErrnoException).code !== 'EPIPE') answerLost = true;

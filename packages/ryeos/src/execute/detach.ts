@@ -35,6 +35,8 @@ export type DetachedRequest =
       model?: string;
       limit_overrides?: Record<string, unknown>;
       parent_thread_id?: string;
+      /** The W3C `traceparent` of the call that forked it: the run's spans continue that trace. */
+      trace_parent?: string;
       /** The setup the caller made (`runThread`'s `detach`): the runner starts the loop from it. */
       prepared: PreparedThread;
       /**

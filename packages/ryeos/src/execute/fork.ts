@@ -6,8 +6,9 @@
  */
 import type { Envelope, Executor, RyeSettings } from '@ryeos/executor';
 import { canonicalRef, elapsed, findItem } from '@ryeos/executor';
-import { toErrorEnvelope } from '@ryeos/lillux';
+import { toErrorEnvelope, tracer } from '@ryeos/lillux';
 import type {
+  ForkRequest,
   KeptOpenStores,
   PreparedThread,
   PrimaryDispatch,
@@ -36,6 +37,8 @@ export interface ForkOptions {
   signal?: AbortSignal;
   /** Run detached (`async: true`): set up here, then a process of its own runs the loop. */
   async?: boolean;
+  /** Told each transcript event of a thread that runs here (MCP progress notifications). */
+  onEvent?: ForkRequest['onEvent'];
 }
 
 /**
@@ -98,6 +101,10 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
         ? await detachModule.acquireRunner(host.settings, host.projectPath)
         : undefined;
     const early = runner;
+    // The span this fork was asked from (a parent thread's tool call): a detached or queued run
+    // continues its trace.
+    const tracing = tracer();
+    const traceParent = tracing && (await tracing)?.activeTraceParent();
     const request = (threadId: string, prepared: PreparedThread) => ({
       kind: 'directive' as const,
       project_path: host.projectPath,
@@ -107,6 +114,7 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
       ...(options.model ? { model: options.model } : {}),
       ...(options.limitOverrides ? { limit_overrides: options.limitOverrides } : {}),
       ...(options.parentThreadId ? { parent_thread_id: options.parentThreadId } : {}),
+      ...(traceParent ? { trace_parent: traceParent } : {}),
       prepared,
     });
     const detach = queued
@@ -142,6 +150,7 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
         ...(options.limitOverrides ? { limitOverrides: options.limitOverrides } : {}),
         ...(options.parentThreadId ? { parentThreadId: options.parentThreadId } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onEvent && !detach ? { onEvent: options.onEvent } : {}),
         ...(detach ? { detach } : {}),
         ...(!detach && host.spareRunner !== false
           ? { onPrepared: readyForChildren(host, mayStartChildren) }

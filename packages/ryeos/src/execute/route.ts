@@ -22,6 +22,8 @@ export type ExecuteRequest = Omit<ExecuteArgs, 'project_path'> & {
   signal?: AbortSignal;
   /** Tool output as it arrives (used for MCP progress notifications). */
   onOutput?: ExecuteToolOptions['onOutput'];
+  /** A forked thread's transcript events as it writes them, when it runs here (MCP progress). */
+  onThreadEvent?: (eventType: string, payload: Readonly<Record<string, unknown>>) => void;
 };
 
 /** Who is calling, as only code can say it (never an argument a caller could set). */
@@ -65,7 +67,7 @@ export async function routeExecute(
       async: request.async === true,
       dryRun: request.dry_run === true,
     };
-    const { signal, onOutput, ...args } = request;
+    const { signal, onOutput, onThreadEvent, ...args } = request;
     // Fork options may also come inside parameters (top-level wins): both are checked.
     const parameters = { ...(args.parameters ?? {}) };
     checkExecuteArguments({
@@ -135,6 +137,7 @@ export async function routeExecute(
           // A detached run outlives this call: the caller's cancellation is not its own.
           ...(signal && !mode.async ? { signal } : {}),
           ...(mode.async ? { async: true } : {}),
+          ...(onThreadEvent && !mode.async ? { onEvent: onThreadEvent } : {}),
         },
         start,
       );

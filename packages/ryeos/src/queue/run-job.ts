@@ -109,7 +109,12 @@ async function runDirectiveJob(rye: Rye, job: ThreadJob, opener: ThreadStoreOpen
   const prepared = parsePreparedThread(job.prepared, job.thread_id);
   await checkAgainstRecord(rye, prepared);
   const host = forkHost(rye.settings, rye.projectPath, rye.threadDispatch(), await rye.executor(), opener);
-  const result = await runPreparedThread(host, prepared, { threadId: job.thread_id, queued: true });
+  const result = await runPreparedThread(host, prepared, {
+    threadId: job.thread_id,
+    queued: true,
+    // Only ever a parent span's id: a malformed value is ignored where it is parsed.
+    ...(typeof job.trace_parent === 'string' ? { traceParent: job.trace_parent } : {}),
+  });
   return { status: result.status };
 }
 

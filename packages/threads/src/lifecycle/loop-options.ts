@@ -18,6 +18,7 @@ import type { LoopContext, ThreadLog } from '../runner/loop.js';
 import type { Palette } from '../runner/palette.js';
 import { ResultGuard } from '../runner/result-guard.js';
 import type { StreamMode } from '../runner/stream-turn.js';
+import type { ThreadSpans } from '../runner/thread-spans.js';
 import type { ThreadStore } from '../store/types.js';
 import type { TextToolParser } from '../streaming/text-parser.js';
 import type { RunThread } from '../thread-request.js';
@@ -45,6 +46,8 @@ export interface LoopOptionsInput {
   runThread: RunThread;
   /** Told the id of the continuation this thread hands off to. */
   onHandoff: (nextThreadId: string) => void;
+  /** The thread's trace spans, when a trace is being recorded. */
+  spans?: ThreadSpans;
 }
 
 export type LoopLimits = LoopContext['limits'];
@@ -86,6 +89,7 @@ export function loopOptions(input: LoopOptionsInput): LoopContext {
     ...(input.textParser ? { textParser: input.textParser } : {}),
     onData: input.onData,
     log: input.log,
+    ...(input.spans ? { spans: input.spans } : {}),
     hooks: input.hooks,
     permission: capabilityCheck(prepared.capabilities),
     dispatch: host.dispatch,

@@ -15,9 +15,11 @@ import { TranscriptWriter } from '../persistence/transcript.js';
 import type { PreparedThread } from '../prepared.js';
 import { providerCredentialNames, withCredentialsWithheld } from '../provider/credentials.js';
 import { createModel } from '../provider/model-factory.js';
+import { wireFormatOf } from '../provider/providers.js';
 import { onFirstRequest } from '../runner/first-request.js';
 import { type LoopResult, type LoopTiming, runLoop, type ThreadLog } from '../runner/loop.js';
 import { type Palette, paletteOfEntries } from '../runner/palette.js';
+import { type ThreadSpans, threadSpans } from '../runner/thread-spans.js';
 import { warmPaletteTools } from '../runner/warm-workers.js';
 import type { ThreadCost } from '../store/types.js';
 import { streamModeOf } from '../streaming/config.js';
@@ -34,7 +36,7 @@ import type { RunPlace } from './run-types.js';
 const SINK_CLOSE_GRACE_MS = 10;
 
 /** What the caller asked that the run still needs: its signal, and what a handoff asks for again. */
-export type RunRequest = Pick<ForkRequest, 'model' | 'limitOverrides' | 'signal'>;
+export type RunRequest = Pick<ForkRequest, 'model' | 'limitOverrides' | 'signal' | 'onEvent' | 'traceParent'>;
 
 export interface RunInput {
   host: ThreadHost;
@@ -42,6 +44,8 @@ export interface RunInput {
   place: RunPlace;
   prepared: PreparedThread;
   runThread: RunThread;
+  /** The thread's trace spans (`runSpans`), when a trace is being recorded; its caller ends them. */
+  spans?: ThreadSpans;
 }
 
 /** A run that has ended, with the open records finalize seals. */
@@ -70,6 +74,7 @@ export async function runPhase(input: RunInput): Promise<RunOutcome> {
   const palette = paletteOf(prepared);
   // Warming stops with the loop: nothing starts a worker for a thread that has ended.
   const warming = new AbortController();
+  const { spans } = input;
   try {
     // The palette's workers start once the first request is out: starting one costs this process
     // ~10 ms that the request would otherwise wait for, and the model takes longer to answer.
@@ -79,8 +84,12 @@ export async function runPhase(input: RunInput): Promise<RunOutcome> {
     // A run whose earlier process was killed goes on from its transcript, read before it is appended to.
     const resumed = await readRunResume(host, dir, place.threadId, prepared);
     const writer = new TranscriptWriter(join(dir, 'transcript.jsonl'), place.threadId, place.signer);
+    const observe = eventObserver(input.request.onEvent, spans);
     const log: ThreadLog = {
-      emit: (eventType, payload) => writer.write(eventType, payload),
+      emit: (eventType, payload) => {
+        writer.write(eventType, payload);
+        observe?.(eventType, payload);
+      },
       // The fsync runs while the next request goes out; the turn's tool calls wait for it.
       checkpoint: (turn) => void writer.checkpointInBackground(turn),
       durable: () => writer.durable(),
@@ -134,6 +143,7 @@ export async function runPhase(input: RunInput): Promise<RunOutcome> {
           onHandoff: (next) => {
             handoffTo = next;
           },
+          ...(spans ? { spans } : {}),
         }),
       ).finally(() => warming.abort()),
     );
@@ -141,6 +151,37 @@ export async function runPhase(input: RunInput): Promise<RunOutcome> {
   } finally {
     warming.abort();
   }
+}
+
+/** The spans of a thread about to run here (none, at no cost, when nothing traces). */
+export function runSpans(
+  place: RunPlace,
+  prepared: PreparedThread,
+  traceParent: string | undefined,
+): Promise<ThreadSpans | undefined> {
+  return threadSpans({
+    threadId: place.threadId,
+    directiveId: place.directiveId,
+    modelId: prepared.model.modelId,
+    providerName: wireFormatOf(prepared.model.config),
+    ...(traceParent ? { traceParent } : {}),
+  });
+}
+
+/** One observer of the transcript's events for the caller's hook and the spans, or none. */
+function eventObserver(
+  onEvent: RunRequest['onEvent'],
+  spans: ThreadSpans | undefined,
+): ((eventType: string, payload: Record<string, unknown>) => void) | undefined {
+  if (!onEvent && !spans) return undefined;
+  return (eventType, payload) => {
+    spans?.observe(eventType, payload);
+    try {
+      onEvent?.(eventType, payload);
+    } catch {
+      // A watcher's failure is its own: the thread's record goes on.
+    }
+  };
 }
 
 /** A fresh run: what setup decided is noted, then the conversation is opened. */

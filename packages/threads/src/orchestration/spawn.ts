@@ -13,6 +13,8 @@ const KEPT_PREFIXES = [
   'RYE_',
   'USER_SPACE',
   'THREAD_UI_',
+  // Where its spans go (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME…), as for its caller.
+  'OTEL_',
   // Providers' credentials and endpoints (spec §11's list, and the usual OpenAI-compatible hosts).
   'ZEN_',
   'ANTHROPIC_',

@@ -13,6 +13,7 @@ import type { DispatchSettings } from './dispatcher.js';
 import type { Palette } from './palette.js';
 import type { ResultGuard } from './result-guard.js';
 import type { StreamMode } from './stream-turn.js';
+import type { ThreadSpans } from './thread-spans.js';
 
 export type { ErrorClassification };
 
@@ -78,6 +79,8 @@ export interface LoopContext {
   /** Every raw SSE payload with its turn, for the optional stream sinks. */
   onData?: (data: string, turn: number) => void;
   log: ThreadLog;
+  /** The thread's trace spans, when a trace is being recorded. */
+  spans?: ThreadSpans;
   hooks: LoopHooks;
   permission: Permission;
   dispatch: PrimaryDispatch;

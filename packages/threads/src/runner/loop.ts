@@ -42,11 +42,13 @@ export async function runLoop(
       const passDone = timePass(state);
       const before = await beforeTurn(ctx, state);
       if ('end' in before) return finish(state, before.end);
+      ctx.spans?.beginTurn(before.turn);
       const reply = await requestTurn(ctx, state, before.cap, before.turn);
       const error = reply.result.error;
       const end = error
         ? await afterFailedTurn(ctx, state, reply, error)
         : await afterTurn(ctx, state, reply.result, before.turn);
+      ctx.spans?.endTurn();
       passDone();
       if (end) return finish(state, end);
     }

@@ -28,6 +28,7 @@ import type { TextToolParser, UnreadCall } from '../streaming/text-parser.js';
 import { textModeMessages } from '../streaming/text-prompt.js';
 import type { CallContext, CallOutcome } from './calls.js';
 import type { DispatchSettings } from './dispatcher.js';
+import type { ThreadSpans } from './thread-spans.js';
 import { type SettledCall, TurnCalls } from './turn-calls.js';
 
 export type StreamMode = 'inline' | 'batch';
@@ -49,6 +50,8 @@ export interface TurnRequest {
   mode: StreamMode;
   dispatch: DispatchSettings;
   log: TurnLog;
+  /** The thread's trace spans: each call runs inside its own. */
+  spans?: ThreadSpans;
   /** For `tool_use.mode: text_parsed`: a fresh parser of calls written into the text. */
   textParser?: () => TextToolParser;
   /** Every raw SSE payload, for the optional sinks. */

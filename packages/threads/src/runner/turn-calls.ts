@@ -8,11 +8,14 @@ import type { CallContext, CallOutcome, CallPlan } from './calls.js';
 import { handleReturn, planCall, runPlannedCall } from './calls.js';
 import { CallDispatcher, type DispatchSettings } from './dispatcher.js';
 import { LiveToolOutput } from './live-output.js';
+import type { ThreadSpans } from './thread-spans.js';
 
 /** What the calls of a turn need of its request. */
 export interface CallsRequest {
   turn: number;
   log: { emit(eventType: string, payload: Record<string, unknown>): void };
+  /** The thread's trace spans: each call runs inside its own. */
+  spans?: ThreadSpans;
   mode: 'inline' | 'batch';
   dispatch: DispatchSettings;
   /** The conversation before this turn (a call's tool sees it). */
@@ -133,7 +136,7 @@ export class TurnCalls {
       this.recorded.push({ call, result: Promise.resolve(this.record(call, plan.outcome)) });
       return;
     }
-    const result = this.dispatcher.submit(plan.lane, async () => {
+    const run = async () => {
       const stop = this.request.stopReason?.();
       // The results this call follows are on disk before it has any effect (resume relies on it):
       // runPlannedCall waits for `durable`, or hands it to a dispatch that awaits it itself.
@@ -149,7 +152,9 @@ export class TurnCalls {
             live.onOutput,
           ).finally(() => live.end());
       return this.record(call, outcome);
-    });
+    };
+    const { spans } = this.request;
+    const result = this.dispatcher.submit(plan.lane, spans ? () => spans.toolCall(call, run) : run);
     this.recorded.push({ call, result });
   }
 

@@ -34,6 +34,7 @@ export async function requestTurn(
       mode: ctx.streamMode ?? 'inline',
       dispatch: ctx.dispatchSettings ?? DEFAULT_DISPATCH,
       log: ctx.log,
+      ...(ctx.spans ? { spans: ctx.spans } : {}),
       ...(ctx.textParser ? { textParser: ctx.textParser } : {}),
       ...(ctx.onData ? { onData: (data: string) => ctx.onData?.(data, turn) } : {}),
       signal: deadline.signal,
