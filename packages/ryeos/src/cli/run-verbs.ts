@@ -20,7 +20,17 @@ export interface Verb {
 export type VerbLoader = (args: string[], env: Record<string, string | undefined>) => Promise<Verb>;
 
 /** Commands that work in an existing project (`init` creates its project; `demo` makes its own). */
-const IN_A_PROJECT = new Set(['execute', 'search', 'load', 'sign', 'keys', 'threads', 'graphs', 'view', 'remote']);
+const IN_A_PROJECT = new Set([
+  'execute',
+  'search',
+  'load',
+  'sign',
+  'keys',
+  'threads',
+  'graphs',
+  'view',
+  'remote',
+]);
 
 /** `--help`/`-h` among a command's arguments (before a `--` that ends the options). */
 function asksForHelp(args: string[]): boolean {
