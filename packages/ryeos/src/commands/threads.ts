@@ -57,15 +57,15 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
   if (action === 'wait') return waitCommand(rye, values, positionals.slice(1), needId, reply);
   if (action === 'cancel') {
     const { cancelThread } = await import('@ryeos/threads');
-    return reply(await cancelThread(rye.projectPath, needId('cancel')));
+    return reply(await cancelThread(rye.projectPath, needId('cancel'), await storeChoice(rye)));
   }
   if (action === 'kill') {
     const { killThread } = await import('@ryeos/threads');
-    return reply(await killThread(rye.projectPath, needId('kill')));
+    return reply(await killThread(rye.projectPath, needId('kill'), await storeChoice(rye)));
   }
   if (action === 'chain') {
     const { getChain } = await import('@ryeos/threads');
-    return reply(await getChain(rye.projectPath, needId('chain')));
+    return reply(await getChain(rye.projectPath, needId('chain'), await storeChoice(rye)));
   }
   if (action === 'resume') {
     const message = str(values, 'message');

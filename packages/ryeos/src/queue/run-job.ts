@@ -81,15 +81,19 @@ export function jobRunner(options: JobRunnerOptions): (job: ThreadJob) => Promis
     // Another worker may serve it: the job fails here and Graphile Worker retries it.
     const projectPath = servedProject(job, projects);
     try {
-      if (job.kind !== 'directive') {
-        throw new RyeError('VALIDATION', `A '${String(job.kind)}' job cannot run on a worker yet`, {
-          hint: 'Only forked directives (execute … --async) are queued; run this one without RYE_DATABASE_URL.',
+      if (job.kind !== 'directive' && job.kind !== 'tool') {
+        throw new RyeError('VALIDATION', `A '${String(job.kind)}' job cannot run on a worker`, {
+          hint: 'Forked directives and tool runs made with async are queued; run this one without RYE_DATABASE_URL.',
         });
       }
       let rye = ryes.get(projectPath);
       if (!rye) {
         rye = createRye({ projectPath, settings: options.settings });
         ryes.set(projectPath, rye);
+      }
+      if (job.kind === 'tool') {
+        const { runToolJob } = await import('./tool-job.js');
+        return await runToolJob(rye, job, opener);
       }
       return await runDirectiveJob(rye, job, opener);
     } catch (error) {
