@@ -69,6 +69,8 @@ export interface ThreadResult {
   timing?: LoopTiming;
   /** Setup's warnings (an unpriced model, say). */
   warnings?: string[];
+  /** Handed back between turns (its worker stopped): still running, for another process to take up. */
+  handed_back?: true;
   /** Detached (`ForkRequest.detach`): the thread runs on in the process with this pid. */
   async?: true;
   pid?: number;

@@ -14,6 +14,7 @@ import { toRyeError } from '@ryeos/lillux';
 import type { ThreadHost } from './host.js';
 import { withThreadsHost } from './layer-bundle.js';
 import { chainResult, finalizeThread } from './lifecycle/finalize.js';
+import { handBackThread } from './lifecycle/hand-back.js';
 import { declaredParent, liveParent } from './lifecycle/parent.js';
 import { prepareThread } from './lifecycle/prepare.js';
 import { Registration, Reservation, releaseReservation } from './lifecycle/register.js';
@@ -74,6 +75,7 @@ async function runAndFinalize(
   const reservation = new Reservation(place.store, place.threadId);
   try {
     const run = await runPhase({ host, request, place, prepared, runThread });
+    if (run.result.handed_back) return handBackThread(run);
     const ended = await finalizeThread(run, reservation);
     if (ended.status !== 'continued' || !run.handoffTo) return ended;
     const next = await runThread(run.host, {
@@ -134,6 +136,11 @@ export async function runPreparedThread(
      * process or worker its row names (a killed worker's job runs again on another).
      */
     queued?: boolean;
+    /**
+     * Once aborted, the run stops before its next turn and leaves the thread running, unfinalized,
+     * for another process to take up (`handed_back` in the result): a worker's graceful stop.
+     */
+    handBack?: AbortSignal;
   },
 ): Promise<ThreadResult> {
   const { threadId } = options;
@@ -158,6 +165,7 @@ export async function runPreparedThread(
     };
     const request: RunRequest = {
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.handBack ? { handBack: options.handBack } : {}),
       ...(prepared.request.model ? { model: prepared.request.model } : {}),
       ...(prepared.request.limit_overrides ? { limitOverrides: prepared.request.limit_overrides } : {}),
     };

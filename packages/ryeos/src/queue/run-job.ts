@@ -22,6 +22,14 @@ export interface JobRunnerOptions {
 
 export interface JobOutcome {
   status: string;
+  /** Handed back between turns (the worker is stopping): the job goes back on the queue. */
+  requeue?: boolean;
+}
+
+/** What the worker tells a job while it runs. */
+export interface JobSignals {
+  /** Aborted when the worker stops: a thread then ends its current turn and is handed back. */
+  stopping?: AbortSignal;
 }
 
 function realProject(path: string): string | undefined {
@@ -73,11 +81,13 @@ async function checkAgainstRecord(rye: Rye, prepared: PreparedThread): Promise<v
 }
 
 /** Runs thread jobs; one `Rye` per project, created on its first job. */
-export function jobRunner(options: JobRunnerOptions): (job: ThreadJob) => Promise<JobOutcome> {
+export function jobRunner(
+  options: JobRunnerOptions,
+): (job: ThreadJob, signals?: JobSignals) => Promise<JobOutcome> {
   const ryes = new Map<string, Rye>();
   const opener = databaseStoreOpener(options.settings) as ThreadStoreOpener;
   const projects = options.projects;
-  return async (job) => {
+  return async (job, signals = {}) => {
     // Another worker may serve it: the job fails here and Graphile Worker retries it.
     const projectPath = servedProject(job, projects);
     try {
@@ -95,7 +105,7 @@ export function jobRunner(options: JobRunnerOptions): (job: ThreadJob) => Promis
         const { runToolJob } = await import('./tool-job.js');
         return await runToolJob(rye, job, opener);
       }
-      return await runDirectiveJob(rye, job, opener);
+      return await runDirectiveJob(rye, job, opener, signals.stopping);
     } catch (error) {
       const failure = toRyeError(error);
       const { abandonThread } = await import('@ryeos/threads');
@@ -105,7 +115,12 @@ export function jobRunner(options: JobRunnerOptions): (job: ThreadJob) => Promis
   };
 }
 
-async function runDirectiveJob(rye: Rye, job: ThreadJob, opener: ThreadStoreOpener): Promise<JobOutcome> {
+async function runDirectiveJob(
+  rye: Rye,
+  job: ThreadJob,
+  opener: ThreadStoreOpener,
+  stopping: AbortSignal | undefined,
+): Promise<JobOutcome> {
   const [{ parsePreparedThread, runPreparedThread }, { forkHost }] = await Promise.all([
     import('@ryeos/threads'),
     import('../execute/fork.js'),
@@ -113,8 +128,20 @@ async function runDirectiveJob(rye: Rye, job: ThreadJob, opener: ThreadStoreOpen
   const prepared = parsePreparedThread(job.prepared, job.thread_id);
   await checkAgainstRecord(rye, prepared);
   const host = forkHost(rye.settings, rye.projectPath, rye.threadDispatch(), await rye.executor(), opener);
-  const result = await runPreparedThread(host, prepared, { threadId: job.thread_id, queued: true });
-  return { status: result.status };
+  const result = await runPreparedThread(host, prepared, {
+    threadId: job.thread_id,
+    queued: true,
+    ...(stopping ? { handBack: stopping } : {}),
+  });
+  if (!result.handed_back) return { status: result.status };
+  // No longer this worker's: no liveness check fails it while it waits for the next one.
+  const store = await opener(rye.projectPath);
+  try {
+    await store.registry.markQueued?.(job.thread_id);
+  } finally {
+    await store.close();
+  }
+  return { status: `handed back after turn ${result.cost.turns}`, requeue: true };
 }
 
 /** Real paths of the served projects (each must exist). */

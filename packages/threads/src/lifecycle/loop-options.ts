@@ -39,6 +39,8 @@ export interface LoopOptionsInput {
   log: ThreadLog & { checkpoint(turn: number): void };
   hooks: HookRunner;
   cancel: CancelWatch;
+  /** Aborted when the thread is to be handed back before its next turn (a stopping worker). */
+  handBack?: AbortSignal | undefined;
   onData: (data: string, turn: number) => void;
   onCheckpoint: (turn: number) => void;
   /** The runner children and orchestrated runs go through (passed in: this module is below it). */
@@ -94,6 +96,7 @@ export function loopOptions(input: LoopOptionsInput): LoopContext {
     classifyError: (info) => classifyProviderError(errorClasses, info),
     retryDelay: (c, attempt, info) => retryDelaySeconds(c.retry_policy, attempt, info.retryAfterSeconds),
     isCancelled: cancel.isCancelled,
+    ...(input.handBack ? { isHandedBack: () => input.handBack!.aborted } : {}),
     signal: cancel.signal,
     onCheckpoint: input.onCheckpoint,
     orchestrate: (params) => orchestrateFor(host, threadId, params, input.runThread, cancel.signal),

@@ -33,8 +33,13 @@ import type { RunPlace } from './run-types.js';
 /** How long a thread waits for its stream sinks to flush before its result goes out without them. */
 const SINK_CLOSE_GRACE_MS = 10;
 
-/** What the caller asked that the run still needs: its signal, and what a handoff asks for again. */
-export type RunRequest = Pick<ForkRequest, 'model' | 'limitOverrides' | 'signal'>;
+/**
+ * What the caller asked that the run still needs: its signal, what a handoff asks for again, and
+ * (a queued run) the signal to hand the thread back before its next turn.
+ */
+export type RunRequest = Pick<ForkRequest, 'model' | 'limitOverrides' | 'signal'> & {
+  handBack?: AbortSignal;
+};
 
 export interface RunInput {
   host: ThreadHost;
@@ -123,6 +128,7 @@ export async function runPhase(input: RunInput): Promise<RunOutcome> {
           log,
           hooks,
           cancel,
+          handBack: input.request.handBack,
           onData,
           onCheckpoint: liveKnowledgeTranscript({
             dir,

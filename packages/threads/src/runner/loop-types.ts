@@ -90,6 +90,11 @@ export interface LoopContext {
   retryDelay(classification: ErrorClassification, attempt: number, error: ProviderCallErrorInfo): number;
   /** True once the thread was asked to stop (in-process signal or a marker another process wrote). */
   isCancelled(): boolean;
+  /**
+   * True once this process hands the thread back (a stopping worker): the loop ends before its next
+   * turn, the thread left running for another process to take up from its transcript.
+   */
+  isHandedBack?(): boolean;
   signal?: AbortSignal;
   /** Called after every model response with the spend it added (the ledger's `increment_actual`). */
   onSpend(delta: number): void | Promise<void>;
@@ -124,6 +129,8 @@ export interface HandoffRefused {
 export interface LoopResult {
   success: boolean;
   status?: 'completed' | 'error' | 'cancelled' | 'continued';
+  /** Ended before a turn because its process hands the thread back (`isHandedBack`): not finalized. */
+  handed_back?: true;
   result?: string;
   outputs?: Record<string, unknown>;
   error?: string;

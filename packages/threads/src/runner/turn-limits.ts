@@ -8,6 +8,8 @@ import type { LimitBreach, LoopContext, LoopResult } from './loop-types.js';
 import { requiredOutputs } from './outputs.js';
 import type { OutputCap } from './spend-cap.js';
 
+export const HANDED_BACK = 'The process running the thread stopped between turns; another takes it up.';
+
 export type BeforeTurn = { end: LoopResult } | { cap: OutputCap; turn: number };
 
 export async function beforeTurn(ctx: LoopContext, state: LoopState): Promise<BeforeTurn> {
@@ -22,6 +24,8 @@ export async function beforeTurn(ctx: LoopContext, state: LoopState): Promise<Be
     ctx.onCheckpoint?.(cost.turns);
   }
   state.attemptTurn = cost.turns;
+  // After the turn before's checkpoint: the next process takes the thread up from exactly there.
+  if (ctx.isHandedBack?.()) return { end: { success: false, handed_back: true, error: HANDED_BACK } };
   const turn = cost.turns + 1;
   if (state.firstTurn) {
     const first = state.messages.at(-1);
