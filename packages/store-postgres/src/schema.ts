@@ -203,6 +203,20 @@ CREATE TRIGGER threads_notify AFTER INSERT OR UPDATE OR DELETE ON {s}.threads
   FOR EACH ROW EXECUTE FUNCTION {s}.notify_registry();
 `,
   },
+  {
+    version: 2,
+    description: "copies of threads' signed files, for workers on other machines",
+    sql: `
+CREATE TABLE {s}.thread_records (
+  project    text NOT NULL,
+  thread_id  text NOT NULL,
+  name       text NOT NULL CHECK (name IN ('thread.json', 'transcript.jsonl')),
+  content    bytea NOT NULL,
+  updated_at timestamptz NOT NULL,
+  PRIMARY KEY (project, thread_id, name)
+);
+`,
+  },
 ];
 
 /** The LISTEN/NOTIFY channel of a schema's registry. */

@@ -59,6 +59,7 @@ export { waitThreads } from './orchestration/wait.js';
 export { canonicalJson } from './persistence/canonical-json.js';
 export { ensureThreadDir, ensureThreadsStateRoot, threadDir, threadsStateRoot } from './persistence/paths.js';
 export { reconstructMessages, resumeMessages } from './persistence/reconstruct.js';
+export { restoreRecords, shareRecord } from './persistence/shared-records.js';
 export type { Signer } from './persistence/signer.js';
 export { loadSigner, signerFromKeyPair } from './persistence/signer.js';
 export type { ThreadJson } from './persistence/thread-json.js';
@@ -119,6 +120,8 @@ export type {
   BudgetLedger,
   BudgetRow,
   BudgetStatus,
+  SharedRecordName,
+  SharedThreadRecords,
   ThreadCost,
   ThreadRegistry,
   ThreadRow,

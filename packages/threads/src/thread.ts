@@ -75,7 +75,7 @@ async function runAndFinalize(
   const reservation = new Reservation(place.store, place.threadId);
   try {
     const run = await runPhase({ host, request, place, prepared, runThread });
-    if (run.result.handed_back) return handBackThread(run);
+    if (run.result.handed_back) return await handBackThread(run);
     const ended = await finalizeThread(run, reservation);
     if (ended.status !== 'continued' || !run.handoffTo) return ended;
     const next = await runThread(run.host, {

@@ -180,11 +180,17 @@ async function enqueueDirective(
   host: ForkHost,
   request: DetachedRequest & { kind: 'directive' },
 ): Promise<void> {
-  const { enqueueThread } = await import('../queue/database.js');
+  const [{ enqueueThread }, { shareRecord, threadDir, threadsStateRoot }] = await Promise.all([
+    import('../queue/database.js'),
+    import('@ryeos/threads'),
+  ]);
   const opener = databaseStoreOpener(host.settings)!;
   await enqueueThread(host.settings, request, async () => {
     const store = await opener(host.projectPath);
     try {
+      // Its signed setup, for a worker on a machine that does not have this thread's folder.
+      const dir = threadDir(threadsStateRoot(host.projectPath), request.thread_id);
+      await shareRecord(store.records, dir, request.thread_id, 'thread.json');
       await store.registry.markQueued?.(request.thread_id);
     } finally {
       await store.close();

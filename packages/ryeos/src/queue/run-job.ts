@@ -13,6 +13,7 @@ import type { PreparedThread, ThreadStoreOpener } from '@ryeos/threads';
 import type { ThreadJob } from '@ryeos/worker';
 import { createRye, type Rye } from '../rye.js';
 import { databaseStoreOpener } from './database.js';
+import { restoreShared } from './shared-records.js';
 
 export interface JobRunnerOptions {
   settings: RyeSettings;
@@ -126,6 +127,7 @@ async function runDirectiveJob(
     import('../execute/fork.js'),
   ]);
   const prepared = parsePreparedThread(job.prepared, job.thread_id);
+  await restoreShared(rye, opener, [job.thread_id]);
   await checkAgainstRecord(rye, prepared);
   const host = forkHost(rye.settings, rye.projectPath, rye.threadDispatch(), await rye.executor(), opener);
   const result = await runPreparedThread(host, prepared, {

@@ -13,6 +13,7 @@ import type { ThreadStore, ThreadStoreOpener } from '@ryeos/threads';
 import type { ThreadJob } from '@ryeos/worker';
 import type { ToolRunRequest } from '../execute/tool-run.js';
 import type { Rye } from '../rye.js';
+import { restoreShared } from './shared-records.js';
 
 const TOOL_PREFIX = 'tool:';
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -110,7 +111,10 @@ export async function runToolJob(
   } finally {
     await store.close();
   }
-  if (request.parent_thread_id) await checkGranted(rye, request, request.parent_thread_id);
+  if (request.parent_thread_id) {
+    await restoreShared(rye, opener, [request.parent_thread_id]);
+    await checkGranted(rye, request, request.parent_thread_id);
+  }
   // A thread's run never sees provider keys, whatever the job says; a caller's own withholdings hold too.
   const withheld = new Set(request.withheld_env);
   if (request.parent_thread_id) for (const name of PROVIDER_KEY_NAMES) withheld.add(name);

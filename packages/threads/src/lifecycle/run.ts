@@ -11,6 +11,7 @@ import type { ThreadHost } from '../host.js';
 import { writeCapabilitiesMd } from '../persistence/capabilities-md.js';
 import { liveKnowledgeTranscript } from '../persistence/live-knowledge-transcript.js';
 import { ensureThreadDir } from '../persistence/paths.js';
+import { transcriptSharer } from '../persistence/shared-records.js';
 import { TranscriptWriter } from '../persistence/transcript.js';
 import type { PreparedThread } from '../prepared.js';
 import { providerCredentialNames, withCredentialsWithheld } from '../provider/credentials.js';
@@ -84,11 +85,16 @@ export async function runPhase(input: RunInput): Promise<RunOutcome> {
     // A run whose earlier process was killed goes on from its transcript, read before it is appended to.
     const resumed = await readRunResume(host, dir, place.threadId, prepared);
     const writer = new TranscriptWriter(join(dir, 'transcript.jsonl'), place.threadId, place.signer);
+    // With a shared store, what a call waits for includes the transcript's copy there: a worker
+    // elsewhere that takes the thread up knows of every call that may have had an effect.
+    const share = place.store.records
+      ? transcriptSharer(place.store.records, dir, place.threadId, () => writer.flush())
+      : undefined;
     const log: ThreadLog = {
       emit: (eventType, payload) => writer.write(eventType, payload),
       // The fsync runs while the next request goes out; the turn's tool calls wait for it.
       checkpoint: (turn) => void writer.checkpointInBackground(turn),
-      durable: () => writer.durable(),
+      durable: share ? () => writer.durable().then(share) : () => writer.durable(),
     };
     const hooks = new HookRunner({
       hooks: prepared.hooks,

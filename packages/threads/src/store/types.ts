@@ -160,11 +160,26 @@ export interface BudgetLedger {
  * Registry + ledger for one project, and the two things that span processes: noticing that a
  * thread's process is gone, and being woken when another process changes the registry.
  */
+/** The signed files of a thread a process on another machine needs to take it up. */
+export type SharedRecordName = 'thread.json' | 'transcript.jsonl';
+
+/**
+ * Copies of threads' signed files in a store every worker reads (a server database), so a
+ * thread is taken up on a machine that never had its folder. The copies are untrusted storage:
+ * whoever restores one verifies its signatures, as it would the local file.
+ */
+export interface SharedThreadRecords {
+  put(threadId: string, name: SharedRecordName, content: Buffer): Promise<void>;
+  get(threadId: string, name: SharedRecordName): Promise<Buffer | undefined>;
+}
+
 export interface ThreadStore {
   /** `<project>/.ai/state/threads/`: where each thread's folder (transcript, thread.json) lives. */
   readonly stateDir: string;
   readonly registry: ThreadRegistry;
   readonly ledger: BudgetLedger;
+  /** Where a shared store keeps copies of threads' signed files (absent: the folder is all there is). */
+  readonly records?: SharedThreadRecords;
   /**
    * Threads still `created`/`running` whose process is gone (`isAlive(pid)` false) become `error`
    * and their active reservation is released; answers their ids. A store that tracks liveness
