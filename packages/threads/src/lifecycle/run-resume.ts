@@ -18,7 +18,7 @@ import type { ChatMessage } from '../provider/types.js';
 import type { ThreadLog } from '../runner/loop.js';
 import { INTERRUPTED_CALL_RESULT, type ResumePoint, readResumePoint } from '../runner/resume-point.js';
 import { isProcessAlive } from '../store/index.js';
-import type { ThreadStore } from '../store/types.js';
+import type { BudgetStatus, ThreadRow, ThreadStore } from '../store/types.js';
 import type { Opening } from './opening.js';
 import type { RunPlace } from './run-types.js';
 
@@ -74,6 +74,8 @@ async function takeOver(
   const budget = await store.ledger.get(threadId);
   if (budget && budget.status !== 'active') {
     // Its end was being recorded when its process died: its spend is settled, so it cannot run on.
+    // A queued thread's job ends here, so its row gets the end its ledger recorded, or none would.
+    if (queued) await endAsSettled(store, threadId, budget.status, row.result);
     throw new RyeError(
       'NOT_FOUND',
       `Thread '${threadId}' cannot run: its budget was already settled (${budget.status})`,
@@ -96,6 +98,26 @@ async function takeOver(
       hint: 'Wait for that run to end (rye/agent/threads/orchestrator wait_threads), or cancel it first.',
     });
   }
+}
+
+/**
+ * The row of a thread whose process died after its spend was settled, before its status was: the
+ * status its ledger ended with, and, when its result was not written either, why it has none.
+ */
+async function endAsSettled(
+  store: ThreadStore,
+  threadId: string,
+  settled: Exclude<BudgetStatus, 'active'>,
+  result: ThreadRow['result'],
+): Promise<void> {
+  const recorded = result !== null && typeof result === 'object' && Object.keys(result).length > 0;
+  if (!recorded) {
+    await store.registry.setResult(threadId, {
+      error:
+        'The process running this thread stopped while it recorded the thread’s end; its result was not recorded.',
+    });
+  }
+  await store.registry.updateStatus(threadId, recorded ? settled : 'error');
 }
 
 /** Where the thread's run stands, from its transcript; undefined for a run that has not begun. */
