@@ -178,7 +178,7 @@ ${PROJECT}
        rye threads tail <thread_id> [--follow] [--json]
        rye threads cancel <thread_id>
        rye threads kill <thread_id>
-       rye threads resume <thread_id> --message M
+       rye threads resume <thread_id> --message M [--async]
        rye threads chain <thread_id>
 
   list              the project's managed threads, newest first: id, directive, status, model,
@@ -195,6 +195,7 @@ ${PROJECT}
   kill ID           a detached thread that does not answer: SIGTERM to its process group, then
                     SIGKILL after 3 s; recorded as cancelled
   resume ID         continues a finished thread with --message M, in a new thread of its chain
+                    (--async: in the background; queued for a worker with RYE_DATABASE_URL)
   chain ID          the thread's chain of continuations, first to last
 ${PROJECT}
 `,

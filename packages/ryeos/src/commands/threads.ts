@@ -30,6 +30,7 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
       message: { type: 'string', short: 'm' },
       follow: { type: 'boolean', short: 'f' },
       json: { type: 'boolean' },
+      async: { type: 'boolean' },
       project: { type: 'string' },
       'project-path': { type: 'string', short: 'p' },
     },
@@ -74,7 +75,8 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
         hint: 'rye threads resume <thread_id> --message "Now also do X"',
       });
     }
-    return reply(await rye.resumeThread(needId('resume'), message));
+    const background = values.async === true ? { async: true } : {};
+    return reply(await rye.resumeThread(needId('resume'), message, background));
   }
   if (action === 'tail') return tailCommand(rye, values, needId('tail'), io);
   const guess = closestWord(action ?? '', THREADS_ACTIONS);

@@ -177,7 +177,7 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
 
 /** An async fork with a database configured: its setup goes to the run queue. */
 async function enqueueDirective(
-  host: ForkHost,
+  host: Pick<ThreadHost, 'settings' | 'projectPath'>,
   request: DetachedRequest & { kind: 'directive' },
 ): Promise<void> {
   const [{ enqueueThread }, { shareRecord, threadDir, threadsStateRoot }] = await Promise.all([
@@ -245,19 +245,53 @@ function threadEnvelope(result: ThreadResult, itemId: string, start: number): En
   } as Envelope;
 }
 
-/** `resume_thread`: the last thread of the chain carries on with `message` (spec threads §10.6). */
+/**
+ * `resume_thread`: the last thread of the chain carries on with `message` (spec threads §10.6).
+ * `async`: the continuation is set up here, then queued (with a database) or run by a detached
+ * runner, and the answer comes at once.
+ */
 export async function resumeForkedThread(
   host: Omit<ThreadHost, 'primaries'>,
   threadId: string,
   message: string,
-  options: { model?: string; signal?: AbortSignal; handoff?: boolean } = {},
+  options: { model?: string; signal?: AbortSignal; handoff?: boolean; async?: boolean } = {},
 ): Promise<ResumeResult> {
   const { resumeThread } = await import('@ryeos/threads');
-  return resumeThread(forkHost(host.settings, host.projectPath, host.dispatch, host.executor), {
+  const store = databaseStoreOpener(host.settings);
+  return resumeThread(forkHost(host.settings, host.projectPath, host.dispatch, host.executor, store), {
     threadId,
     message,
     ...(options.model ? { model: options.model } : {}),
-    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.signal && !options.async ? { signal: options.signal } : {}),
     ...(options.handoff ? { handoff: true } : {}),
+    ...(options.async ? { detach: continuationDetach(host) } : {}),
   });
+}
+
+/** Hands a continuation set up here to the run queue, or else to a detached runner. */
+function continuationDetach(host: Pick<ThreadHost, 'settings' | 'projectPath'>) {
+  return async (
+    threadId: string,
+    prepared: PreparedThread,
+    recordPid: (pid: number) => Promise<void> | void,
+  ): Promise<number> => {
+    const request = {
+      kind: 'directive' as const,
+      project_path: host.projectPath,
+      thread_id: threadId,
+      directive_id: prepared.directive_id,
+      inputs: prepared.inputs,
+      prepared,
+    };
+    if (databaseUrl(host.settings) !== undefined) {
+      await enqueueDirective(host, request);
+      return 0;
+    }
+    const [{ launchDetached }, { ensureThreadDir, threadsStateRoot }] = await Promise.all([
+      import('./detach.js'),
+      import('@ryeos/threads'),
+    ]);
+    const directory = ensureThreadDir(threadsStateRoot(host.projectPath), threadId);
+    return launchDetached(host.settings, request, directory, recordPid);
+  };
 }
