@@ -83,8 +83,9 @@ async function project(env) {
 function startWorker(id, url, env, projectPath) {
   const child = spawn(
     process.execPath,
-    [CLI, 'worker', '--database-url', url, '--worker-id', id, '--concurrency', '4', '--project', projectPath],
-    { cwd: projectPath, env, stdio: ['ignore', 'ignore', 'pipe'] },
+    [CLI, 'worker', '--worker-id', id, '--concurrency', '4', '--project', projectPath],
+    // The URL carries a password: never on a command line.
+    { cwd: projectPath, env: { ...env, RYE_DATABASE_URL: url }, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let log = '';
   child.stderr.setEncoding('utf8');

@@ -97,8 +97,9 @@ interface WorkerProcess {
 function startWorkerProcess(id: string, url: string, env: Record<string, string>, project: string) {
   const child = spawn(
     process.execPath,
-    [CLI, 'worker', '--database-url', url, '--worker-id', id, '--concurrency', '4', '--project', project],
-    { cwd: project, env, stdio: ['ignore', 'ignore', 'pipe'] },
+    [CLI, 'worker', '--worker-id', id, '--concurrency', '4', '--project', project],
+    // The URL carries a password: never on a command line.
+    { cwd: project, env: { ...env, RYE_DATABASE_URL: url }, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   started.push(child);
   const worker: WorkerProcess = { id, child, log: [] };

@@ -155,4 +155,20 @@ describe('rye worker', () => {
     expect(result.stderr + result.stdout).toContain('RYE_DATABASE_URL');
     expect(result.stderr + result.stdout).not.toMatch(/\n\s+at /);
   });
+
+  it('refuses a --database-url with a password: every local user reads the command line', async () => {
+    for (const url of [
+      'postgres://rye:secret@127.0.0.1:1/ryeos',
+      'postgresql://rye@127.0.0.1:1/ryeos?password=secret',
+      'host=127.0.0.1 user=rye password=secret dbname=ryeos',
+    ]) {
+      const result = await ryeCli(['worker', '--database-url', url], { env: {} });
+      expect(result.code, url).not.toBe(0);
+      expect(result.stderr + result.stdout).toMatch(/validation/i);
+      expect(result.stderr + result.stdout).toMatch(/RYE_DATABASE_URL.*PGPASSWORD/s);
+      expect(result.stderr + result.stdout).not.toMatch(/\n\s+at /);
+    }
+    const help = await ryeCli(['help', 'worker'], { env: {} });
+    expect(help.stdout).not.toContain('user:password@');
+  });
 });

@@ -209,7 +209,9 @@ to the database, so a worker without its folder takes it up). Each worker heartb
 silent for 3 s is dead and its jobs run again on the others, from the thread's transcript.
 SIGTERM or Ctrl-C: each running thread ends its current turn and goes back to the queue; a
 second signal stops the worker at once.
-  --database-url URL   postgres://user:password@host:5432/db (default: RYE_DATABASE_URL)
+  --database-url URL   postgres://user@host:5432/db, without a password: the process list shows
+                       it to every local user (refused); put a URL with a password in
+                       RYE_DATABASE_URL (the default) or the password in PGPASSWORD or ~/.pgpass
   --concurrency N      jobs run at once (1-64, default 1)
   --worker-id ID       this worker's name in the database (default: host name and pid)
   --project DIR        a project whose threads it runs (repeatable; default: the current folder)

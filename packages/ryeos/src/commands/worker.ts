@@ -46,10 +46,15 @@ export async function workerCommand(args: string[], io: CliIo, settings: RyeSett
     },
     'worker',
   );
-  const url = str(values, 'database-url') ?? settings.env.RYE_DATABASE_URL;
+  const argvUrl = str(values, 'database-url');
+  if (argvUrl !== undefined) {
+    const { checkArgvDatabaseUrl } = await import('../queue/argv-url.js');
+    checkArgvDatabaseUrl(argvUrl);
+  }
+  const url = argvUrl ?? settings.env.RYE_DATABASE_URL;
   if (!url) {
     throw new RyeError('CONFIG', 'rye worker needs a PostgreSQL database', {
-      hint: 'Pass --database-url postgres://user:password@host:5432/db or set RYE_DATABASE_URL (see the README: "Workers on PostgreSQL").',
+      hint: 'Set RYE_DATABASE_URL=postgres://user:password@host:5432/db (see the README: "Workers on PostgreSQL"); --database-url takes a URL without a password (PGPASSWORD or ~/.pgpass then give it).',
     });
   }
   const workerId = str(values, 'worker-id') ?? defaultWorkerId();
