@@ -8,7 +8,7 @@ import { RyeError } from '@ryeos/lillux';
 export function carriesPassword(connection: string): boolean {
   if (/(^|[\s?&])password\s*=/i.test(connection)) return true;
   const userinfo = /^[a-z][\w+.-]*:\/\/([^/?#]*)@/i.exec(connection)?.[1];
-  return userinfo !== undefined && userinfo.includes(':');
+  return userinfo?.includes(':') === true;
 }
 
 /** Refuses a `--database-url` that carries a password, before anything connects with it. */
