@@ -1,15 +1,15 @@
 /**
  * What a `rye worker` does with one thread job: the detached runner's work, on the database's
  * store. The job came through the database, a trust boundary: its project must be one this
- * worker serves, its setup must be that of the thread's signed, trusted `thread.json`
- * (identity and capabilities), and every item it runs is verified as in a local run.
+ * worker serves, its setup must be that of the thread's signed, trusted `thread.json` (identity,
+ * model, limits, budget, capabilities), its model and hooks are derived again from the signed
+ * items here, and every item it runs is verified as in a local run.
  */
 import { realpathSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
 import type { RyeSettings } from '@ryeos/executor';
 import { RyeError, toRyeError } from '@ryeos/lillux';
-import type { PreparedThread, ThreadStoreOpener } from '@ryeos/threads';
+import type { PreparedThread, ThreadHost, ThreadStoreOpener } from '@ryeos/threads';
 import type { ThreadJob } from '@ryeos/worker';
 import { createRye, type Rye } from '../rye.js';
 import { databaseStoreOpener } from './database.js';
@@ -52,9 +52,12 @@ function servedProject(job: ThreadJob, projects: readonly string[]): string {
   return real;
 }
 
-/** The setup must be the one the thread's signed record describes, not a capability more. */
-async function checkAgainstRecord(rye: Rye, prepared: PreparedThread): Promise<void> {
-  const { readThreadJson, threadsStateRoot } = await import('@ryeos/threads');
+/**
+ * The setup this worker runs: the job's only as far as the thread's signed, trusted `thread.json`
+ * vouches for it, with its model, provider, hooks and configuration derived again here.
+ */
+async function vouchedSetup(rye: Rye, host: ThreadHost, prepared: PreparedThread): Promise<PreparedThread> {
+  const { readThreadJson, threadsStateRoot, vouchQueuedSetup } = await import('@ryeos/threads');
   const dir = join(threadsStateRoot(rye.projectPath), prepared.thread_id);
   const { data, verification } = await readThreadJson(dir, (await rye.executor()).trust);
   if (!verification.valid) {
@@ -66,19 +69,7 @@ async function checkAgainstRecord(rye: Rye, prepared: PreparedThread): Promise<v
       },
     );
   }
-  const signed = new Set(data.capabilities);
-  const same =
-    data.thread_id === prepared.thread_id &&
-    data.directive === prepared.directive_id &&
-    isDeepStrictEqual(data.capabilities, prepared.record.capabilities) &&
-    prepared.capabilities.every((capability) => signed.has(capability));
-  if (!same) {
-    throw new RyeError(
-      'INTEGRITY',
-      `The queued setup of thread '${prepared.thread_id}' does not match its signed thread.json`,
-      { hint: 'The job was changed in the database after the thread was set up; it is not run.' },
-    );
-  }
+  return await vouchQueuedSetup(host, prepared, data);
 }
 
 /** Runs thread jobs; one `Rye` per project, created on its first job. */
@@ -126,10 +117,10 @@ async function runDirectiveJob(
     import('@ryeos/threads'),
     import('../execute/fork.js'),
   ]);
-  const prepared = parsePreparedThread(job.prepared, job.thread_id);
+  const queued = parsePreparedThread(job.prepared, job.thread_id);
   await restoreShared(rye, opener, [job.thread_id]);
-  await checkAgainstRecord(rye, prepared);
   const host = forkHost(rye.settings, rye.projectPath, rye.threadDispatch(), await rye.executor(), opener);
+  const prepared = await vouchedSetup(rye, host, queued);
   const result = await runPreparedThread(host, prepared, {
     threadId: job.thread_id,
     queued: true,
