@@ -65,8 +65,14 @@ interface WorkerProcess {
   exited: Promise<number | null>;
 }
 
-function startWorker(id: string, url: string, env: Record<string, string>, project: string): WorkerProcess {
-  const child = spawn(process.execPath, [CLI, 'worker', '--worker-id', id, '--project', project], {
+function startWorker(
+  id: string,
+  url: string,
+  env: Record<string, string>,
+  project: string,
+  flags: string[] = [],
+): WorkerProcess {
+  const child = spawn(process.execPath, [CLI, 'worker', '--worker-id', id, '--project', project, ...flags], {
     cwd: project,
     env: { ...env, RYE_DATABASE_URL: url },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -200,4 +206,47 @@ describe('rye worker on SIGTERM', () => {
       await postgres.dropDatabase(url).catch(() => undefined);
     }
   }, 120_000);
+
+  it('hands a thread still in its turn back at once when --stop-grace is over', async () => {
+    const fx = fixture();
+    const url = await postgres.createDatabase();
+    const workers: WorkerProcess[] = [];
+    try {
+      await fx.serve({
+        per_conversation: true,
+        turns: [
+          { tool_calls: [step('slow', 60_000)] },
+          { tool_calls: [{ name: 'rye_directive_return', input: { answer: 'done' } }] },
+        ],
+      });
+      fx.env.RYE_DATABASE_URL = url;
+      fx.refresh();
+      const first = startWorker('first', url, fx.env, fx.project, ['--stop-grace', '1']);
+      workers.push(first);
+      await until(() => first.log.join('').includes('started:'), 30_000, 'the first worker');
+      const queued = await fx.rye.execute({ item_id: 'directive:acme/steps', thread: 'fork', async: true });
+      const threadId = String(queued.thread_id);
+      await until(() => steps(fx.project).includes('started slow'), 30_000, 'the slow step to start');
+
+      first.child.kill('SIGTERM');
+      // One signal: the grace ends the stop, not the minute the call in flight still has to go.
+      expect(await first.exited, first.log.join('')).toBe(0);
+      expect(steps(fx.project)).not.toContain('done slow');
+      expect(first.log.join('')).toContain('stop grace over');
+      const [job] = await postgres.sql<{ n: string }>(
+        url,
+        "SELECT count(*)::text AS n FROM graphile_worker.jobs WHERE key = 'thread:' || $1 AND locked_at IS NULL",
+        [threadId],
+      );
+      expect(job!.n).toBe('1');
+
+      const second = startWorker('second', url, fx.env, fx.project);
+      workers.push(second);
+      await until(async () => (await threadRow(url, threadId))?.status === 'completed', 60_000, 'completion');
+      expect(steps(fx.project).filter((line) => line === 'started slow')).toHaveLength(1);
+    } finally {
+      for (const worker of workers) worker.child.kill('SIGKILL');
+      await postgres.dropDatabase(url).catch(() => undefined);
+    }
+  }, 150_000);
 });

@@ -51,7 +51,8 @@ export interface WorkerHandle {
   /**
    * Takes no new job and tells the running ones (`JobContext.stopping`), which may hand
    * themselves back at a safe point (`requeue`); lets them end within the grace, then hands the
-   * rest back to the queue (another worker resumes them from their transcripts) and leaves.
+   * rest back to the queue at once (another worker resumes them from their transcripts) and
+   * resolves without waiting for them: the process should then exit, so they stop as in a crash.
    */
   stop(): Promise<void>;
 }
@@ -143,13 +144,30 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
       (stopped ??= (async () => {
         stopping.abort();
         clearInterval(reaper);
-        await started.stop().catch(() => undefined);
+        const ended = await withinGrace(
+          started.stop().catch(() => undefined),
+          options.stopGraceMs ?? 30_000,
+        );
+        if (!ended) log(`${workerId} stop grace over: the jobs still running go back to the queue now`);
         // What did not end within the grace goes back to the queue now, not once this worker is seen dead.
         await utils.forceUnlockWorkers([ownPool]).catch(() => undefined);
         await Promise.resolve(utils.release()).catch(() => undefined);
         await presence.close(true);
       })()),
   };
+}
+
+/** Whether `ended` settled within `ms`: a hung tool call must not hold a stop for ever. */
+async function withinGrace(ended: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const graceOver = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([ended.then(() => true as const), graceOver]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Every second: the jobs of pools silent for `deadAfterMs` are unlocked, so live pools pick them up. */

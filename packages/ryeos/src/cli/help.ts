@@ -215,8 +215,8 @@ second signal stops the worker at once.
   --concurrency N      jobs run at once (1-64, default 1)
   --worker-id ID       this worker's name in the database (default: host name and pid)
   --project DIR        a project whose threads it runs (repeatable; default: the current folder)
-  --stop-grace S       on SIGTERM, how long running jobs may take to end their turn before they
-                       go back to the queue anyway (default 30)
+  --stop-grace S       on SIGTERM, how long running jobs may take to end their turn; then they
+                       go back to the queue at once and the worker exits (default 30)
 It logs one line per job on stderr. Needs @ryeos/worker and @ryeos/store-postgres installed.
 `,
   replay: `Usage: rye replay <script.yaml> [--port N]

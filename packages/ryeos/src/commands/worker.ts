@@ -106,5 +106,7 @@ export async function workerCommand(args: string[], io: CliIo, settings: RyeSett
     process.on('SIGINT', stop);
   });
   log(`worker ${workerId} stopped`);
+  // A job still running past the grace is already back on the queue: it must not go on here.
+  io.nothingLeftToRun?.();
   return 0;
 }
