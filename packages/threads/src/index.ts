@@ -20,6 +20,7 @@ export { PRIMARY_NAMES } from './host.js';
 export type { ThreadReport, ThreadSummary } from './inspect.js';
 export { listThreads, showThread } from './inspect.js';
 export { THREADS_BUNDLE_ID, threadsBundle, withThreadsBundle, withThreadsHost } from './layer-bundle.js';
+export { vouchQueuedSetup } from './lifecycle/queued-setup.js';
 export type { CancelResult, KillResult } from './orchestration/control.js';
 export { CANCEL_MARKER, cancelThread, killThread } from './orchestration/control.js';
 export type {
@@ -74,7 +75,6 @@ export type { Limits } from './policy/limits.js';
 export { checkPreTurnLimits, resolveLimits } from './policy/limits.js';
 export { assessRisk } from './policy/risk.js';
 export type { PreparedThread } from './prepared.js';
-export { vouchQueuedSetup } from './lifecycle/queued-setup.js';
 export { mayStartChildren, parsePreparedThread } from './prepared.js';
 export { createAnthropicModel } from './provider/anthropic.js';
 export { collectResponse } from './provider/collect.js';

@@ -26,8 +26,9 @@ import { type ResumeRequest, type ResumeResult, resumeWith } from './orchestrati
 import { threadsStateRoot } from './persistence/paths.js';
 import { loadSigner, type Signer } from './persistence/signer.js';
 import type { PreparedThread } from './prepared.js';
+import { TAKEN_OVER } from './runner/turn-limits.js';
 import { openProjectStore, openStoreForRun, type StoreChoice } from './store/opener.js';
-import { type ThreadStore, ZERO_COST } from './store/types.js';
+import { type ThreadCost, type ThreadStore, ZERO_COST } from './store/types.js';
 import type { ForkRequest, ThreadResult } from './thread-request.js';
 
 export type { ForkRequest, ThreadResult } from './thread-request.js';
@@ -75,6 +76,10 @@ async function runAndFinalize(
   const reservation = new Reservation(place.store, place.threadId);
   try {
     const run = await runPhase({ host, request, place, prepared, runThread });
+    // Settled only by the run that still holds the thread: a stalled one records nothing.
+    if (run.result.taken_over || (place.lease && !(await place.lease.holds()))) {
+      return takenOver(place.threadId, place.directiveId, run.cost);
+    }
     if (run.result.handed_back) return await handBackThread(run);
     const ended = await finalizeThread(run, reservation);
     if (ended.status !== 'continued' || !run.handoffTo) return ended;
@@ -162,6 +167,7 @@ export async function runPreparedThread(
       parent: typeof parentId === 'string' ? { threadId: parentId, limits: {}, capabilities: [] } : undefined,
       directiveId,
       stateRoot: threadsStateRoot(host.projectPath),
+      ...(claim.lease ? { lease: claim.lease } : {}),
     };
     const request: RunRequest = {
       ...(options.signal ? { signal: options.signal } : {}),
@@ -171,6 +177,8 @@ export async function runPreparedThread(
     };
     return await runAndFinalize(host, request, place, prepared);
   } catch (error) {
+    // Another run holds the thread now: its row and budget are that run's to record.
+    if (claim?.lease?.lost) return takenOver(threadId, directiveId);
     // The thread will not run: its reservation goes back and its row says why. A row that is not
     // running (cancelled or killed before this process got going) keeps its status.
     if (store && claim) await releaseReservation(store, threadId);
@@ -179,6 +187,19 @@ export async function runPreparedThread(
     claim?.release();
     await store?.close().catch(() => undefined);
   }
+}
+
+/** A run that lost its thread to another: nothing of it is recorded. */
+function takenOver(threadId: string, directiveId: string, cost: ThreadCost = { ...ZERO_COST }): ThreadResult {
+  return {
+    success: false,
+    status: 'running',
+    taken_over: true,
+    thread_id: threadId,
+    directive: directiveId,
+    cost,
+    error: TAKEN_OVER,
+  };
 }
 
 /**

@@ -126,6 +126,8 @@ async function runDirectiveJob(
     queued: true,
     ...(stopping ? { handBack: stopping } : {}),
   });
+  // Another worker took it up while this one stalled: its row is that worker's, left as it is.
+  if (result.taken_over) return { status: 'stopped: taken up by another worker' };
   if (!result.handed_back) return { status: result.status };
   // No longer this worker's: no liveness check fails it while it waits for the next one.
   const store = await opener(rye.projectPath);

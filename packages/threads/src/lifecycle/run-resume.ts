@@ -20,6 +20,7 @@ import { INTERRUPTED_CALL_RESULT, type ResumePoint, readResumePoint } from '../r
 import { isProcessAlive } from '../store/index.js';
 import type { BudgetStatus, ThreadRow, ThreadStore } from '../store/types.js';
 import type { Opening } from './opening.js';
+import { RunLease } from './run-lease.js';
 import type { RunPlace } from './run-types.js';
 
 /** Threads a run of this process holds: the registry's pid cannot tell two runs of one process apart. */
@@ -28,6 +29,8 @@ const runningHere = new Set<string>();
 /** This process's hold on a thread it runs; released when the run ends. */
 export interface RunClaim {
   release(): void;
+  /** A queued run's fencing token, when its store gives one. */
+  lease?: RunLease;
 }
 
 /**
@@ -48,9 +51,10 @@ export async function claimRun(
     });
   }
   runningHere.add(threadId);
-  const claim = { release: () => void runningHere.delete(threadId) };
+  const claim: RunClaim = { release: () => void runningHere.delete(threadId) };
   try {
-    await takeOver(store, threadId, isAlive, queued);
+    const epoch = await takeOver(store, threadId, isAlive, queued);
+    if (epoch !== undefined) claim.lease = new RunLease(store, threadId, epoch);
     return claim;
   } catch (error) {
     claim.release();
@@ -58,12 +62,13 @@ export async function claimRun(
   }
 }
 
+/** Answers the run's fencing token when the store gives one (a queued run). */
 async function takeOver(
   store: ThreadStore,
   threadId: string,
   isAlive: (pid: number) => boolean,
   queued: boolean,
-): Promise<void> {
+): Promise<number | undefined> {
   const row = await store.registry.getThread(threadId);
   if (row?.status !== 'running') {
     throw new RyeError(
@@ -82,10 +87,17 @@ async function takeOver(
     );
   }
   if (queued) {
-    // The queue's job lock makes this run the only one (a dead worker's job is unlocked only once
-    // its heartbeat stopped): the row now names this process and worker, whoever it named before.
+    // The row now names this process and worker, whoever it named before; a worker that only
+    // stalled and still runs it loses it at its next fencing check.
+    if (store.registry.takeRun && store.registry.holdsRun) {
+      const epoch = await store.registry.takeRun(threadId, process.pid);
+      if (epoch === undefined) {
+        throw new RyeError('NOT_FOUND', `Thread '${threadId}' is no longer running; its job is not run`);
+      }
+      return epoch;
+    }
     await store.registry.updatePid(threadId, process.pid);
-    return;
+    return undefined;
   }
   if (row.pid !== null && row.pid !== process.pid && isAlive(row.pid)) {
     throw new RyeError('UNAVAILABLE', `Thread '${threadId}' is already being run by process ${row.pid}`, {
@@ -98,6 +110,7 @@ async function takeOver(
       hint: 'Wait for that run to end (rye/agent/threads/orchestrator wait_threads), or cancel it first.',
     });
   }
+  return undefined;
 }
 
 /**

@@ -90,11 +90,15 @@ export async function runPhase(input: RunInput): Promise<RunOutcome> {
     const share = place.store.records
       ? transcriptSharer(place.store.records, dir, place.threadId, () => writer.flush())
       : undefined;
+    const lease = place.lease;
+    const durable = share ? () => writer.durable().then(share) : () => writer.durable();
     const log: ThreadLog = {
-      emit: (eventType, payload) => writer.write(eventType, payload),
+      // A run that lost its thread writes nothing more: the transcript is the new run's.
+      emit: (eventType, payload) => (lease?.lost ? undefined : writer.write(eventType, payload)),
       // The fsync runs while the next request goes out; the turn's tool calls wait for it.
-      checkpoint: (turn) => void writer.checkpointInBackground(turn),
-      durable: share ? () => writer.durable().then(share) : () => writer.durable(),
+      checkpoint: (turn) => void (lease?.lost ? undefined : writer.checkpointInBackground(turn)),
+      // Before each tool call has an effect: the fencing check first, so a lost run neither runs it nor shares its copy.
+      durable: lease ? () => lease.fence().then(durable) : durable,
     };
     const hooks = new HookRunner({
       hooks: prepared.hooks,

@@ -68,6 +68,13 @@ export interface ThreadRegistry {
    * (pid and worker cleared), so no liveness check fails it before a worker takes it up.
    */
   markQueued?(threadId: string): Promise<void>;
+  /**
+   * A queued run takes the thread (still `running`) for this process and worker, with a new
+   * fencing token; another run that held it loses it. Undefined when the row is not running.
+   */
+  takeRun?(threadId: string, pid: number): Promise<number | undefined>;
+  /** Whether the run with fencing token `epoch` still holds the thread (no later run took it). */
+  holdsRun?(threadId: string, epoch: number): Promise<boolean>;
   /** Terminal statuses also set `completed_at`. */
   updateStatus(threadId: string, status: ThreadStatus): Promise<void>;
   setModel(threadId: string, model: string): Promise<void>;
