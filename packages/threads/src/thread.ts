@@ -19,6 +19,7 @@ import { declaredParent, liveParent } from './lifecycle/parent.js';
 import { prepareThread } from './lifecycle/prepare.js';
 import { Registration, Reservation, releaseReservation } from './lifecycle/register.js';
 import { type RunRequest, runPhase } from './lifecycle/run.js';
+import type { RunLease } from './lifecycle/run-lease.js';
 import { claimRun, type RunClaim } from './lifecycle/run-resume.js';
 import type { RunPlace, ThreadPlace } from './lifecycle/run-types.js';
 import { fail, failedThread, SetupFailure } from './lifecycle/setup-failure.js';
@@ -26,7 +27,7 @@ import { type ResumeRequest, type ResumeResult, resumeWith } from './orchestrati
 import { threadsStateRoot } from './persistence/paths.js';
 import { loadSigner, type Signer } from './persistence/signer.js';
 import type { PreparedThread } from './prepared.js';
-import { TAKEN_OVER } from './runner/turn-limits.js';
+import { HANDED_BACK, TAKEN_OVER } from './runner/turn-limits.js';
 import { openProjectStore, openStoreForRun, type StoreChoice } from './store/opener.js';
 import { type ThreadCost, type ThreadStore, ZERO_COST } from './store/types.js';
 import type { ForkRequest, ThreadResult } from './thread-request.js';
@@ -78,7 +79,7 @@ async function runAndFinalize(
     const run = await runPhase({ host, request, place, prepared, runThread });
     // Settled only by the run that still holds the thread: a stalled one records nothing.
     if (run.result.taken_over || (place.lease && !(await place.lease.holds()))) {
-      return takenOver(place.threadId, place.directiveId, run.cost);
+      return takenOver(place.lease!, place.threadId, place.directiveId, run.cost);
     }
     if (run.result.handed_back) return await handBackThread(run);
     const ended = await finalizeThread(run, reservation);
@@ -178,7 +179,7 @@ export async function runPreparedThread(
     return await runAndFinalize(host, request, place, prepared);
   } catch (error) {
     // Another run holds the thread now: its row and budget are that run's to record.
-    if (claim?.lease?.lost) return takenOver(threadId, directiveId);
+    if (claim?.lease?.lost) return takenOver(claim.lease, threadId, directiveId);
     // The thread will not run: its reservation goes back and its row says why. A row that is not
     // running (cancelled or killed before this process got going) keeps its status.
     if (store && claim) await releaseReservation(store, threadId);
@@ -189,8 +190,27 @@ export async function runPreparedThread(
   }
 }
 
-/** A run that lost its thread to another: nothing of it is recorded. */
-function takenOver(threadId: string, directiveId: string, cost: ThreadCost = { ...ZERO_COST }): ThreadResult {
+/**
+ * A run that lost its thread to another: nothing of it is recorded. One that could not ask (the
+ * store unreachable) stopped the same way, but hands the thread back, as a stopping worker does.
+ */
+function takenOver(
+  lease: RunLease,
+  threadId: string,
+  directiveId: string,
+  cost: ThreadCost = { ...ZERO_COST },
+): ThreadResult {
+  if (lease.unconfirmed) {
+    return {
+      success: false,
+      status: 'running',
+      handed_back: true,
+      thread_id: threadId,
+      directive: directiveId,
+      cost,
+      error: HANDED_BACK,
+    };
+  }
   return {
     success: false,
     status: 'running',

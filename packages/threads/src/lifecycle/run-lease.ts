@@ -10,6 +10,7 @@ import type { ThreadStore } from '../store/types.js';
 
 export class RunLease {
   #lost = false;
+  #unconfirmed = false;
 
   constructor(
     private readonly store: ThreadStore,
@@ -22,10 +23,18 @@ export class RunLease {
     return this.#lost;
   }
 
+  /** Lost because the store could not answer, not because another run took the thread. */
+  get unconfirmed(): boolean {
+    return this.#unconfirmed;
+  }
+
   /** Whether this run still holds the thread; an unreachable store counts as lost (nothing runs unowned). */
   async holds(): Promise<boolean> {
     if (this.#lost) return false;
-    const holds = await this.store.registry.holdsRun!(this.threadId, this.epoch).catch(() => false);
+    const holds = await this.store.registry.holdsRun!(this.threadId, this.epoch).catch(() => {
+      this.#unconfirmed = true;
+      return false;
+    });
     if (!holds) this.#lost = true;
     return holds;
   }
