@@ -62,6 +62,29 @@ function compareWithRecord(prepared: PreparedThread, signed: ThreadJson): void {
 }
 
 /**
+ * What a handoff's continuation asks for again, held to the signed limits: a job cannot raise
+ * the next thread of the chain above the one it continues.
+ */
+function vouchedOverrides(
+  overrides: Record<string, unknown> | undefined,
+  signed: ThreadJson,
+): Record<string, unknown> | undefined {
+  if (!overrides) return undefined;
+  const limits = signed.limits as Record<string, unknown>;
+  const held: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(overrides)) {
+    const recorded = limits[key];
+    const [asked, vouched] = [Number(value), Number(recorded)];
+    if (recorded !== undefined && Number.isFinite(asked) && Number.isFinite(vouched)) {
+      held[key] = Math.min(asked, vouched);
+    } else if (isDeepStrictEqual(value, recorded)) {
+      held[key] = value;
+    }
+  }
+  return held;
+}
+
+/**
  * Answers the setup a worker runs: the job's, checked against the signed record, with its model,
  * hooks and configuration derived again from the signed items on this machine.
  */
@@ -94,8 +117,10 @@ export async function vouchQueuedSetup(
     settings.env,
   );
   if (model.modelId !== signed.model) refuse(prepared.thread_id, `model ${model.modelId}`);
+  const overrides = vouchedOverrides(prepared.request.limit_overrides, signed);
   return {
     ...prepared,
+    request: { ...prepared.request, ...(overrides ? { limit_overrides: overrides } : {}) },
     hooks,
     model,
     withheld_env: withheldEnv(model, providers),
