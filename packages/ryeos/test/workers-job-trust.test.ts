@@ -10,8 +10,11 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { startPostgres, type TestPostgres } from '@ryeos/store-postgres/testing';
+import { parsePreparedThread, readThreadJson, threadsStateRoot, vouchQueuedSetup } from '@ryeos/threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { forkHost } from '../src/execute/fork.js';
 import { jobRunner, servedProjects } from '../src/queue/run-job.js';
+import { createRye } from '../src/rye.js';
 import { processSettings } from '../src/settings.js';
 import { directive, type ThreadFixture, useThreadFixture } from './threads-helpers.js';
 
@@ -161,6 +164,25 @@ describe('a job changed in the database', () => {
         expect(refused.status).toMatch(/^refused \(INTEGRITY: .*does not match its signed thread\.json/);
         expect(await threadStatus(url, threadId)).toBe('error');
       }
+    } finally {
+      await postgres.dropDatabase(url);
+    }
+  }, 60_000);
+
+  it("holds the limits a handoff's continuation asks for again to the signed ones", async () => {
+    const fx = fixture();
+    const url = await postgres.createDatabase();
+    try {
+      const { threadId, job } = await queuedJob(fx, url);
+      const prepared = parsePreparedThread(job.prepared, threadId);
+      prepared.request = { limit_overrides: { turns: 50, spend: '0.25' } };
+      const settings = processSettings({ ...fx.env, RYE_WORKER_ID: 'w' });
+      const rye = createRye({ projectPath: fx.project, settings });
+      const executor = await rye.executor();
+      const host = forkHost(settings, fx.project, rye.threadDispatch(), executor);
+      const { data } = await readThreadJson(join(threadsStateRoot(fx.project), threadId), executor.trust);
+      const vouched = await vouchQueuedSetup(host, prepared, data);
+      expect(vouched.request.limit_overrides).toEqual({ turns: 2, spend: 0.25 });
     } finally {
       await postgres.dropDatabase(url);
     }
