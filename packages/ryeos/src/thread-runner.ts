@@ -10,8 +10,8 @@ import { realpathSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { flushTracing, toErrorEnvelope } from '@ryeos/lillux';
 import type { PreparedThread } from '@ryeos/threads';
-import { type DetachedRequest, keepSpareRunner, PENDING_LOG_FLAG, type RemoteRun } from './execute/detach.js';
-import { createRye, type ExecuteRequest, type Rye } from './rye.js';
+import { type DetachedRequest, keepSpareRunner, PENDING_LOG_FLAG } from './execute/detach.js';
+import { createRye, type Rye } from './rye.js';
 import { processSettings } from './settings.js';
 
 async function readRequest(): Promise<DetachedRequest> {
@@ -33,95 +33,22 @@ async function readRequest(): Promise<DetachedRequest> {
 const TOOL_STOP_GRACE_MS = 5000;
 
 async function runTool(rye: Rye, request: Extract<DetachedRequest, { kind: 'tool' }>): Promise<number> {
-  const { openThreadStore, settleRemoteRun, threadsStateRoot, watchToolRun } = await import('@ryeos/threads');
-  const recordStopped = async (reason: string) => {
-    const store = openThreadStore(threadsStateRoot(request.project_path));
-    try {
-      // A stopped run's reservation ends too; what the server spent is not known, so all of it is charged.
-      await settleRemoteRun(store, request.thread_id, undefined, 'cancelled');
-      if ((await store.registry.getThread(request.thread_id))?.status !== 'running') return;
-      await store.registry.setResult(request.thread_id, {
-        status: 'cancelled',
-        error: `Tool run stopped: ${reason}`,
-      });
-      await store.registry.updateStatus(request.thread_id, 'cancelled');
-    } finally {
-      await store.close();
-    }
-  };
-  // A thread's run stops with its thread: cancelled, failed, killed, or out of time.
-  const abort = new AbortController();
-  let stopped: string | undefined;
-  const stop = (reason: string) => {
-    if (stopped) return;
-    stopped = reason;
-    abort.abort();
+  const { runToolRun } = await import('./execute/tool-run.js');
+  const { envelope, stopped } = await runToolRun(rye, request, {
+    // A thread's run stops with its thread: cancelled, failed, killed, or out of time.
+    stopWith: (stop) => process.once('SIGTERM', () => stop('the tool run was killed')),
     // A tool that does not end on the abort does not keep its run alive past the grace.
     // The record is written (awaited) before the exit, whatever the store; a failure still exits.
-    setTimeout(() => {
-      recordStopped(reason)
-        .catch(() => undefined)
-        .finally(() => process.exit(1));
-    }, TOOL_STOP_GRACE_MS).unref();
-  };
-  process.once('SIGTERM', () => stop('the tool run was killed'));
-  const unwatch = watchToolRun({
-    projectPath: request.project_path,
-    threadId: request.thread_id,
-    ...(request.parent_thread_id ? { parentThreadId: request.parent_thread_id } : {}),
-    ...(request.deadline !== undefined ? { deadline: request.deadline } : {}),
-    stop,
+    onStopping: (_reason, recordStopped) => {
+      setTimeout(() => {
+        recordStopped()
+          .catch(() => undefined)
+          .finally(() => process.exit(1));
+      }, TOOL_STOP_GRACE_MS).unref();
+    },
   });
-  const { remote } = request;
-  const result = await rye
-    .execute({
-      item_id: remote?.item_id ?? request.item_id,
-      parameters: request.parameters,
-      signal: abort.signal,
-      ...(remote ? remoteOptions(remote) : {}),
-    })
-    .finally(unwatch);
-  process.stdout.write(`${JSON.stringify(result)}\n`);
-  if (stopped) {
-    await recordStopped(stopped);
-    return 1;
-  }
-  const store = openThreadStore(threadsStateRoot(request.project_path));
-  try {
-    const ok = result.status !== 'error';
-    // A thread's remote fork was reserved from its spend at launch: charged what the server reported.
-    if (remote?.thread === 'fork' && request.parent_thread_id) {
-      const cost = (result as { result?: { cost?: { spend?: unknown } } }).result?.cost;
-      await settleRemoteRun(store, request.thread_id, cost?.spend, ok ? 'completed' : 'error');
-    }
-    await store.registry.setResult(request.thread_id, {
-      status: result.status,
-      ...(ok ? { outputs: { data: runData(result) } } : {}),
-      ...(ok ? {} : { error: String((result as { error?: unknown }).error ?? 'The tool failed') }),
-      envelope: result,
-      // The server's own id of the run, for `rye remote threads` and the operator.
-      ...(remote && typeof result.thread_id === 'string' ? { remote_thread_id: result.thread_id } : {}),
-    });
-    await store.registry.updateStatus(request.thread_id, ok ? 'completed' : 'error');
-  } finally {
-    await store.close();
-  }
-  return result.status === 'error' ? 1 : 0;
-}
-
-/** What a run answered: a tool's data, a remote run's result. */
-function runData(result: Record<string, unknown>): unknown {
-  return result.data ?? (result.execution_mode === 'remote' ? result.result : undefined) ?? null;
-}
-
-/** The execute options of an async remote run (the runner makes the same call, synchronously). */
-function remoteOptions(remote: RemoteRun): Partial<ExecuteRequest> {
-  return {
-    target: remote.target,
-    ...(remote.thread === 'fork' ? { thread: 'fork' as const } : {}),
-    ...(remote.model ? { model: remote.model } : {}),
-    ...(remote.limit_overrides ? { limit_overrides: remote.limit_overrides } : {}),
-  };
+  process.stdout.write(`${JSON.stringify(envelope)}\n`);
+  return stopped || envelope.status === 'error' ? 1 : 0;
 }
 
 async function runDirective(

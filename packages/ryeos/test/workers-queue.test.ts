@@ -111,11 +111,64 @@ describe('async forks with RYE_DATABASE_URL', () => {
   }, 60_000);
 });
 
+describe('a queued thread whose worker died while recording its end', () => {
+  it('is ended as its settled ledger says when its job runs again, not left running', async () => {
+    const fx = fixture();
+    const url = await postgres.createDatabase();
+    try {
+      await fx.serve({ per_conversation: true, turns: [{ tool_calls: [returnCall] }] });
+      fx.env.RYE_DATABASE_URL = url;
+      fx.refresh();
+      const run = jobRunner({
+        settings: processSettings({ ...fx.env, RYE_WORKER_ID: 'test-worker' }),
+        projects: servedProjects([fx.project]),
+      });
+      const forked = await fx.rye.execute({ item_id: 'directive:acme/quick', thread: 'fork', async: true });
+      const threadId = String(forked.thread_id);
+      const job = await queuedJob(url, threadId);
+      expect(await run(job as never)).toEqual({ status: 'completed' });
+      // Killed after its spend was settled and its result written, before its status: the
+      // dead worker's job comes back to the queue and runs again.
+      await postgres.sql(
+        url,
+        "UPDATE ryeos.threads SET status = 'running', completed_at = NULL WHERE thread_id = $1",
+        [threadId],
+      );
+      const again = await run(job as never);
+      expect(again.status).not.toBe('completed');
+      const [row] = await postgres.sql<{ status: string }>(
+        url,
+        'SELECT status FROM ryeos.threads WHERE thread_id = $1',
+        [threadId],
+      );
+      expect(row).toEqual({ status: 'completed' });
+    } finally {
+      await postgres.dropDatabase(url);
+    }
+  }, 60_000);
+});
+
 describe('rye worker', () => {
   it('without a database says how to give it one', async () => {
     const result = await ryeCli(['worker'], { env: {} });
     expect(result.code).not.toBe(0);
     expect(result.stderr + result.stdout).toContain('RYE_DATABASE_URL');
     expect(result.stderr + result.stdout).not.toMatch(/\n\s+at /);
+  });
+
+  it('refuses a --database-url with a password: every local user reads the command line', async () => {
+    for (const url of [
+      'postgres://rye:secret@127.0.0.1:1/ryeos',
+      'postgresql://rye@127.0.0.1:1/ryeos?password=secret',
+      'host=127.0.0.1 user=rye password=secret dbname=ryeos',
+    ]) {
+      const result = await ryeCli(['worker', '--database-url', url], { env: {} });
+      expect(result.code, url).not.toBe(0);
+      expect(result.stderr + result.stdout).toMatch(/validation/i);
+      expect(result.stderr + result.stdout).toMatch(/RYE_DATABASE_URL.*PGPASSWORD/s);
+      expect(result.stderr + result.stdout).not.toMatch(/\n\s+at /);
+    }
+    const help = await ryeCli(['help', 'worker'], { env: {} });
+    expect(help.stdout).not.toContain('user:password@');
   });
 });

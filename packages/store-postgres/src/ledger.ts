@@ -209,16 +209,17 @@ export class PostgresBudgetLedger implements BudgetLedger {
   }
 
   /**
-   * `actual = own + Σ finished children's actual`. Children still running are left out: they are
+   * `actual = own + Σ finished children's actual`, never lower than what was recorded as it came
+   * (another run of the thread charged its own responses). Children still running are left out: they are
    * about to be adopted by this thread's parent and cascade their whole spend there when they end.
    */
   async #report(threadId: string, ownSpend: number): Promise<void> {
     const rows = await this.#q<{ actual_spend: string; reserved_spend: string }>(
       'reportActual',
       undefined,
-      `UPDATE {s}.budget_ledger SET actual_spend = $3 + COALESCE((
+      `UPDATE {s}.budget_ledger SET actual_spend = GREATEST(actual_spend, $3 + COALESCE((
          SELECT SUM(c.actual_spend) FROM {s}.budget_ledger c
-         WHERE c.project = $1 AND c.parent_thread_id = $2 AND c.status <> 'active'), 0),
+         WHERE c.project = $1 AND c.parent_thread_id = $2 AND c.status <> 'active'), 0)),
          updated_at = now()
        WHERE project = $1 AND thread_id = $2 RETURNING actual_spend, reserved_spend`,
       [threadId, toNumeric(ownSpend)],

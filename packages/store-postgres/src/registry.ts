@@ -137,6 +137,33 @@ export class PostgresThreadRegistry implements ThreadRegistry {
     );
   }
 
+  async takeRun(threadId: string, pid: number): Promise<number | undefined> {
+    const { db, s, project, workerId } = this.#c;
+    try {
+      const { rows } = await db.pool.query<{ run_epoch: string }>(
+        `UPDATE ${s}.threads SET run_epoch = run_epoch + 1, pid = $3, worker_id = $4, updated_at = now()
+         WHERE project = $1 AND thread_id = $2 AND status = 'running' RETURNING run_epoch`,
+        [project, threadId, pid, workerId],
+      );
+      return rows[0] ? Number(rows[0].run_epoch) : undefined;
+    } catch (error) {
+      throw translate('registry', 'takeRun', error, db.secret);
+    }
+  }
+
+  async holdsRun(threadId: string, epoch: number): Promise<boolean> {
+    const { db, s, project } = this.#c;
+    try {
+      const { rows } = await db.pool.query(
+        `SELECT 1 FROM ${s}.threads WHERE project = $1 AND thread_id = $2 AND status = 'running' AND run_epoch = $3`,
+        [project, threadId, epoch],
+      );
+      return rows.length > 0;
+    } catch (error) {
+      throw translate('registry', 'holdsRun', error, db.secret);
+    }
+  }
+
   async markQueued(threadId: string): Promise<void> {
     await this.#change(
       'markQueued',

@@ -203,6 +203,54 @@ CREATE TRIGGER threads_notify AFTER INSERT OR UPDATE OR DELETE ON {s}.threads
   FOR EACH ROW EXECUTE FUNCTION {s}.notify_registry();
 `,
   },
+  {
+    version: 2,
+    description: "copies of threads' signed files, for workers on other machines",
+    sql: `
+CREATE TABLE {s}.thread_records (
+  project    text NOT NULL,
+  thread_id  text NOT NULL,
+  name       text NOT NULL CHECK (name IN ('thread.json', 'transcript.jsonl')),
+  content    bytea NOT NULL,
+  updated_at timestamptz NOT NULL,
+  PRIMARY KEY (project, thread_id, name)
+);
+`,
+  },
+  {
+    version: 3,
+    description: 'a fencing token per run of a thread; spend never lowered at settle',
+    sql: `
+ALTER TABLE {s}.threads ADD COLUMN run_epoch bigint NOT NULL DEFAULT 0;
+-- A run's own total at settle never lowers what its responses recorded as they came: two runs of
+-- one thread (a worker that lost it, and the one that took it up) both charged what they used.
+CREATE OR REPLACE FUNCTION {s}.budget_settle(p_project text, p_thread text, p_own numeric, p_status text)
+  RETURNS TABLE (actual_spend numeric, reserved_spend numeric)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+  v_parent text;
+  v_actual numeric;
+  v_reserved numeric;
+BEGIN
+  SELECT parent_thread_id INTO v_parent FROM {s}.budget_ledger
+  WHERE project = p_project AND thread_id = p_thread FOR UPDATE;
+  IF NOT FOUND THEN RETURN; END IF;
+  UPDATE {s}.budget_ledger b SET actual_spend = GREATEST(b.actual_spend, p_own + COALESCE((
+      SELECT SUM(c.actual_spend) FROM {s}.budget_ledger c
+      WHERE c.project = p_project AND c.parent_thread_id = p_thread AND c.status <> 'active'), 0)),
+    updated_at = now()
+  WHERE b.project = p_project AND b.thread_id = p_thread
+  RETURNING b.actual_spend, b.reserved_spend INTO v_actual, v_reserved;
+  IF v_parent IS NOT NULL THEN
+    UPDATE {s}.budget_ledger SET actual_spend = actual_spend + v_actual, updated_at = now()
+    WHERE project = p_project AND thread_id = v_parent AND status = 'active';
+  END IF;
+  PERFORM {s}.budget_close(p_project, p_thread, v_parent, p_status);
+  RETURN QUERY SELECT v_actual, v_reserved;
+END $$;
+`,
+  },
 ];
 
 /** The LISTEN/NOTIFY channel of a schema's registry. */

@@ -10,6 +10,7 @@ import { ChangeListener } from './changes.js';
 import { type Db, openDb } from './db.js';
 import { type BudgetWarning, PostgresBudgetLedger } from './ledger.js';
 import { heartbeat, markStale } from './liveness.js';
+import { PostgresThreadRecords } from './records.js';
 import { PostgresThreadRegistry } from './registry.js';
 import { channelOf, checkSchemaName, migrate } from './schema.js';
 
@@ -137,6 +138,7 @@ async function openWith(options: PostgresStoreOptions, connections: Connections)
       stateDir: threadsStateRoot(projectPath),
       registry,
       ledger,
+      records: new PostgresThreadRecords({ db, s, project }),
       markStale: (isAlive: (pid: number) => boolean) => markStale(liveness, ledger, isAlive),
       waitForChange: (signal: AbortSignal) => listener.wait(signal),
       async close() {

@@ -125,6 +125,21 @@ describe('money', () => {
     expect(raw?.actual_spend).toBe('0.70');
   });
 
+  it("never lowers a thread's recorded spend at settle: two runs of it charged what they used", async () => {
+    const connectionString = await database();
+    const store = await open({ connectionString, projectPath: projectDir() });
+    await store.ledger.register('s/root', 1);
+    await store.ledger.reserve('s/child', 0.5, 's/root');
+    // A stalled worker's response and the taking-up worker's two, each charged as it came.
+    for (const delta of [0.125, 0.0625, 0.0625]) await store.ledger.incrementActual('s/child', delta);
+    // The run that settles counts only the responses it saw.
+    await store.ledger.reportActual('s/child', 0.125);
+    expect((await store.ledger.get('s/child'))?.actual_spend).toBe(0.25);
+    await store.ledger.settle('s/child', 0.125, 'completed');
+    expect((await store.ledger.get('s/child'))?.actual_spend).toBe(0.25);
+    expect((await store.ledger.get('s/root'))?.actual_spend).toBe(0.25);
+  });
+
   it('refuses a negative or non-finite amount before it reaches the database', async () => {
     const store = await open({ connectionString: await database(), projectPath: projectDir() });
     expect((await rejection(store.ledger.register('n/root', -1))).code).toBe('VALIDATION');

@@ -21,6 +21,7 @@ export { PRIMARY_NAMES } from './host.js';
 export type { ThreadRecordsVerification, ThreadReport, ThreadSummary } from './inspect.js';
 export { listThreads, showThread, verifyThreadRecords } from './inspect.js';
 export { THREADS_BUNDLE_ID, threadsBundle, withThreadsBundle, withThreadsHost } from './layer-bundle.js';
+export { vouchQueuedSetup } from './lifecycle/queued-setup.js';
 export type { CancelResult, KillResult } from './orchestration/control.js';
 export { CANCEL_MARKER, cancelThread, killThread } from './orchestration/control.js';
 export type {
@@ -60,6 +61,7 @@ export { waitThreads } from './orchestration/wait.js';
 export { canonicalJson } from './persistence/canonical-json.js';
 export { ensureThreadDir, ensureThreadsStateRoot, threadDir, threadsStateRoot } from './persistence/paths.js';
 export { reconstructMessages, resumeMessages } from './persistence/reconstruct.js';
+export { restoreRecords, shareRecord } from './persistence/shared-records.js';
 export type { Signer } from './persistence/signer.js';
 export { loadSigner, signerFromKeyPair } from './persistence/signer.js';
 export type { ThreadJson } from './persistence/thread-json.js';
@@ -120,6 +122,8 @@ export type {
   BudgetLedger,
   BudgetRow,
   BudgetStatus,
+  SharedRecordName,
+  SharedThreadRecords,
   ThreadCost,
   ThreadRegistry,
   ThreadRow,

@@ -76,6 +76,10 @@ export interface ThreadResult {
   timing?: LoopTiming;
   /** Setup's warnings (an unpriced model, say). */
   warnings?: string[];
+  /** Handed back between turns (its worker stopped): still running, for another process to take up. */
+  handed_back?: true;
+  /** A queued run stopped because another worker took its thread up: nothing of it was recorded. */
+  taken_over?: true;
   /** Detached (`ForkRequest.detach`): the thread runs on in the process with this pid. */
   async?: true;
   pid?: number;

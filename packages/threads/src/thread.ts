@@ -14,10 +14,12 @@ import { toRyeError } from '@ryeos/lillux';
 import type { ThreadHost } from './host.js';
 import { withThreadsHost } from './layer-bundle.js';
 import { chainResult, finalizeThread } from './lifecycle/finalize.js';
+import { handBackThread } from './lifecycle/hand-back.js';
 import { declaredParent, liveParent } from './lifecycle/parent.js';
 import { prepareThread } from './lifecycle/prepare.js';
 import { Registration, Reservation, releaseReservation } from './lifecycle/register.js';
 import { type RunRequest, runPhase, runSpans } from './lifecycle/run.js';
+import type { RunLease } from './lifecycle/run-lease.js';
 import { claimRun, type RunClaim } from './lifecycle/run-resume.js';
 import type { RunPlace, ThreadPlace } from './lifecycle/run-types.js';
 import { fail, failedThread, SetupFailure } from './lifecycle/setup-failure.js';
@@ -25,8 +27,9 @@ import { type ResumeRequest, type ResumeResult, resumeWith } from './orchestrati
 import { threadsStateRoot } from './persistence/paths.js';
 import { loadSigner, type Signer } from './persistence/signer.js';
 import type { PreparedThread } from './prepared.js';
+import { HANDED_BACK, TAKEN_OVER } from './runner/turn-limits.js';
 import { openProjectStore, openStoreForRun, type StoreChoice } from './store/opener.js';
-import { type ThreadStore, ZERO_COST } from './store/types.js';
+import { type ThreadCost, type ThreadStore, ZERO_COST } from './store/types.js';
 import type { ForkRequest, ThreadResult } from './thread-request.js';
 
 export type { ForkRequest, ThreadResult } from './thread-request.js';
@@ -75,6 +78,15 @@ async function runAndFinalize(
   const spans = await runSpans(place, prepared, request.traceParent);
   try {
     const run = await runPhase({ host, request, place, prepared, runThread, ...(spans ? { spans } : {}) });
+    // Settled only by the run that still holds the thread: a stalled one records nothing.
+    if (run.result.taken_over || (place.lease && !(await place.lease.holds()))) {
+      spans?.end(run.result, run.cost);
+      return takenOver(place.lease!, place.threadId, place.directiveId, run.cost);
+    }
+    if (run.result.handed_back) {
+      spans?.end(run.result, run.cost);
+      return await handBackThread(run);
+    }
     // What finalizing runs (its hooks' tools) is part of the thread's trace too.
     const ended = spans
       ? await spans.within(() => finalizeThread(run, reservation))
@@ -142,6 +154,11 @@ export async function runPreparedThread(
     queued?: boolean;
     /** The W3C `traceparent` of the call that set the thread up: its spans continue that trace. */
     traceParent?: string;
+    /**
+     * Once aborted, the run stops before its next turn and leaves the thread running, unfinalized,
+     * for another process to take up (`handed_back` in the result): a worker's graceful stop.
+     */
+    handBack?: AbortSignal;
   },
 ): Promise<ThreadResult> {
   const { threadId } = options;
@@ -163,15 +180,19 @@ export async function runPreparedThread(
       parent: typeof parentId === 'string' ? { threadId: parentId, limits: {}, capabilities: [] } : undefined,
       directiveId,
       stateRoot: threadsStateRoot(host.projectPath),
+      ...(claim.lease ? { lease: claim.lease } : {}),
     };
     const request: RunRequest = {
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.traceParent ? { traceParent: options.traceParent } : {}),
+      ...(options.handBack ? { handBack: options.handBack } : {}),
       ...(prepared.request.model ? { model: prepared.request.model } : {}),
       ...(prepared.request.limit_overrides ? { limitOverrides: prepared.request.limit_overrides } : {}),
     };
     return await runAndFinalize(host, request, place, prepared);
   } catch (error) {
+    // Another run holds the thread now: its row and budget are that run's to record.
+    if (claim?.lease?.lost) return takenOver(claim.lease, threadId, directiveId);
     // The thread will not run: its reservation goes back and its row says why. A row that is not
     // running (cancelled or killed before this process got going) keeps its status.
     if (store && claim) await releaseReservation(store, threadId);
@@ -180,6 +201,38 @@ export async function runPreparedThread(
     claim?.release();
     await store?.close().catch(() => undefined);
   }
+}
+
+/**
+ * A run that lost its thread to another: nothing of it is recorded. One that could not ask (the
+ * store unreachable) stopped the same way, but hands the thread back, as a stopping worker does.
+ */
+function takenOver(
+  lease: RunLease,
+  threadId: string,
+  directiveId: string,
+  cost: ThreadCost = { ...ZERO_COST },
+): ThreadResult {
+  if (lease.unconfirmed) {
+    return {
+      success: false,
+      status: 'running',
+      handed_back: true,
+      thread_id: threadId,
+      directive: directiveId,
+      cost,
+      error: HANDED_BACK,
+    };
+  }
+  return {
+    success: false,
+    status: 'running',
+    taken_over: true,
+    thread_id: threadId,
+    directive: directiveId,
+    cost,
+    error: TAKEN_OVER,
+  };
 }
 
 /**

@@ -6,4 +6,10 @@
  */
 export { THREAD_TASK, type ThreadJob } from './jobs.js';
 export { openThreadQueue, type ThreadQueue } from './queue.js';
-export { startWorker, type WorkerHandle, type WorkerOptions } from './worker.js';
+export {
+  type JobContext,
+  type JobResult,
+  startWorker,
+  type WorkerHandle,
+  type WorkerOptions,
+} from './worker.js';

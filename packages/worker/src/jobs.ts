@@ -19,3 +19,11 @@ export interface ThreadJob {
  * with the pool's (random) id, so a dead worker's jobs are unlocked by that id.
  */
 export const QUEUE_PREFIX = 'queue:';
+
+/** A failed job runs again this often at most: a thread that cannot run is recorded as failed by its handler instead. */
+const MAX_ATTEMPTS = 5;
+
+/** How a thread's job is added: keyed by its thread, so a thread is queued once. */
+export function jobSpec(job: ThreadJob): { jobKey: string; maxAttempts: number } {
+  return { jobKey: `thread:${job.thread_id}`, maxAttempts: MAX_ATTEMPTS };
+}

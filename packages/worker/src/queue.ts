@@ -4,16 +4,13 @@
  */
 import { RyeError } from '@ryeos/lillux';
 import type { WorkerUtils } from 'graphile-worker';
-import { THREAD_TASK, type ThreadJob } from './jobs.js';
+import { jobSpec, THREAD_TASK, type ThreadJob } from './jobs.js';
 import { quietLogger } from './logger.js';
 
 export interface ThreadQueue {
   enqueue(job: ThreadJob): Promise<void>;
   close(): Promise<void>;
 }
-
-/** A failed job runs again this often at most: a thread that cannot run is recorded as failed by its handler instead. */
-const MAX_ATTEMPTS = 5;
 
 export async function openThreadQueue(connectionString: string): Promise<ThreadQueue> {
   const { makeWorkerUtils } = await import('graphile-worker');
@@ -29,7 +26,7 @@ export async function openThreadQueue(connectionString: string): Promise<ThreadQ
   }
   return {
     async enqueue(job) {
-      await utils.addJob(THREAD_TASK, job, { jobKey: `thread:${job.thread_id}`, maxAttempts: MAX_ATTEMPTS });
+      await utils.addJob(THREAD_TASK, job, jobSpec(job));
     },
     close: async () => {
       await utils.release();

@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import { RyeError } from '@ryeos/lillux';
 import { openWorkerPresence, type WorkerPresence } from '@ryeos/store-postgres';
 import type { Runner, WorkerEvents, WorkerUtils } from 'graphile-worker';
-import { QUEUE_PREFIX, THREAD_TASK, type ThreadJob } from './jobs.js';
+import { jobSpec, QUEUE_PREFIX, THREAD_TASK, type ThreadJob } from './jobs.js';
 import { quietLogger } from './logger.js';
 
 /** The most jobs one worker runs at once. */
@@ -19,8 +19,12 @@ export interface WorkerOptions {
   workerId: string;
   /** Jobs run at once (1–64, default 1). */
   concurrency?: number;
-  /** Runs one job to its end; a throw fails the job (it is retried), so a handler records its own failures. */
-  handle(job: ThreadJob): Promise<{ status: string }>;
+  /**
+   * Runs one job to its end; a throw fails the job (it is retried), so a handler records its own
+   * failures. Once `stopping` is aborted (the worker stops), a handler may hand its job back at a
+   * safe point instead (`requeue`): the job goes back on the queue at once for another worker.
+   */
+  handle(job: ThreadJob, context: JobContext): Promise<JobResult>;
   /** One line per job, and the reaper's hand-overs. */
   log?: (line: string) => void;
   /** How often this worker's heartbeat is written (default 1000 ms). */
@@ -31,11 +35,24 @@ export interface WorkerOptions {
   stopGraceMs?: number;
 }
 
+export interface JobContext {
+  /** Aborted when the worker starts to stop. */
+  stopping: AbortSignal;
+}
+
+export interface JobResult {
+  status: string;
+  /** Put the job back on the queue (the handler stopped it at a safe point, for another worker). */
+  requeue?: boolean;
+}
+
 export interface WorkerHandle {
   readonly workerId: string;
   /**
-   * Takes no new job, lets the running ones end within the grace, then hands the rest back to
-   * the queue (another worker resumes them from their transcripts) and leaves.
+   * Takes no new job and tells the running ones (`JobContext.stopping`), which may hand
+   * themselves back at a safe point (`requeue`); lets them end within the grace, then hands the
+   * rest back to the queue at once (another worker resumes them from their transcripts) and
+   * resolves without waiting for them: the process should then exit, so they stop as in a crash.
    */
   stop(): Promise<void>;
 }
@@ -74,6 +91,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   const { makeWorkerUtils, run } = await import('graphile-worker');
   const logger = await quietLogger(log);
   const { connectionString, workerId } = options;
+  const stopping = new AbortController();
   const presence: WorkerPresence = await openWorkerPresence({
     connectionString,
     workerId,
@@ -101,7 +119,9 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
         [THREAD_TASK]: async (payload: unknown) => {
           const job = describeJob(payload);
           const started = Date.now();
-          const { status } = await options.handle(job);
+          const { status, requeue } = await options.handle(job, { stopping: stopping.signal });
+          // Added again under its key while this one is locked: a new job another worker takes now.
+          if (requeue) await utils!.addJob(THREAD_TASK, job, jobSpec(job));
           log(`${workerId} ${job.kind} ${job.thread_id} ${status} ${Date.now() - started}ms`);
         },
       },
@@ -117,19 +137,37 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   const reaper = startReaper(utils, presence, options.deadAfterMs ?? 3000, log);
   const ownPool = poolId;
   const started = runner;
-  let stopping: Promise<void> | undefined;
+  let stopped: Promise<void> | undefined;
   return {
     workerId,
     stop: () =>
-      (stopping ??= (async () => {
+      (stopped ??= (async () => {
+        stopping.abort();
         clearInterval(reaper);
-        await started.stop().catch(() => undefined);
+        const ended = await withinGrace(
+          started.stop().catch(() => undefined),
+          options.stopGraceMs ?? 30_000,
+        );
+        if (!ended) log(`${workerId} stop grace over: the jobs still running go back to the queue now`);
         // What did not end within the grace goes back to the queue now, not once this worker is seen dead.
         await utils.forceUnlockWorkers([ownPool]).catch(() => undefined);
         await Promise.resolve(utils.release()).catch(() => undefined);
         await presence.close(true);
       })()),
   };
+}
+
+/** Whether `ended` settled within `ms`: a hung tool call must not hold a stop for ever. */
+async function withinGrace(ended: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const graceOver = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([ended.then(() => true as const), graceOver]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Every second: the jobs of pools silent for `deadAfterMs` are unlocked, so live pools pick them up. */

@@ -206,7 +206,7 @@ ${PROJECT}
        rye threads tail <thread_id> [--follow] [--json]
        rye threads cancel <thread_id>
        rye threads kill <thread_id>
-       rye threads resume <thread_id> --message M
+       rye threads resume <thread_id> --message M [--async]
        rye threads chain <thread_id>
 
   list              the project's managed threads, newest first: id, directive, status, model,
@@ -230,6 +230,7 @@ ${PROJECT}
   kill ID           a detached thread that does not answer: SIGTERM to its process group, then
                     SIGKILL after 3 s; recorded as cancelled
   resume ID         continues a finished thread with --message M, in a new thread of its chain
+                    (--async: in the background; queued for a worker with RYE_DATABASE_URL)
   chain ID          the thread's chain of continuations, first to last
 ${PROJECT}
 `,
@@ -237,15 +238,20 @@ ${PROJECT}
                   [--stop-grace SECONDS]
 
 Runs the thread jobs queued in PostgreSQL: with RYE_DATABASE_URL set, execute … --async of a
-directive and the forks of threads go to the queue instead of a detached process, and any
-number of workers on any number of machines share them. Each worker heartbeats; a worker silent
-for 3 s is dead and its jobs run again on the others, from the thread's transcript.
-  --database-url URL   postgres://user:password@host:5432/db (default: RYE_DATABASE_URL)
+directive or a tool and the forks of threads go to the queue instead of a detached process, and
+any number of workers on any number of machines share them (a thread's signed records are copied
+to the database, so a worker without its folder takes it up). Each worker heartbeats; a worker
+silent for 3 s is dead and its jobs run again on the others, from the thread's transcript.
+SIGTERM or Ctrl-C: each running thread ends its current turn and goes back to the queue; a
+second signal stops the worker at once.
+  --database-url URL   postgres://user@host:5432/db, without a password: the process list shows
+                       it to every local user (refused); put a URL with a password in
+                       RYE_DATABASE_URL (the default) or the password in PGPASSWORD or ~/.pgpass
   --concurrency N      jobs run at once (1-64, default 1)
   --worker-id ID       this worker's name in the database (default: host name and pid)
   --project DIR        a project whose threads it runs (repeatable; default: the current folder)
-  --stop-grace S       on SIGTERM, how long running jobs may take before they go back to the
-                       queue (default 30)
+  --stop-grace S       on SIGTERM, how long running jobs may take to end their turn; then they
+                       go back to the queue at once and the worker exits (default 30)
 It logs one line per job on stderr. Needs @ryeos/worker and @ryeos/store-postgres installed.
 `,
   replay: `Usage: rye replay <script.yaml> [--port N]

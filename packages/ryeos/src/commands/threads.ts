@@ -34,6 +34,7 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
       json: { type: 'boolean' },
       control: { type: 'boolean' },
       'no-open': { type: 'boolean' },
+      async: { type: 'boolean' },
       project: { type: 'string' },
       'project-path': { type: 'string', short: 'p' },
     },
@@ -72,15 +73,15 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
   if (action === 'wait') return waitCommand(rye, values, positionals.slice(1), needId, reply);
   if (action === 'cancel') {
     const { cancelThread } = await import('@ryeos/threads');
-    return reply(await cancelThread(rye.projectPath, needId('cancel')));
+    return reply(await cancelThread(rye.projectPath, needId('cancel'), await storeChoice(rye)));
   }
   if (action === 'kill') {
     const { killThread } = await import('@ryeos/threads');
-    return reply(await killThread(rye.projectPath, needId('kill')));
+    return reply(await killThread(rye.projectPath, needId('kill'), await storeChoice(rye)));
   }
   if (action === 'chain') {
     const { getChain } = await import('@ryeos/threads');
-    return reply(await getChain(rye.projectPath, needId('chain')));
+    return reply(await getChain(rye.projectPath, needId('chain'), await storeChoice(rye)));
   }
   if (action === 'resume') {
     const message = str(values, 'message');
@@ -89,7 +90,8 @@ export async function threadsCommand(args: string[], io: CliIo, settings: RyeSet
         hint: 'rye threads resume <thread_id> --message "Now also do X"',
       });
     }
-    return reply(await rye.resumeThread(needId('resume'), message));
+    const background = values.async === true ? { async: true } : {};
+    return reply(await rye.resumeThread(needId('resume'), message, background));
   }
   if (action === 'tail') return tailCommand(rye, values, needId('tail'), io);
   const guess = closestWord(action ?? '', THREADS_ACTIONS);

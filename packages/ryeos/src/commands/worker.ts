@@ -1,8 +1,10 @@
 /**
  * `rye worker [--database-url URL] [--concurrency N] [--worker-id ID] [--project DIR]…`: runs the
- * thread jobs queued in PostgreSQL (async forks made with RYE_DATABASE_URL set) until SIGTERM or
- * Ctrl-C, then stops taking jobs, lets the running ones end and hands the rest back to the queue.
- * One line per job on stderr. `@ryeos/worker` and `@ryeos/store-postgres` are loaded only here.
+ * thread jobs queued in PostgreSQL (async forks and tool runs made with RYE_DATABASE_URL set)
+ * until SIGTERM or Ctrl-C; then it stops taking jobs, each running thread ends its current turn
+ * and goes back to the queue (a tool run ends), and what is left after the grace is handed back
+ * too. A second signal stops it at once. One line per job on stderr. `@ryeos/worker` and
+ * `@ryeos/store-postgres` are loaded only here.
  */
 import { hostname } from 'node:os';
 import type { RyeSettings } from '@ryeos/executor';
@@ -44,10 +46,15 @@ export async function workerCommand(args: string[], io: CliIo, settings: RyeSett
     },
     'worker',
   );
-  const url = str(values, 'database-url') ?? settings.env.RYE_DATABASE_URL;
+  const argvUrl = str(values, 'database-url');
+  if (argvUrl !== undefined) {
+    const { checkArgvDatabaseUrl } = await import('../queue/argv-url.js');
+    checkArgvDatabaseUrl(argvUrl);
+  }
+  const url = argvUrl ?? settings.env.RYE_DATABASE_URL;
   if (!url) {
     throw new RyeError('CONFIG', 'rye worker needs a PostgreSQL database', {
-      hint: 'Pass --database-url postgres://user:password@host:5432/db or set RYE_DATABASE_URL (see the README: "Workers on PostgreSQL").',
+      hint: 'Set RYE_DATABASE_URL=postgres://user:password@host:5432/db (see the README: "Workers on PostgreSQL"); --database-url takes a URL without a password (PGPASSWORD or ~/.pgpass then give it).',
     });
   }
   const workerId = str(values, 'worker-id') ?? defaultWorkerId();
@@ -82,13 +89,24 @@ export async function workerCommand(args: string[], io: CliIo, settings: RyeSett
   });
   log(`worker ${workerId} started: ${concurrency} slot(s), projects ${projects.join(', ')}`);
   await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      log(`worker ${workerId} stopping (${signal}): running jobs end, the rest go back to the queue`);
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        // Its threads are taken up by the other workers from their transcripts, as after a crash.
+        log(`worker ${workerId} stopping at once (${signal} again)`);
+        process.exit(1);
+      }
+      stopping = true;
+      log(
+        `worker ${workerId} stopping (${signal}): each thread ends its current turn and goes back to the queue; ${signal} again stops at once`,
+      );
       void worker.stop().finally(resolve);
     };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
   });
   log(`worker ${workerId} stopped`);
+  // A job still running past the grace is already back on the queue: it must not go on here.
+  io.nothingLeftToRun?.();
   return 0;
 }

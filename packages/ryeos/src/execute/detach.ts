@@ -16,8 +16,9 @@ import { join } from 'node:path';
 import type { Envelope, Executor, RyeSettings } from '@ryeos/executor';
 import { canonicalRef, elapsed } from '@ryeos/executor';
 import { toErrorEnvelope } from '@ryeos/lillux';
-import type { ParsedEntry, PreparedThread } from '@ryeos/threads';
+import type { ParsedEntry, PreparedThread, ThreadStore } from '@ryeos/threads';
 import { packageRoot } from '../package-root.js';
+import { databaseStoreOpener, enqueueThread } from '../queue/database.js';
 
 /** The script a detached run starts: `dist/thread-runner.js` of this package. */
 export function threadRunnerPath(settings?: RyeSettings): string {
@@ -341,11 +342,13 @@ export async function launchAsyncTool(
   const stateRoot = threadsStateRoot(projectPath);
   const threadId = randomUUID();
   const parentThreadId = parent?.threadId;
-  let store: ReturnType<typeof openThreadStore> | undefined;
+  // With a database a local run goes to the run queue, its row in PostgreSQL beside its thread's.
+  const database = remote ? undefined : databaseStoreOpener(settings);
+  let store: ThreadStore | undefined;
   let registered = false;
   let reserved = false;
   try {
-    store = openThreadStore(stateRoot);
+    store = database ? await database(projectPath) : openThreadStore(stateRoot);
     // A thread's async tool run is its child: admitted (a spawn taken) before anything is registered.
     const trust = parent ? (await parent.executor()).trust : undefined;
     // A remote fork is also paid from the thread: its spend reserved, its limits capped by it.
@@ -375,22 +378,25 @@ export async function launchAsyncTool(
     registered = true;
     await store.registry.updateStatus(threadId, 'running');
     const registry = store.registry;
-    const pid = await launchDetached(
-      settings,
-      {
-        kind: 'tool',
-        project_path: projectPath,
-        thread_id: threadId,
-        item_id: itemId,
-        parameters,
-        ...(parentThreadId ? { parent_thread_id: parentThreadId } : {}),
-        ...(admission && Number.isFinite(admission.deadline) ? { deadline: admission.deadline } : {}),
-        ...(sent ? { remote: sent } : {}),
-      },
-      ensureThreadDir(stateRoot, threadId),
-      (started) => registry.updatePid(threadId, started),
-      withheldEnv,
-    );
+    const request: DetachedRequest & { kind: 'tool' } = {
+      kind: 'tool',
+      project_path: projectPath,
+      thread_id: threadId,
+      item_id: itemId,
+      parameters,
+      ...(parentThreadId ? { parent_thread_id: parentThreadId } : {}),
+      ...(admission && Number.isFinite(admission.deadline) ? { deadline: admission.deadline } : {}),
+      ...(sent ? { remote: sent } : {}),
+    };
+    const pid = database
+      ? await enqueueToolRun(settings, request, withheldEnv, () => registry.markQueued?.(threadId))
+      : await launchDetached(
+          settings,
+          request,
+          ensureThreadDir(stateRoot, threadId),
+          (started) => registry.updatePid(threadId, started),
+          withheldEnv,
+        );
     return {
       status: 'success',
       async: true,
@@ -399,7 +405,8 @@ export async function launchAsyncTool(
       thread_id: threadId,
       execution_mode: remote ? 'remote' : 'inline',
       state: 'running',
-      pid,
+      // A queued run has no process yet: a `rye worker` takes it up.
+      ...(pid === undefined ? { queued: true } : { pid }),
       metadata: elapsed(start),
     } as Envelope;
   } catch (error) {
@@ -416,4 +423,24 @@ export async function launchAsyncTool(
   } finally {
     await store?.close();
   }
+}
+
+/**
+ * An async tool run with a database configured: its job goes to the run queue (with the variables
+ * its caller withholds, which the worker withholds too); answers no pid, the run has no process yet.
+ */
+async function enqueueToolRun(
+  settings: RyeSettings,
+  request: DetachedRequest & { kind: 'tool' },
+  withheldEnv: readonly string[] | undefined,
+  markQueued: () => Promise<void> | undefined,
+): Promise<undefined> {
+  await enqueueThread(
+    settings,
+    { ...request, ...(withheldEnv?.length ? { withheld_env: [...withheldEnv] } : {}) },
+    async () => {
+      await markQueued();
+    },
+  );
+  return undefined;
 }

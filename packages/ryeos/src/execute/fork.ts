@@ -186,14 +186,20 @@ export async function forkDirective(host: ForkHost, options: ForkOptions, start:
 
 /** An async fork with a database configured: its setup goes to the run queue. */
 async function enqueueDirective(
-  host: ForkHost,
+  host: Pick<ThreadHost, 'settings' | 'projectPath'>,
   request: DetachedRequest & { kind: 'directive' },
 ): Promise<void> {
-  const { enqueueThread } = await import('../queue/database.js');
+  const [{ enqueueThread }, { shareRecord, threadDir, threadsStateRoot }] = await Promise.all([
+    import('../queue/database.js'),
+    import('@ryeos/threads'),
+  ]);
   const opener = databaseStoreOpener(host.settings)!;
   await enqueueThread(host.settings, request, async () => {
     const store = await opener(host.projectPath);
     try {
+      // Its signed setup, for a worker on a machine that does not have this thread's folder.
+      const dir = threadDir(threadsStateRoot(host.projectPath), request.thread_id);
+      await shareRecord(store.records, dir, request.thread_id, 'thread.json');
       await store.registry.markQueued?.(request.thread_id);
     } finally {
       await store.close();
@@ -248,19 +254,53 @@ function threadEnvelope(result: ThreadResult, itemId: string, start: number): En
   } as Envelope;
 }
 
-/** `resume_thread`: the last thread of the chain carries on with `message` (spec threads §10.6). */
+/**
+ * `resume_thread`: the last thread of the chain carries on with `message` (spec threads §10.6).
+ * `async`: the continuation is set up here, then queued (with a database) or run by a detached
+ * runner, and the answer comes at once.
+ */
 export async function resumeForkedThread(
   host: Omit<ThreadHost, 'primaries'>,
   threadId: string,
   message: string,
-  options: { model?: string; signal?: AbortSignal; handoff?: boolean } = {},
+  options: { model?: string; signal?: AbortSignal; handoff?: boolean; async?: boolean } = {},
 ): Promise<ResumeResult> {
   const { resumeThread } = await import('@ryeos/threads');
-  return resumeThread(forkHost(host.settings, host.projectPath, host.dispatch, host.executor), {
+  const store = databaseStoreOpener(host.settings);
+  return resumeThread(forkHost(host.settings, host.projectPath, host.dispatch, host.executor, store), {
     threadId,
     message,
     ...(options.model ? { model: options.model } : {}),
-    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.signal && !options.async ? { signal: options.signal } : {}),
     ...(options.handoff ? { handoff: true } : {}),
+    ...(options.async ? { detach: continuationDetach(host) } : {}),
   });
+}
+
+/** Hands a continuation set up here to the run queue, or else to a detached runner. */
+function continuationDetach(host: Pick<ThreadHost, 'settings' | 'projectPath'>) {
+  return async (
+    threadId: string,
+    prepared: PreparedThread,
+    recordPid: (pid: number) => Promise<void> | void,
+  ): Promise<number> => {
+    const request = {
+      kind: 'directive' as const,
+      project_path: host.projectPath,
+      thread_id: threadId,
+      directive_id: prepared.directive_id,
+      inputs: prepared.inputs,
+      prepared,
+    };
+    if (databaseUrl(host.settings) !== undefined) {
+      await enqueueDirective(host, request);
+      return 0;
+    }
+    const [{ launchDetached }, { ensureThreadDir, threadsStateRoot }] = await Promise.all([
+      import('./detach.js'),
+      import('@ryeos/threads'),
+    ]);
+    const directory = ensureThreadDir(threadsStateRoot(host.projectPath), threadId);
+    return launchDetached(host.settings, request, directory, recordPid);
+  };
 }

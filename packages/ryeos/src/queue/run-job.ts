@@ -1,18 +1,19 @@
 /**
  * What a `rye worker` does with one thread job: the detached runner's work, on the database's
  * store. The job came through the database, a trust boundary: its project must be one this
- * worker serves, its setup must be that of the thread's signed, trusted `thread.json`
- * (identity and capabilities), and every item it runs is verified as in a local run.
+ * worker serves, its setup must be that of the thread's signed, trusted `thread.json` (identity,
+ * model, limits, budget, capabilities), its model and hooks are derived again from the signed
+ * items here, and every item it runs is verified as in a local run.
  */
 import { realpathSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
 import type { RyeSettings } from '@ryeos/executor';
 import { RyeError, toRyeError } from '@ryeos/lillux';
-import type { PreparedThread, ThreadStoreOpener } from '@ryeos/threads';
+import type { PreparedThread, ThreadHost, ThreadStoreOpener } from '@ryeos/threads';
 import type { ThreadJob } from '@ryeos/worker';
 import { createRye, type Rye } from '../rye.js';
 import { databaseStoreOpener } from './database.js';
+import { restoreShared } from './shared-records.js';
 
 export interface JobRunnerOptions {
   settings: RyeSettings;
@@ -22,6 +23,14 @@ export interface JobRunnerOptions {
 
 export interface JobOutcome {
   status: string;
+  /** Handed back between turns (the worker is stopping): the job goes back on the queue. */
+  requeue?: boolean;
+}
+
+/** What the worker tells a job while it runs. */
+export interface JobSignals {
+  /** Aborted when the worker stops: a thread then ends its current turn and is handed back. */
+  stopping?: AbortSignal;
 }
 
 function realProject(path: string): string | undefined {
@@ -43,9 +52,12 @@ function servedProject(job: ThreadJob, projects: readonly string[]): string {
   return real;
 }
 
-/** The setup must be the one the thread's signed record describes, not a capability more. */
-async function checkAgainstRecord(rye: Rye, prepared: PreparedThread): Promise<void> {
-  const { readThreadJson, threadsStateRoot } = await import('@ryeos/threads');
+/**
+ * The setup this worker runs: the job's only as far as the thread's signed, trusted `thread.json`
+ * vouches for it, with its model, provider, hooks and configuration derived again here.
+ */
+async function vouchedSetup(rye: Rye, host: ThreadHost, prepared: PreparedThread): Promise<PreparedThread> {
+  const { readThreadJson, threadsStateRoot, vouchQueuedSetup } = await import('@ryeos/threads');
   const dir = join(threadsStateRoot(rye.projectPath), prepared.thread_id);
   const { data, verification } = await readThreadJson(dir, (await rye.executor()).trust);
   if (!verification.valid) {
@@ -57,33 +69,23 @@ async function checkAgainstRecord(rye: Rye, prepared: PreparedThread): Promise<v
       },
     );
   }
-  const signed = new Set(data.capabilities);
-  const same =
-    data.thread_id === prepared.thread_id &&
-    data.directive === prepared.directive_id &&
-    isDeepStrictEqual(data.capabilities, prepared.record.capabilities) &&
-    prepared.capabilities.every((capability) => signed.has(capability));
-  if (!same) {
-    throw new RyeError(
-      'INTEGRITY',
-      `The queued setup of thread '${prepared.thread_id}' does not match its signed thread.json`,
-      { hint: 'The job was changed in the database after the thread was set up; it is not run.' },
-    );
-  }
+  return await vouchQueuedSetup(host, prepared, data);
 }
 
 /** Runs thread jobs; one `Rye` per project, created on its first job. */
-export function jobRunner(options: JobRunnerOptions): (job: ThreadJob) => Promise<JobOutcome> {
+export function jobRunner(
+  options: JobRunnerOptions,
+): (job: ThreadJob, signals?: JobSignals) => Promise<JobOutcome> {
   const ryes = new Map<string, Rye>();
   const opener = databaseStoreOpener(options.settings) as ThreadStoreOpener;
   const projects = options.projects;
-  return async (job) => {
+  return async (job, signals = {}) => {
     // Another worker may serve it: the job fails here and Graphile Worker retries it.
     const projectPath = servedProject(job, projects);
     try {
-      if (job.kind !== 'directive') {
-        throw new RyeError('VALIDATION', `A '${String(job.kind)}' job cannot run on a worker yet`, {
-          hint: 'Only forked directives (execute … --async) are queued; run this one without RYE_DATABASE_URL.',
+      if (job.kind !== 'directive' && job.kind !== 'tool') {
+        throw new RyeError('VALIDATION', `A '${String(job.kind)}' job cannot run on a worker`, {
+          hint: 'Forked directives and tool runs made with async are queued; run this one without RYE_DATABASE_URL.',
         });
       }
       let rye = ryes.get(projectPath);
@@ -91,7 +93,11 @@ export function jobRunner(options: JobRunnerOptions): (job: ThreadJob) => Promis
         rye = createRye({ projectPath, settings: options.settings });
         ryes.set(projectPath, rye);
       }
-      return await runDirectiveJob(rye, job, opener);
+      if (job.kind === 'tool') {
+        const { runToolJob } = await import('./tool-job.js');
+        return await runToolJob(rye, job, opener);
+      }
+      return await runDirectiveJob(rye, job, opener, signals.stopping);
     } catch (error) {
       const failure = toRyeError(error);
       const { abandonThread } = await import('@ryeos/threads');
@@ -101,21 +107,38 @@ export function jobRunner(options: JobRunnerOptions): (job: ThreadJob) => Promis
   };
 }
 
-async function runDirectiveJob(rye: Rye, job: ThreadJob, opener: ThreadStoreOpener): Promise<JobOutcome> {
+async function runDirectiveJob(
+  rye: Rye,
+  job: ThreadJob,
+  opener: ThreadStoreOpener,
+  stopping: AbortSignal | undefined,
+): Promise<JobOutcome> {
   const [{ parsePreparedThread, runPreparedThread }, { forkHost }] = await Promise.all([
     import('@ryeos/threads'),
     import('../execute/fork.js'),
   ]);
-  const prepared = parsePreparedThread(job.prepared, job.thread_id);
-  await checkAgainstRecord(rye, prepared);
+  const queued = parsePreparedThread(job.prepared, job.thread_id);
+  await restoreShared(rye, opener, [job.thread_id]);
   const host = forkHost(rye.settings, rye.projectPath, rye.threadDispatch(), await rye.executor(), opener);
+  const prepared = await vouchedSetup(rye, host, queued);
   const result = await runPreparedThread(host, prepared, {
     threadId: job.thread_id,
     queued: true,
+    ...(stopping ? { handBack: stopping } : {}),
     // Only ever a parent span's id: a malformed value is ignored where it is parsed.
     ...(typeof job.trace_parent === 'string' ? { traceParent: job.trace_parent } : {}),
   });
-  return { status: result.status };
+  // Another worker took it up while this one stalled: its row is that worker's, left as it is.
+  if (result.taken_over) return { status: 'stopped: taken up by another worker' };
+  if (!result.handed_back) return { status: result.status };
+  // No longer this worker's: no liveness check fails it while it waits for the next one.
+  const store = await opener(rye.projectPath);
+  try {
+    await store.registry.markQueued?.(job.thread_id);
+  } finally {
+    await store.close();
+  }
+  return { status: `handed back after turn ${result.cost.turns}`, requeue: true };
 }
 
 /** Real paths of the served projects (each must exist). */

@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { clipText } from '@ryeos/lillux';
 import { CANCEL_MARKER } from '../orchestration/control.js';
 import { ensureThreadDir } from '../persistence/paths.js';
-import { writeThreadJson } from '../persistence/thread-json.js';
+import { shareRecord } from '../persistence/shared-records.js';
+import { THREAD_JSON, writeThreadJson } from '../persistence/thread-json.js';
+import { TRANSCRIPT_JSONL } from '../persistence/transcript.js';
 import { failureCodes } from '../result-codes.js';
 import type { LoopResult } from '../runner/loop.js';
 import { type ThreadCost, type ThreadStatus, ZERO_COST } from '../store/types.js';
@@ -68,6 +70,9 @@ export async function finalizeThread(run: RunOutcome, reservation: Reservation):
   // The final checkpoint is the transcript's very last write.
   writer.close(cost.turns);
   await renderTranscript(run.host, run.dir, { ...record, status, cost }, place.signer);
+  // Best effort: the thread has ended either way; only a later continuation elsewhere needs them.
+  await shareRecord(store.records, run.dir, threadId, THREAD_JSON).catch(() => undefined);
+  await shareRecord(store.records, run.dir, threadId, TRANSCRIPT_JSONL).catch(() => undefined);
   // The status last: a waiter that sees it final finds the result, the signed record and the
   // finished transcript already there.
   await store.registry.updateStatus(threadId, status);

@@ -40,6 +40,8 @@ export interface LoopOptionsInput {
   log: ThreadLog & { checkpoint(turn: number): void };
   hooks: HookRunner;
   cancel: CancelWatch;
+  /** Aborted when the thread is to be handed back before its next turn (a stopping worker). */
+  handBack?: AbortSignal | undefined;
   onData: (data: string, turn: number) => void;
   onCheckpoint: (turn: number) => void;
   /** The runner children and orchestrated runs go through (passed in: this module is below it). */
@@ -94,10 +96,12 @@ export function loopOptions(input: LoopOptionsInput): LoopContext {
     permission: capabilityCheck(prepared.capabilities),
     dispatch: host.dispatch,
     guard: new ResultGuard(join(input.dir, 'artifacts')),
-    ...ledgerCallbacks(store, threadId, limits),
+    ...ledgerCallbacks(store, threadId, limits, place),
     classifyError: (info) => classifyProviderError(errorClasses, info),
     retryDelay: (c, attempt, info) => retryDelaySeconds(c.retry_policy, attempt, info.retryAfterSeconds),
     isCancelled: cancel.isCancelled,
+    ...(input.handBack ? { isHandedBack: () => input.handBack!.aborted } : {}),
+    ...(place.lease ? { stillHolds: () => place.lease!.holds() } : {}),
     signal: cancel.signal,
     onCheckpoint: input.onCheckpoint,
     orchestrate: (params) => orchestrateFor(host, threadId, params, input.runThread, cancel.signal),
@@ -130,6 +134,7 @@ function ledgerCallbacks(
   store: ThreadStore,
   threadId: string,
   limits: LoopLimits,
+  place: RunPlace,
 ): Pick<LoopContext, 'checkLimits' | 'remainingSpend' | 'onSpend' | 'onCostSnapshot'> {
   return {
     checkLimits: async (cost) =>
@@ -147,6 +152,8 @@ function ledgerCallbacks(
       Math.min(limits.spend - cost.spend, await store.ledger.getRemaining(threadId)),
     onSpend: (delta) => store.ledger.incrementActual(threadId, delta),
     onCostSnapshot: async (cost) => {
+      // The row's cost is the run's that holds the thread (its spend is charged either way).
+      if (place.lease?.lost) return;
       try {
         await store.registry.updateCostSnapshot(threadId, cost);
       } catch {

@@ -6,11 +6,10 @@
  * starts from, here or in another process. A refusal writes nothing.
  */
 import type { Loaded, ParsedDirective } from '@ryeos/directives';
-import { composeContext, loadDirective, prepareDirective, resolveExtendsChain } from '@ryeos/directives';
+import { composeContext, loadDirective, prepareDirective } from '@ryeos/directives';
 import { isRyeError } from '@ryeos/lillux';
 import { standardPrimaries } from '../create-host.js';
-import { resolveExtendsHook } from '../hooks/dispatch.js';
-import { buildHookList, buildResolveExtendsHooks, type Hook } from '../hooks/layers.js';
+import type { Hook } from '../hooks/layers.js';
 import type { ThreadHost } from '../host.js';
 import { carriedConversation, DEFAULT_RESUME_CEILING_TOKENS } from '../orchestration/continuation.js';
 import { ensureThreadDir, threadDir } from '../persistence/paths.js';
@@ -35,8 +34,9 @@ import { ZERO_COST } from '../store/types.js';
 import { parseStreamingConfig, type StreamingSettings } from '../streaming/config.js';
 import { makeThreadId } from '../thread-id.js';
 import type { ForkRequest } from '../thread-request.js';
-import { continuationConfig, hookLayers, loadThreadConfig, type ThreadConfig } from './agent-config.js';
+import { continuationConfig, loadThreadConfig, type ThreadConfig } from './agent-config.js';
 import { type Carried, limitToChain } from './chain-limits.js';
+import { directiveChainAndHooks } from './directive-hooks.js';
 import { checkBudgetRoom, checkSpawnRoom, claimSlotAndBudget } from './register.js';
 import type { ThreadPlace } from './run-types.js';
 import { fail, nowIso } from './setup-failure.js';
@@ -145,27 +145,15 @@ async function directiveSetup(
   );
   // Checked as early as it always was: a bad streaming.yaml refuses the fork before its extends.
   const streaming = parseStreamingConfig(config.streaming.data, 'streaming.yaml');
-  const layers = hookLayers(config);
-  const setExtends = resolveExtendsHook(
-    {
-      directive: directiveId,
-      has_extends: Boolean(directive.extends),
-      category: directive.category ?? '',
-      inputs,
-      model: directive.model ?? {},
-    },
-    buildResolveExtendsHooks(layers),
-  )?.extends;
-  const leaf: Loaded<ParsedDirective> = {
-    ...loaded,
-    parsed: setExtends ? { ...directive, extends: setExtends } : directive,
-  };
-  const chain = await resolveExtendsChain(executor, leaf);
+  const { chain, hooks } = await directiveChainAndHooks(
+    executor,
+    directiveId,
+    loaded,
+    directive,
+    inputs,
+    config,
+  );
   const context = await composeContext(executor, chain);
-  const hooks = buildHookList({
-    ...layers,
-    directive: { source: `directive ${directiveId}`, hooks: chain.at(-1)!.parsed.hooks },
-  });
   return { carried, directive, inputs, chain, context, hooks, streaming };
 }
 
@@ -349,6 +337,20 @@ async function writeRunningRecord(
   return record;
 }
 
+/** Host variables the thread's tools never get: every provider's credentials. */
+export function withheldEnv(resolved: ResolvedModel, providers: ModelSetup['providers']): string[] {
+  return providerCredentialNames([resolved.config, ...providers.map((spec) => spec.data)]);
+}
+
+export function maxOutputTokens(resolved: ResolvedModel, config: ThreadConfig): number {
+  return Number(
+    resolved.pricing?.max_output_tokens ??
+      resolved.config.max_output_tokens ??
+      asRecord(config.agent.data).max_output_tokens ??
+      16384,
+  );
+}
+
 /** What the run needs, decided: the run phase starts from this, here or in another process. */
 function preparedThread(
   record: ThreadJson,
@@ -384,14 +386,9 @@ function preparedThread(
     },
     palette: { entries: tools.palette.entries, warnings: tools.palette.warnings },
     model: resolved,
-    withheld_env: providerCredentialNames([resolved.config, ...model.providers.map((spec) => spec.data)]),
+    withheld_env: withheldEnv(resolved, model.providers),
     warnings: model.warnings,
-    max_output_tokens: Number(
-      resolved.pricing?.max_output_tokens ??
-        resolved.config.max_output_tokens ??
-        asRecord(config.agent.data).max_output_tokens ??
-        16384,
-    ),
+    max_output_tokens: maxOutputTokens(resolved, config),
     error_classification: config.classification.data,
     streaming: setup.streaming,
     continuation: continuationConfig(config),

@@ -18,8 +18,9 @@ import type { ChatMessage } from '../provider/types.js';
 import type { ThreadLog } from '../runner/loop.js';
 import { INTERRUPTED_CALL_RESULT, type ResumePoint, readResumePoint } from '../runner/resume-point.js';
 import { isProcessAlive } from '../store/index.js';
-import type { ThreadStore } from '../store/types.js';
+import type { BudgetStatus, ThreadRow, ThreadStore } from '../store/types.js';
 import type { Opening } from './opening.js';
+import { RunLease } from './run-lease.js';
 import type { RunPlace } from './run-types.js';
 
 /** Threads a run of this process holds: the registry's pid cannot tell two runs of one process apart. */
@@ -28,6 +29,8 @@ const runningHere = new Set<string>();
 /** This process's hold on a thread it runs; released when the run ends. */
 export interface RunClaim {
   release(): void;
+  /** A queued run's fencing token, when its store gives one. */
+  lease?: RunLease;
 }
 
 /**
@@ -48,9 +51,10 @@ export async function claimRun(
     });
   }
   runningHere.add(threadId);
-  const claim = { release: () => void runningHere.delete(threadId) };
+  const claim: RunClaim = { release: () => void runningHere.delete(threadId) };
   try {
-    await takeOver(store, threadId, isAlive, queued);
+    const epoch = await takeOver(store, threadId, isAlive, queued);
+    if (epoch !== undefined) claim.lease = new RunLease(store, threadId, epoch);
     return claim;
   } catch (error) {
     claim.release();
@@ -58,12 +62,13 @@ export async function claimRun(
   }
 }
 
+/** Answers the run's fencing token when the store gives one (a queued run). */
 async function takeOver(
   store: ThreadStore,
   threadId: string,
   isAlive: (pid: number) => boolean,
   queued: boolean,
-): Promise<void> {
+): Promise<number | undefined> {
   const row = await store.registry.getThread(threadId);
   if (row?.status !== 'running') {
     throw new RyeError(
@@ -74,16 +79,25 @@ async function takeOver(
   const budget = await store.ledger.get(threadId);
   if (budget && budget.status !== 'active') {
     // Its end was being recorded when its process died: its spend is settled, so it cannot run on.
+    // A queued thread's job ends here, so its row gets the end its ledger recorded, or none would.
+    if (queued) await endAsSettled(store, threadId, budget.status, row.result);
     throw new RyeError(
       'NOT_FOUND',
       `Thread '${threadId}' cannot run: its budget was already settled (${budget.status})`,
     );
   }
   if (queued) {
-    // The queue's job lock makes this run the only one (a dead worker's job is unlocked only once
-    // its heartbeat stopped): the row now names this process and worker, whoever it named before.
+    // The row now names this process and worker, whoever it named before; a worker that only
+    // stalled and still runs it loses it at its next fencing check.
+    if (store.registry.takeRun && store.registry.holdsRun) {
+      const epoch = await store.registry.takeRun(threadId, process.pid);
+      if (epoch === undefined) {
+        throw new RyeError('NOT_FOUND', `Thread '${threadId}' is no longer running; its job is not run`);
+      }
+      return epoch;
+    }
     await store.registry.updatePid(threadId, process.pid);
-    return;
+    return undefined;
   }
   if (row.pid !== null && row.pid !== process.pid && isAlive(row.pid)) {
     throw new RyeError('UNAVAILABLE', `Thread '${threadId}' is already being run by process ${row.pid}`, {
@@ -96,6 +110,27 @@ async function takeOver(
       hint: 'Wait for that run to end (rye/agent/threads/orchestrator wait_threads), or cancel it first.',
     });
   }
+  return undefined;
+}
+
+/**
+ * The row of a thread whose process died after its spend was settled, before its status was: the
+ * status its ledger ended with, and, when its result was not written either, why it has none.
+ */
+async function endAsSettled(
+  store: ThreadStore,
+  threadId: string,
+  settled: Exclude<BudgetStatus, 'active'>,
+  result: ThreadRow['result'],
+): Promise<void> {
+  const recorded = result !== null && typeof result === 'object' && Object.keys(result).length > 0;
+  if (!recorded) {
+    await store.registry.setResult(threadId, {
+      error:
+        'The process running this thread stopped while it recorded the thread’s end; its result was not recorded.',
+    });
+  }
+  await store.registry.updateStatus(threadId, recorded ? settled : 'error');
 }
 
 /** Where the thread's run stands, from its transcript; undefined for a run that has not begun. */

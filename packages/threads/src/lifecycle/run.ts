@@ -11,6 +11,7 @@ import type { ThreadHost } from '../host.js';
 import { writeCapabilitiesMd } from '../persistence/capabilities-md.js';
 import { liveKnowledgeTranscript } from '../persistence/live-knowledge-transcript.js';
 import { ensureThreadDir } from '../persistence/paths.js';
+import { transcriptSharer } from '../persistence/shared-records.js';
 import { TranscriptWriter } from '../persistence/transcript.js';
 import type { PreparedThread } from '../prepared.js';
 import { providerCredentialNames, withCredentialsWithheld } from '../provider/credentials.js';
@@ -35,8 +36,13 @@ import type { RunPlace } from './run-types.js';
 /** How long a thread waits for its stream sinks to flush before its result goes out without them. */
 const SINK_CLOSE_GRACE_MS = 10;
 
-/** What the caller asked that the run still needs: its signal, and what a handoff asks for again. */
-export type RunRequest = Pick<ForkRequest, 'model' | 'limitOverrides' | 'signal' | 'onEvent' | 'traceParent'>;
+/**
+ * What the caller asked that the run still needs: its signal, what a handoff asks for again, and
+ * (a queued run) the signal to hand the thread back before its next turn.
+ */
+export type RunRequest = Pick<ForkRequest, 'model' | 'limitOverrides' | 'signal' | 'onEvent' | 'traceParent'> & {
+  handBack?: AbortSignal;
+};
 
 export interface RunInput {
   host: ThreadHost;
@@ -84,15 +90,25 @@ export async function runPhase(input: RunInput): Promise<RunOutcome> {
     // A run whose earlier process was killed goes on from its transcript, read before it is appended to.
     const resumed = await readRunResume(host, dir, place.threadId, prepared);
     const writer = new TranscriptWriter(join(dir, 'transcript.jsonl'), place.threadId, place.signer);
+    // With a shared store, what a call waits for includes the transcript's copy there: a worker
+    // elsewhere that takes the thread up knows of every call that may have had an effect.
+    const share = place.store.records
+      ? transcriptSharer(place.store.records, dir, place.threadId, () => writer.flush())
+      : undefined;
+    const lease = place.lease;
+    const durable = share ? () => writer.durable().then(share) : () => writer.durable();
     const observe = eventObserver(input.request.onEvent, spans);
     const log: ThreadLog = {
+      // A run that lost its thread writes nothing more: the transcript is the new run's.
       emit: (eventType, payload) => {
+        if (lease?.lost) return;
         writer.write(eventType, payload);
         observe?.(eventType, payload);
       },
       // The fsync runs while the next request goes out; the turn's tool calls wait for it.
-      checkpoint: (turn) => void writer.checkpointInBackground(turn),
-      durable: () => writer.durable(),
+      checkpoint: (turn) => void (lease?.lost ? undefined : writer.checkpointInBackground(turn)),
+      // Before each tool call has an effect: the fencing check first, so a lost run neither runs it nor shares its copy.
+      durable: lease ? () => lease.fence().then(durable) : durable,
     };
     const hooks = new HookRunner({
       hooks: prepared.hooks,
@@ -132,6 +148,7 @@ export async function runPhase(input: RunInput): Promise<RunOutcome> {
           log,
           hooks,
           cancel,
+          handBack: input.request.handBack,
           onData,
           onCheckpoint: liveKnowledgeTranscript({
             dir,

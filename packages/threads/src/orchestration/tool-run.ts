@@ -98,9 +98,11 @@ async function endedLine(store: ThreadStore, parentThreadId: string): Promise<st
       row.pid !== null &&
       !isProcessAlive(row.pid)
     ) {
-      // Marked stale with their budget released, as opening the store would have done.
-      await store.markStale(isProcessAlive);
-      return `the process of thread ${row.thread_id} (pid ${row.pid}) is gone`;
+      // Marked stale with their budget released, as opening the store would have done. The store
+      // decides: a shared store's thread may run on another machine, alive by its heartbeat.
+      const marked = await store.markStale(isProcessAlive);
+      if (marked.includes(row.thread_id))
+        return `the process of thread ${row.thread_id} (pid ${row.pid}) is gone`;
     }
     id = row.parent_id;
   }

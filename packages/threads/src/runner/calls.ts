@@ -40,6 +40,8 @@ export interface CallContext {
    * (orchestration/scoped.ts); without it they go through dispatch like any tool.
    */
   orchestrate?: (params: Record<string, unknown>) => Promise<Record<string, unknown>>;
+  /** A queued run's fencing check, asked again once a call returns (see `LoopContext.stillHolds`). */
+  stillHolds?(): Promise<boolean>;
 }
 
 export interface CallOutcome {
@@ -249,8 +251,16 @@ export async function runPlannedCall(
   const inProcess =
     entry.itemId === READ_ARTIFACT_ID || (ctx.orchestrate !== undefined && itemId === ORCHESTRATOR_ID);
   const gate = ctx.dispatch.awaitsBeforeEffects === true && !inProcess ? durable : undefined;
-  if (!gate) await durable?.();
   const startedAt = performance.now();
+  if (!gate) {
+    try {
+      await durable?.();
+    } catch (error) {
+      // Not run: its run lost the thread; any other failure to make the transcript durable ends it.
+      if ((await ctx.stillHolds?.()) !== false) throw error;
+      return outcome({ status: 'error', error: (error as Error).message }, true, startedAt);
+    }
+  }
   if (entry.itemId === READ_ARTIFACT_ID) {
     const ref = typeof call.input.artifact_ref === 'string' ? call.input.artifact_ref : '';
     const read = ctx.guard.read(ref, Number(call.input.offset ?? 0), Number(call.input.length ?? 8000));
@@ -272,6 +282,8 @@ export async function runPlannedCall(
     envelope = { status: 'error', error: `The call failed: ${(error as Error)?.message ?? String(error)}` };
   }
   const dispatchMs = performance.now() - dispatchedAt;
+  // A run that stalled in the call learns here whether it still holds the thread, before it records anything.
+  await ctx.stillHolds?.();
   const cleaned = cleanResult(itemId, envelope);
   const ratio = textOfMessages(messages) / 4 / ctx.contextWindow;
   const guarded = await ctx.guard.guard(call.id, cleaned, ratio);

@@ -93,6 +93,16 @@ export interface LoopContext {
   retryDelay(classification: ErrorClassification, attempt: number, error: ProviderCallErrorInfo): number;
   /** True once the thread was asked to stop (in-process signal or a marker another process wrote). */
   isCancelled(): boolean;
+  /**
+   * True once this process hands the thread back (a stopping worker): the loop ends before its next
+   * turn, the thread left running for another process to take up from its transcript.
+   */
+  isHandedBack?(): boolean;
+  /**
+   * Whether this run still holds its thread (a queued run's fencing check): asked before each
+   * model request; once false, the loop ends with nothing more done (`taken_over`).
+   */
+  stillHolds?(): Promise<boolean>;
   signal?: AbortSignal;
   /** Called after every model response with the spend it added (the ledger's `increment_actual`). */
   onSpend(delta: number): void | Promise<void>;
@@ -127,6 +137,10 @@ export interface HandoffRefused {
 export interface LoopResult {
   success: boolean;
   status?: 'completed' | 'error' | 'cancelled' | 'continued';
+  /** Ended before a turn because its process hands the thread back (`isHandedBack`): not finalized. */
+  handed_back?: true;
+  /** Ended because another run took the thread up (`stillHolds`): nothing is recorded. */
+  taken_over?: true;
   result?: string;
   outputs?: Record<string, unknown>;
   error?: string;

@@ -8,9 +8,18 @@ import type { LimitBreach, LoopContext, LoopResult } from './loop-types.js';
 import { requiredOutputs } from './outputs.js';
 import type { OutputCap } from './spend-cap.js';
 
+export const TAKEN_OVER =
+  'Another worker took this thread up while this one stalled; this run stopped without further effects.';
+
+export const HANDED_BACK = 'The process running the thread stopped between turns; another takes it up.';
+
 export type BeforeTurn = { end: LoopResult } | { cap: OutputCap; turn: number };
 
 export async function beforeTurn(ctx: LoopContext, state: LoopState): Promise<BeforeTurn> {
+  // First: a run that lost its thread sends no request and runs no limit hook.
+  if (ctx.stillHolds && !(await ctx.stillHolds())) {
+    return { end: { success: false, taken_over: true, error: TAKEN_OVER } };
+  }
   updateElapsed(state);
   const cap = await outputCap(ctx, state);
   const breach = (await ctx.checkLimits(state.cost)) ?? spendBreach(ctx, state, cap);
@@ -22,6 +31,8 @@ export async function beforeTurn(ctx: LoopContext, state: LoopState): Promise<Be
     ctx.onCheckpoint?.(cost.turns);
   }
   state.attemptTurn = cost.turns;
+  // After the turn before's checkpoint: the next process takes the thread up from exactly there.
+  if (ctx.isHandedBack?.()) return { end: { success: false, handed_back: true, error: HANDED_BACK } };
   const turn = cost.turns + 1;
   if (state.firstTurn) {
     const first = state.messages.at(-1);

@@ -68,6 +68,13 @@ export interface ThreadRegistry {
    * (pid and worker cleared), so no liveness check fails it before a worker takes it up.
    */
   markQueued?(threadId: string): Promise<void>;
+  /**
+   * A queued run takes the thread (still `running`) for this process and worker, with a new
+   * fencing token; another run that held it loses it. Undefined when the row is not running.
+   */
+  takeRun?(threadId: string, pid: number): Promise<number | undefined>;
+  /** Whether the run with fencing token `epoch` still holds the thread (no later run took it). */
+  holdsRun?(threadId: string, epoch: number): Promise<boolean>;
   /** Terminal statuses also set `completed_at`. */
   updateStatus(threadId: string, status: ThreadStatus): Promise<void>;
   setModel(threadId: string, model: string): Promise<void>;
@@ -160,11 +167,26 @@ export interface BudgetLedger {
  * Registry + ledger for one project, and the two things that span processes: noticing that a
  * thread's process is gone, and being woken when another process changes the registry.
  */
+/** The signed files of a thread a process on another machine needs to take it up. */
+export type SharedRecordName = 'thread.json' | 'transcript.jsonl';
+
+/**
+ * Copies of threads' signed files in a store every worker reads (a server database), so a
+ * thread is taken up on a machine that never had its folder. The copies are untrusted storage:
+ * whoever restores one verifies its signatures, as it would the local file.
+ */
+export interface SharedThreadRecords {
+  put(threadId: string, name: SharedRecordName, content: Buffer): Promise<void>;
+  get(threadId: string, name: SharedRecordName): Promise<Buffer | undefined>;
+}
+
 export interface ThreadStore {
   /** `<project>/.ai/state/threads/`: where each thread's folder (transcript, thread.json) lives. */
   readonly stateDir: string;
   readonly registry: ThreadRegistry;
   readonly ledger: BudgetLedger;
+  /** Where a shared store keeps copies of threads' signed files (absent: the folder is all there is). */
+  readonly records?: SharedThreadRecords;
   /**
    * Threads still `created`/`running` whose process is gone (`isAlive(pid)` false) become `error`
    * and their active reservation is released; answers their ids. A store that tracks liveness
