@@ -86,11 +86,16 @@ export async function threadTree(source: ViewerSource): Promise<TreeThread[]> {
       ...summary,
       limits: typeof limits === 'object' && limits !== null ? (limits as Record<string, unknown>) : {},
       elapsed_seconds: elapsedOf(summary, record, now),
-      subtree_spend: summary.cost.spend,
+      subtree_spend: validSpend(summary.cost.spend),
     };
   });
   addSubtreeSpend(rows);
   return rows;
+}
+
+/** A registry spend that can be one (the registry is unsigned): negative or not a number counts 0. */
+function validSpend(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
 }
 
 /** Adds each thread's spend to every ancestor's `subtree_spend` (a cycle is walked once). */
@@ -102,7 +107,7 @@ function addSubtreeSpend(rows: TreeThread[]): void {
       seen.add(id);
       const parent = byId.get(id);
       if (!parent) break;
-      parent.subtree_spend += row.cost.spend;
+      parent.subtree_spend += validSpend(row.cost.spend);
       id = parent.parent_id;
     }
   }
@@ -145,6 +150,8 @@ export interface ThreadDetail {
   thread: ThreadSummary;
   capabilities: string[];
   limits: Record<string, unknown>;
+  /** The cost its signed thread.json states (trust it only when `integrity.thread_json.valid`). */
+  cost?: unknown;
   inputs?: unknown;
   outputs?: unknown;
   error?: unknown;
@@ -175,6 +182,7 @@ export async function threadDetail(source: ViewerSource, threadId: string): Prom
       typeof data?.limits === 'object' && data.limits !== null
         ? (data.limits as Record<string, unknown>)
         : {},
+    ...(data?.cost !== undefined ? { cost: data.cost } : {}),
     ...(data?.inputs !== undefined ? { inputs: data.inputs } : {}),
     ...(data?.outputs !== undefined ? { outputs: data.outputs } : {}),
     ...(data?.error !== undefined ? { error: data.error } : {}),
