@@ -3,8 +3,8 @@
  * a thread whose details cannot be read shows that, as an error, with nothing of the thread shown
  * before it left under its title; registry spend is marked unverified and a negative one flagged.
  */
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOOK_SCRIPT, useLookFixture } from './threads-helpers.js';
@@ -19,6 +19,11 @@ declare const document: {
   getElementById(id: string): PageNode | null;
   body: PageNode;
 };
+
+/** The registry's own SQLite driver, as far as this test writes with it (the package ships no types). */
+const Database = createRequire(import.meta.url)('better-sqlite3') as new (
+  path: string,
+) => { prepare(sql: string): { run(...values: unknown[]): unknown }; close(): void };
 
 const executable = browserPath();
 let browser: Browser | undefined;
