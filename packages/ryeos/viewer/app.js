@@ -46,6 +46,19 @@ function money(value) {
   return typeof value === 'number' ? `$${value.toFixed(4)}` : '';
 }
 
+/** A spend the unsigned registry states: a negative or non-number one is flagged, not shown. */
+function registrySpendCell(cls, value) {
+  const valid = typeof value === 'number' && Number.isFinite(value) && value >= 0;
+  return el('td', {
+    class: `num ${cls} ${valid ? 'unverified' : 'invalid'}`,
+    'data-value': valid ? value : undefined,
+    title: valid ? REGISTRY_NOTE : `The registry states ${String(value)}: not a spend (${REGISTRY_NOTE})`,
+    text: valid ? money(value) : 'invalid',
+  });
+}
+
+const REGISTRY_NOTE = "From the project's registry: unsigned, not verified";
+
 function duration(seconds) {
   if (typeof seconds !== 'number') return '';
   if (seconds < 120) return `${seconds.toFixed(seconds < 10 ? 1 : 0)} s`;
@@ -122,12 +135,8 @@ function treeRow(node, branch) {
         class: 'num c-tokens',
         text: (t.cost.input_tokens + t.cost.output_tokens).toLocaleString('en'),
       }),
-      el('td', { class: 'num c-spend', 'data-value': t.cost.spend, text: money(t.cost.spend) }),
-      el('td', {
-        class: `num c-subtree${over ? ' over' : ''}`,
-        'data-value': t.subtree_spend,
-        text: money(t.subtree_spend),
-      }),
+      registrySpendCell('c-spend', t.cost.spend),
+      registrySpendCell(`c-subtree${over ? ' over' : ''}`, t.subtree_spend),
       el('td', { class: 'num c-budget', text: money(budget) }),
       el('td', { class: 'c-limits', text: limitsText(t.limits ?? {}) }),
       el('td', { class: 'num c-elapsed', text: duration(t.elapsed_seconds) }),
@@ -173,6 +182,8 @@ function select(threadId) {
   document.getElementById('attenuated').replaceChildren();
   document.getElementById('detail').hidden = false;
   document.getElementById('detail-title').textContent = threadId;
+  // Nothing of the previous thread stays under the new title while this one loads.
+  showDetailState('loading…', '');
   renderTree();
   void refreshDetail();
   void refreshTranscript();
@@ -185,7 +196,7 @@ async function refreshDetail() {
   try {
     detail = await getJson(`api/thread?id=${encodeURIComponent(id)}`);
   } catch (error) {
-    document.getElementById('verification').textContent = `cannot read: ${error.message}`;
+    if (state.selected === id) showDetailState(`Cannot read this thread: ${error.message}`, 'bad');
     return;
   }
   if (state.selected !== id) return;
@@ -195,6 +206,7 @@ async function refreshDetail() {
     el('div', {
       text: `limits: ${limitsText(detail.limits) || 'none'}${detail.limits.spend !== undefined ? `, spend ${money(detail.limits.spend)}` : ''}`,
     }),
+    el('div', { class: 'signed-cost', text: signedCostText(detail) }),
     detail.continuation_thread_id
       ? el('div', { text: `continued as ${detail.continuation_thread_id}` })
       : undefined,
@@ -220,6 +232,24 @@ async function refreshDetail() {
   document
     .getElementById('capabilities')
     .replaceChildren(...detail.capabilities.map((cap) => el('li', { text: cap })));
+}
+
+/** No thread's details: only what is happening (loading, or why it cannot be read). */
+function showDetailState(message, cls) {
+  document.getElementById('detail-meta').replaceChildren();
+  document.getElementById('capabilities').replaceChildren();
+  const verification = document.getElementById('verification');
+  verification.className = cls;
+  verification.textContent = message;
+}
+
+/** What the thread's own signed record says it spent, when that record verifies. */
+function signedCostText(detail) {
+  const spend = detail.cost?.spend;
+  if (!detail.integrity.thread_json.valid || typeof spend !== 'number') {
+    return 'spent: not verified (its signed record does not say or does not verify)';
+  }
+  return `spent (its signed record): ${money(spend)}`;
 }
 
 function short(value, max = 600) {

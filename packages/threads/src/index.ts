@@ -61,6 +61,8 @@ export { waitThreads } from './orchestration/wait.js';
 export { canonicalJson } from './persistence/canonical-json.js';
 export { ensureThreadDir, ensureThreadsStateRoot, threadDir, threadsStateRoot } from './persistence/paths.js';
 export { reconstructMessages, resumeMessages } from './persistence/reconstruct.js';
+export type { RegularFile } from './persistence/regular-file.js';
+export { openRegularFile, readRange, readRegularFile } from './persistence/regular-file.js';
 export { restoreRecords, shareRecord } from './persistence/shared-records.js';
 export type { Signer } from './persistence/signer.js';
 export { loadSigner, signerFromKeyPair } from './persistence/signer.js';

@@ -122,7 +122,7 @@ export async function verifyThreadRecords(
   dir: string,
   threadId: string,
   trust: Trust,
-  options: { transcript?: TranscriptIntegrityMode } = {},
+  options: { transcript?: TranscriptIntegrityMode; maxTranscriptBytes?: number } = {},
 ): Promise<ThreadRecordsVerification> {
   let data: ThreadJson | undefined;
   let threadJson: ThreadRecordsVerification['thread_json'];
@@ -150,6 +150,7 @@ export async function verifyThreadRecords(
         threadId,
         requireCheckpoint: hasRun(data),
         requireEnd: data !== undefined && TERMINAL_STATUSES.includes(data.status),
+        ...(options.maxTranscriptBytes !== undefined ? { maxBytes: options.maxTranscriptBytes } : {}),
       },
     );
     transcript = verified.valid

@@ -47,13 +47,31 @@ function isAncestor(node: ThreadNode, candidate: ThreadNode, nodes: Map<string, 
 }
 
 function sumSpend(node: ThreadNode): number {
-  node.subtreeSpend = node.thread.cost.spend + node.children.reduce((sum, child) => sum + sumSpend(child), 0);
+  node.subtreeSpend =
+    (registrySpend(node.thread.cost.spend) ?? 0) +
+    node.children.reduce((sum, child) => sum + sumSpend(child), 0);
   return node.subtreeSpend;
 }
 
 export function money(value: number): string {
   return `$${value.toFixed(4)}`;
 }
+
+/**
+ * Spend as the registry states it. The registry is an unsigned file a repository can ship, so a
+ * figure that cannot be spend (negative, not a number) is flagged, never shown or summed.
+ */
+export function registrySpend(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+function registryMoney(value: unknown): string {
+  const spend = registrySpend(value);
+  return spend === undefined ? 'invalid' : money(spend);
+}
+
+/** Said under every figure read from the registry. */
+export const REGISTRY_NOTE = "from the project's registry: unsigned, not verified";
 
 function tokens(cost: ThreadSummary['cost']): string {
   return (cost.input_tokens + cost.output_tokens).toLocaleString('en');
@@ -102,7 +120,7 @@ function treeRows(forest: readonly ThreadNode[], now: number): string[][] {
       t.model ?? '-',
       String(t.cost.turns),
       tokens(t.cost),
-      money(t.cost.spend),
+      registryMoney(t.cost.spend),
       node.children.length ? money(node.subtreeSpend) : '',
       age(t.updated_at, now),
     ]);
@@ -122,7 +140,7 @@ export function renderThreadList(threads: readonly ThreadSummary[], now = Date.n
   const total = forest.reduce((sum, root) => sum + root.subtreeSpend, 0);
   const table = columns([HEADERS, ...treeRows(forest, now)]);
   const count = `${threads.length} thread${threads.length === 1 ? '' : 's'}`;
-  return `${table}\n\n${count}, ${money(total)} spent in all\n`;
+  return `${table}\n\n${count}, ${money(total)} spent in all (spend ${REGISTRY_NOTE})\n`;
 }
 
 /** What `rye threads show` reports, as far as this view reads it. */
@@ -180,7 +198,12 @@ export function renderThreadShow(
     ['created', report.created_at],
     ['updated', report.updated_at],
     ['cost', costLine(report.cost)],
-    ['subtree spend', tree && tree.children.length > 0 ? money(tree.subtreeSpend) : undefined],
+    [
+      'subtree spend',
+      tree && tree.children.length > 0
+        ? `${money(tree.subtreeSpend)} (children's ${REGISTRY_NOTE})`
+        : undefined,
+    ],
     ['outputs', report.outputs === undefined ? undefined : JSON.stringify(report.outputs)],
     [
       'error',

@@ -4,10 +4,10 @@
  * `--follow` keeps printing events as they are written (text as it streams) until the thread
  * ends.
  */
-import { closeSync, existsSync, openSync, readSync, statSync, watch } from 'node:fs';
+import { closeSync, existsSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import { clipText } from '@ryeos/lillux';
-import { isToolRunRow } from '@ryeos/threads';
+import { isToolRunRow, openRegularFile, readRange } from '@ryeos/threads';
 import type { CliIo } from '../cli/io.js';
 import { printable, printableJson } from '../cli/printable.js';
 
@@ -15,6 +15,11 @@ interface Event {
   event_type: string;
   payload: Record<string, unknown>;
 }
+
+/** Transcript bytes read at a time. */
+const TAIL_CHUNK_BYTES = 1024 * 1024;
+/** A transcript line longer than this is not an event tail prints (the runner caps what it writes). */
+const TAIL_LINE_MAX_BYTES = 16 * 1024 * 1024;
 
 const TERMINAL = new Set(['completed', 'error', 'cancelled', 'continued']);
 
@@ -219,38 +224,39 @@ export async function tailTranscript(
 ): Promise<{ transcript: boolean }> {
   const path = join(dir, 'transcript.jsonl');
   const printer = new TailPrinter(options.follow);
+  const lines = new LineReader();
   let offset = 0;
-  let rest = '';
-  const drain = () => {
-    if (!existsSync(path)) return;
-    const size = statSync(path).size;
-    if (size <= offset) return;
-    const fd = openSync(path, 'r');
+  const printLine = (line: string) => {
+    if (!line.trim()) return;
+    if (options.json) {
+      // A line the runner wrote holds no raw control (JSON escapes them); one written by
+      // something else is shown as safely as a person's text.
+      io.stdout(`${printable(line)}\n`);
+      return;
+    }
+    let event: Event;
     try {
-      const buffer = Buffer.alloc(size - offset);
-      readSync(fd, buffer, 0, buffer.length, offset);
-      offset = size;
-      const lines = (rest + buffer.toString('utf8')).split('\n');
-      rest = lines.pop() ?? '';
-      for (const line of lines) {
-        if (!line.trim()) continue;
-        if (options.json) {
-          // A line the runner wrote holds no raw control (JSON escapes them); one written by
-          // something else is shown as safely as a person's text.
-          io.stdout(`${printable(line)}\n`);
-          continue;
-        }
-        let event: Event;
-        try {
-          event = JSON.parse(line) as Event;
-        } catch {
-          continue;
-        }
-        const text = printer.next(event);
-        if (text) io.stdout(printable(text));
+      event = JSON.parse(line) as Event;
+    } catch {
+      return;
+    }
+    const text = printer.next(event);
+    if (text) io.stdout(printable(text));
+  };
+  const drain = () => {
+    // A link or special file a repository planted is refused (a typed error), never followed.
+    const file = openRegularFile(path);
+    if (!file) return;
+    try {
+      // Bounded reads: a huge transcript streams through instead of being held whole.
+      while (offset < file.size) {
+        const chunk = readRange(file.fd, offset, Math.min(file.size - offset, TAIL_CHUNK_BYTES));
+        if (chunk.length === 0) break;
+        offset += chunk.length;
+        for (const line of lines.push(chunk)) printLine(line);
       }
     } finally {
-      closeSync(fd);
+      closeSync(file.fd);
     }
   };
   const drainAll = () => {
@@ -263,33 +269,83 @@ export async function tailTranscript(
     return { transcript: existsSync(path) };
   }
   drain();
-  await new Promise<void>((resolve) => {
+  await new Promise<void>((resolve, reject) => {
     let watcher: ReturnType<typeof watch> | undefined;
+    const drainOrStop = () => {
+      try {
+        drain();
+      } catch (error) {
+        stop(error);
+      }
+    };
     try {
-      watcher = watch(dir, () => drain());
+      watcher = watch(dir, drainOrStop);
     } catch {
       watcher = undefined;
     }
     let finished = false;
     const timer = setInterval(() => {
-      drain();
+      drainOrStop();
+      if (finished) return;
       if (options.signal?.aborted) return finish();
       options.ended().then(
         (ended) => ended && finish(),
         () => undefined, // a locked registry: asked again at the next tick
       );
     }, 250);
-    function finish() {
+    function stop(error: unknown) {
       if (finished) return;
       finished = true;
       clearInterval(timer);
       watcher?.close();
-      drainAll();
+      reject(error);
+    }
+    function finish() {
+      if (finished) return;
+      try {
+        drainAll();
+      } catch (error) {
+        return stop(error);
+      }
+      finished = true;
+      clearInterval(timer);
+      watcher?.close();
       resolve();
     }
     options.signal?.addEventListener('abort', finish, { once: true });
   });
   return { transcript: existsSync(path) };
+}
+
+/**
+ * Whole lines out of byte chunks (a character cut between chunks is joined first); a line longer
+ * than TAIL_LINE_MAX_BYTES is skipped rather than held.
+ */
+class LineReader {
+  private rest: Buffer = Buffer.alloc(0);
+  private skipping = false;
+
+  push(chunk: Buffer): string[] {
+    let bytes = this.rest.length ? Buffer.concat([this.rest, chunk]) : chunk;
+    if (this.skipping) {
+      const newline = bytes.indexOf(0x0a);
+      if (newline < 0) return [];
+      this.skipping = false;
+      bytes = bytes.subarray(newline + 1);
+    }
+    const end = bytes.lastIndexOf(0x0a) + 1;
+    this.rest = Buffer.from(bytes.subarray(end));
+    if (this.rest.length > TAIL_LINE_MAX_BYTES) {
+      this.rest = Buffer.alloc(0);
+      this.skipping = true;
+    }
+    return end === 0
+      ? []
+      : bytes
+          .subarray(0, end - 1)
+          .toString('utf8')
+          .split('\n');
+  }
 }
 
 export function isTerminal(status: string | undefined): boolean {

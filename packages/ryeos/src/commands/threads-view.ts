@@ -4,7 +4,10 @@
  * browser when this machine has one to show.
  */
 import { spawn } from 'node:child_process';
-import { basename } from 'node:path';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { ThreadStoreOpener } from '@ryeos/threads';
 import type { CliIo } from '../cli/io.js';
 import type { createRye } from '../rye.js';
@@ -18,16 +21,40 @@ function opener(env: NodeJS.ProcessEnv): string[] | undefined {
   return env.DISPLAY || env.WAYLAND_DISPLAY ? ['xdg-open'] : undefined;
 }
 
-function openInBrowser(url: string): void {
+/**
+ * A page that sends the browser on to `url`, in a folder only this user can enter (0700, file
+ * 0600). The browser is given this file, never the URL: another local user reads every process's
+ * argv (/proc/<pid>/cmdline), so a token there would be theirs too.
+ */
+function writeOpener(url: string): { file: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'rye-view-'));
+  const file = join(dir, 'open.html');
+  const href = url.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+  writeFileSync(
+    file,
+    `<!doctype html>\n<meta charset="utf-8">\n<meta name="referrer" content="no-referrer">\n<meta http-equiv="refresh" content="0;url=${href}">\n<title>Rye thread viewer</title>\n<a href="${href}">Open the thread viewer</a>\n`,
+    { mode: 0o600, flag: 'wx' },
+  );
+  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Opens the viewer in a browser through an opener file; returns what removes that file. */
+function openInBrowser(url: string): (() => void) | undefined {
   const command = opener(process.env);
-  if (!command) return;
+  if (!command) return undefined;
+  let opened: ReturnType<typeof writeOpener> | undefined;
   try {
-    const child = spawn(command[0]!, [...command.slice(1), url], { stdio: 'ignore', detached: true });
+    opened = writeOpener(url);
+    const child = spawn(command[0]!, [...command.slice(1), pathToFileURL(opened.file).href], {
+      stdio: 'ignore',
+      detached: true,
+    });
     child.on('error', () => undefined); // no browser: the printed URL is enough
     child.unref();
   } catch {
     // as above
   }
+  return opened?.remove;
 }
 
 export async function viewCommand(
@@ -49,11 +76,12 @@ export async function viewCommand(
   io.stdout(
     `${options.control ? 'With --control: the page can cancel and kill threads.' : 'Read-only (--control adds cancel and kill).'} The URL's token is the key: do not share it. Ctrl-C stops the viewer.\n`,
   );
-  if (options.open) openInBrowser(viewer.url);
+  const removeOpener = options.open ? openInBrowser(viewer.url) : undefined;
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
+  removeOpener?.();
   await viewer.close();
   return 0;
 }

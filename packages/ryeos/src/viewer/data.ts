@@ -4,7 +4,7 @@
  * signed records verified, its capabilities), and a slice of its transcript from a byte offset.
  * Everything here reads; nothing writes.
  */
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Executor } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
@@ -14,6 +14,10 @@ import type { ThreadStoreOpener, ThreadSummary } from '@ryeos/threads';
 const TREE_LIMIT = 500;
 /** Transcript bytes one request returns at most; the page asks again from where it stopped. */
 const TRANSCRIPT_CHUNK = 512 * 1024;
+/** thread.json read for the tree at most (the runner writes a few KiB). */
+const RECORD_MAX_BYTES = 1024 * 1024;
+/** Largest transcript the page's detail verifies (it is read whole); the page polls every 2 s. */
+const VERIFY_MAX_BYTES = 64 * 1024 * 1024;
 
 export interface ViewerSource {
   projectPath: string;
@@ -30,12 +34,13 @@ export interface TreeThread extends ThreadSummary {
 /** thread.json as it lies on disk (its signature is checked in `threadDetail`, not here). */
 function readRecord(source: ViewerSource, threadId: string): Record<string, unknown> | undefined {
   try {
-    const { threadDir, threadsStateRoot } = threadsModule();
-    const text = readFileSync(
+    const { readRegularFile, threadDir, threadsStateRoot } = threadsModule();
+    const bytes = readRegularFile(
       join(threadDir(threadsStateRoot(source.projectPath), threadId), 'thread.json'),
-      'utf8',
+      RECORD_MAX_BYTES,
     );
-    const parsed = JSON.parse(text) as unknown;
+    if (!bytes) return undefined;
+    const parsed = JSON.parse(bytes.toString('utf8')) as unknown;
     return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
@@ -81,11 +86,16 @@ export async function threadTree(source: ViewerSource): Promise<TreeThread[]> {
       ...summary,
       limits: typeof limits === 'object' && limits !== null ? (limits as Record<string, unknown>) : {},
       elapsed_seconds: elapsedOf(summary, record, now),
-      subtree_spend: summary.cost.spend,
+      subtree_spend: validSpend(summary.cost.spend),
     };
   });
   addSubtreeSpend(rows);
   return rows;
+}
+
+/** A registry spend that can be one (the registry is unsigned): negative or not a number counts 0. */
+function validSpend(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
 }
 
 /** Adds each thread's spend to every ancestor's `subtree_spend` (a cycle is walked once). */
@@ -97,7 +107,7 @@ function addSubtreeSpend(rows: TreeThread[]): void {
       seen.add(id);
       const parent = byId.get(id);
       if (!parent) break;
-      parent.subtree_spend += row.cost.spend;
+      parent.subtree_spend += validSpend(row.cost.spend);
       id = parent.parent_id;
     }
   }
@@ -140,6 +150,8 @@ export interface ThreadDetail {
   thread: ThreadSummary;
   capabilities: string[];
   limits: Record<string, unknown>;
+  /** The cost its signed thread.json states (trust it only when `integrity.thread_json.valid`). */
+  cost?: unknown;
   inputs?: unknown;
   outputs?: unknown;
   error?: unknown;
@@ -160,6 +172,7 @@ export async function threadDetail(source: ViewerSource, threadId: string): Prom
   // A running thread's last lines are not under a checkpoint yet: that is not a failure.
   const records = await verifyThreadRecords(dir, threadId, (await source.executor()).trust, {
     transcript: running ? 'lenient' : 'strict',
+    maxTranscriptBytes: VERIFY_MAX_BYTES,
   });
   const data = records.data as unknown as Record<string, unknown> | undefined;
   return {
@@ -169,6 +182,7 @@ export async function threadDetail(source: ViewerSource, threadId: string): Prom
       typeof data?.limits === 'object' && data.limits !== null
         ? (data.limits as Record<string, unknown>)
         : {},
+    ...(data?.cost !== undefined ? { cost: data.cost } : {}),
     ...(data?.inputs !== undefined ? { inputs: data.inputs } : {}),
     ...(data?.outputs !== undefined ? { outputs: data.outputs } : {}),
     ...(data?.error !== undefined ? { error: data.error } : {}),
@@ -199,24 +213,20 @@ export async function transcriptSlice(
   offset: number,
 ): Promise<TranscriptSlice> {
   await knownThread(source, threadId);
-  const { threadDir, threadsStateRoot } = await loadThreads();
+  const { openRegularFile, readRange, threadDir, threadsStateRoot } = await loadThreads();
   const path = join(threadDir(threadsStateRoot(source.projectPath), threadId), 'transcript.jsonl');
-  let fd: number;
+  // A link or special file planted by a repository is refused (a typed error), never followed.
+  const file = openRegularFile(path);
+  if (!file) return { events: [], next_offset: offset };
   try {
-    fd = openSync(path, 'r');
-  } catch {
-    return { events: [], next_offset: offset };
-  }
-  try {
-    const size = fstatSync(fd).size;
-    if (offset >= size) return { events: [], next_offset: offset };
-    const buffer = Buffer.alloc(Math.min(size - offset, TRANSCRIPT_CHUNK));
-    const read = readSync(fd, buffer, 0, buffer.length, offset);
-    const end = buffer.subarray(0, read).lastIndexOf(0x0a) + 1;
+    if (offset >= file.size) return { events: [], next_offset: offset };
+    const chunk = readRange(file.fd, offset, Math.min(file.size - offset, TRANSCRIPT_CHUNK));
+    const end = chunk.lastIndexOf(0x0a) + 1;
     // A single line longer than a chunk is skipped whole rather than read forever.
-    if (end === 0) return { events: [], next_offset: read === TRANSCRIPT_CHUNK ? offset + read : offset };
+    if (end === 0)
+      return { events: [], next_offset: chunk.length === TRANSCRIPT_CHUNK ? offset + chunk.length : offset };
     const events: unknown[] = [];
-    for (const line of buffer.subarray(0, end).toString('utf8').split('\n')) {
+    for (const line of chunk.subarray(0, end).toString('utf8').split('\n')) {
       if (!line.trim()) continue;
       try {
         events.push(JSON.parse(line));
@@ -226,6 +236,6 @@ export async function transcriptSlice(
     }
     return { events, next_offset: offset + end };
   } finally {
-    closeSync(fd);
+    closeSync(file.fd);
   }
 }

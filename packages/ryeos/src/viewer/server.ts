@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { RyeError } from '@ryeos/lillux';
+import { isRyeError, RyeError } from '@ryeos/lillux';
 import { packageRoot } from '../package-root.js';
 import { threadDetail, threadTree, transcriptSlice, type ViewerSource } from './data.js';
 
@@ -67,8 +67,15 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
 }
 
 function sendError(res: ServerResponse, error: unknown): void {
-  if (error instanceof RyeError) {
-    const status = error.code === 'NOT_FOUND' ? 404 : error.code === 'VALIDATION' ? 400 : 500;
+  if (isRyeError(error)) {
+    const status =
+      error.code === 'NOT_FOUND'
+        ? 404
+        : error.code === 'VALIDATION'
+          ? 400
+          : error.code === 'INTEGRITY' || error.code === 'LIMIT'
+            ? 422
+            : 500;
     sendJson(res, status, {
       status: 'error',
       error: error.message,

@@ -3,11 +3,11 @@
  * signed in an `_signature` field and written atomically. The signature covers the canonical JSON
  * of everything else, so it survives re-indentation but not a changed value.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RyeError, sha256Hex, writeFileAtomic } from '@ryeos/lillux';
+import { isRyeError, RyeError, sha256Hex, writeFileAtomic } from '@ryeos/lillux';
 import type { ThreadCost, ThreadStatus } from '../store/types.js';
 import { canonicalJson } from './canonical-json.js';
+import { readRegularFile, THREAD_JSON_MAX_BYTES } from './regular-file.js';
 import type { Signer, Trust } from './signer.js';
 import { checkSignature, signedAt } from './signer.js';
 
@@ -137,10 +137,16 @@ export async function readThreadJson(
   trust: Trust,
 ): Promise<{ data: ThreadJson; verification: ThreadJsonVerification }> {
   const path = join(dir, THREAD_JSON);
-  let text: string;
+  let bytes: Buffer | undefined;
+  let cause: unknown;
   try {
-    text = await readFile(path, 'utf8');
-  } catch (cause) {
+    bytes = readRegularFile(path, THREAD_JSON_MAX_BYTES);
+  } catch (error) {
+    // A link, special file or oversized record is refused as such, not reported missing.
+    if (isRyeError(error)) throw error;
+    cause = error;
+  }
+  if (bytes === undefined) {
     throw new RyeError('NOT_FOUND', `No thread.json at ${path}`, {
       cause,
       hint: "Check the thread id among the project's threads, or whether the thread was created in another project.",
@@ -150,7 +156,7 @@ export async function readThreadJson(
   }
   let data: unknown;
   try {
-    data = JSON.parse(text);
+    data = JSON.parse(bytes.toString('utf8'));
   } catch (cause) {
     throw new RyeError('INTEGRITY', `${path} is not valid JSON: ${(cause as Error).message}`, {
       cause,

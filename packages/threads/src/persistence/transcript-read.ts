@@ -2,9 +2,9 @@
  * Reading `transcript.jsonl` back as events (spec threads §9): a line that is not a JSON event is
  * a typed `TranscriptCorrupt(path, line)` error, never silently skipped.
  */
-import { readFile } from 'node:fs/promises';
 import type { RyeErrorOptions } from '@ryeos/lillux';
 import { isRyeError, RyeError } from '@ryeos/lillux';
+import { readRegularFile, TRANSCRIPT_MAX_BYTES } from './regular-file.js';
 import type { TranscriptEvent } from './transcript.js';
 
 /** A transcript line that is not a JSON event (spec §9: `TranscriptCorrupt(path, line)`). */
@@ -35,14 +35,8 @@ export function isTranscriptCorrupt(error: unknown): error is TranscriptCorrupt 
 
 /** The events of a transcript in file order; a missing file has none. Blank lines are skipped. */
 export async function readTranscript(path: string): Promise<TranscriptEvent[]> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-  return parseTranscriptLines(text, path);
+  const bytes = readRegularFile(path, TRANSCRIPT_MAX_BYTES);
+  return bytes === undefined ? [] : parseTranscriptLines(bytes.toString('utf8'), path);
 }
 
 /**

@@ -3,7 +3,7 @@
  * and signature, and what follows the last checkpoint (`coordination.yaml transcript_integrity`).
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readRegularFile, TRANSCRIPT_MAX_BYTES } from './regular-file.js';
 import type { Trust } from './signer.js';
 import { checkSignature } from './signer.js';
 import type { TranscriptEvent } from './transcript.js';
@@ -25,6 +25,8 @@ export interface TranscriptVerifyOptions {
    * its transcript with a checkpoint, so an unsigned one was replaced or truncated.
    */
   requireCheckpoint?: boolean;
+  /** Largest transcript verified (its bytes are read whole); a larger one is refused with LIMIT. */
+  maxBytes?: number;
   /**
    * The thread's signed thread.json says it ended: its transcript must hold the event the runner
    * writes as it ends (`thread_<status>`) under a checkpoint, or it was cut back to an earlier
@@ -177,11 +179,8 @@ export async function verifyTranscript(
   mode: TranscriptIntegrityMode = 'strict',
   options: TranscriptVerifyOptions = {},
 ): Promise<TranscriptVerification> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  const bytes = readRegularFile(path, options.maxBytes ?? TRANSCRIPT_MAX_BYTES);
+  if (bytes === undefined) {
     if (options.requireCheckpoint)
       return {
         valid: false,
