@@ -178,8 +178,9 @@ describe('a run in its own confined worker', () => {
         body: executeBody(pushed, 'rye/bash', { command: orphanCommand(marker) }),
       });
       expect(run.json.result.data.stdout).toContain('started');
-      expect(processesWith(marker)).toEqual([]);
+      // The answer comes first; the supervisor's cleanup (descendants killed, folder removed) follows.
       expect(await runsLeft(server.dataDir)).toEqual([]);
+      await until(() => processesWith(marker).length === 0);
     } finally {
       killAll(marker);
     }
@@ -218,8 +219,8 @@ describe('a run in its own confined worker', () => {
       });
       const rows = (await call(server, '/threads', { key })).json.threads as Array<{ status: string }>;
       expect(rows[0]?.status).toBe('error');
-      expect(processesWith(marker)).toEqual([]);
       await until(() => runsInUse(server.dataDir).length === 0);
+      await until(() => processesWith(marker).length === 0);
     } finally {
       killAll(marker);
     }
@@ -343,8 +344,8 @@ describe('what a run leaves is killed when the run is stopped', () => {
         status: 'error',
         hint: expect.stringMatching(/--max-run-seconds/),
       });
-      expect(processesWith(marker)).toEqual([]);
       expect(await runsLeft(server.dataDir)).toEqual([]);
+      await until(() => processesWith(marker).length === 0);
     } finally {
       killAll(marker);
       await server.stop();
