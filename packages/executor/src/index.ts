@@ -47,7 +47,7 @@ export { loadItem } from './load.js';
 export type { ToolMetadata } from './metadata.js';
 export { extractToolMetadata, parserFor } from './metadata.js';
 export { parameterSummary } from './parameter-summary.js';
-export { PROVIDER_KEY_NAMES } from './provider-keys.js';
+export { PROVIDER_KEY_NAMES, TELEMETRY_KEY_NAMES } from './provider-keys.js';
 export type { ItemKind, ParsedRef, SignableKind } from './refs.js';
 export {
   canonicalRef,

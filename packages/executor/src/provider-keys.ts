@@ -9,3 +9,14 @@ export const PROVIDER_KEY_NAMES: readonly string[] = [
   'OPENAI_API_KEY',
   'OPENROUTER_API_KEY',
 ];
+
+/**
+ * The OpenTelemetry exporter's credentials (a collector's auth headers): as secret as a provider
+ * key, and withheld wherever those are.
+ */
+export const TELEMETRY_KEY_NAMES: readonly string[] = [
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
+  'OTEL_EXPORTER_OTLP_METRICS_HEADERS',
+  'OTEL_EXPORTER_OTLP_LOGS_HEADERS',
+];

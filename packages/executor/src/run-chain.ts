@@ -21,7 +21,7 @@ import { applyEnvPaths } from './anchor.js';
 import { ensureBytecodeCache } from './bytecode-cache.js';
 import type { ChainElement, PrimitiveId } from './chain.js';
 import { isPlainObject } from './plain-object.js';
-import { PROVIDER_KEY_NAMES } from './provider-keys.js';
+import { PROVIDER_KEY_NAMES, TELEMETRY_KEY_NAMES } from './provider-keys.js';
 import { isInside, realOr } from './real-paths.js';
 import { snapshotFallbackRoot } from './snapshot.js';
 import { expandEnvInConfig, fillTemplate, renderPlaceholders } from './template.js';
@@ -232,6 +232,8 @@ function signedEnvNames(chain: readonly ChainElement[]): Set<string> {
  * output goes to the model and the transcript), except those an element's signed `env_config`
  * sets by name. `${VAR}` in the chain's own config still expands from them.
  */
+const WARM_WORKER_WITHHELD: readonly string[] = [...PROVIDER_KEY_NAMES, ...TELEMETRY_KEY_NAMES];
+
 function withoutWithheld(
   env: Record<string, string>,
   signedNames: ReadonlySet<string>,
@@ -386,8 +388,8 @@ export async function prepareRun(
   // such a call runs alone, one-shot (its own process tree is what the timeout kills).
   const ownTimeout = seconds(config.timeout, 300);
   const shortened = typeof tuning.timeout === 'number' && tuning.timeout < ownTimeout;
-  // A warm worker outlives this call: it never holds a provider key its tool did not ask for.
-  const runEnv = warm ? withoutWithheld(env, signedNames, PROVIDER_KEY_NAMES) : env;
+  // A warm worker outlives this call: it never holds a provider or collector key its tool did not ask for.
+  const runEnv = warm ? withoutWithheld(env, signedNames, WARM_WORKER_WITHHELD) : env;
   config = { ...config, ...tuning, cwd, env: runEnv };
   if (config.body && typeof config.body === 'object' && !Array.isArray(config.body)) {
     config.body = Object.fromEntries(

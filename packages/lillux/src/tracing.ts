@@ -51,8 +51,30 @@ function providerRegistered(): boolean {
 
 type Environment = Readonly<Record<string, string | undefined>>;
 
-/** The environment of the process's entry point (`traceFromEnvironment`); none until it is given. */
-let environment: Environment = {};
+interface TracingState {
+  /** The environment of the process's entry point (`traceFromEnvironment`); none until it is given. */
+  environment: Environment;
+  loading?: Promise<Tracer | undefined>;
+  loaded?: Tracer;
+  shutdown?: () => Promise<void>;
+}
+
+/**
+ * One state per process, not per copy of this module: a bin may hold several copies (its
+ * CommonJS bundle and the ES modules it loads later), and the spans one records must go out when
+ * another flushes.
+ */
+const STATE_KEY = Symbol.for('ryeos.lillux.tracing.1');
+
+function tracingState(): TracingState {
+  const globals = globalThis as Record<symbol, TracingState | undefined>;
+  let found = globals[STATE_KEY];
+  if (!found) {
+    found = { environment: {} };
+    globals[STATE_KEY] = found;
+  }
+  return found;
+}
 
 /**
  * Tells tracing the environment its entry point was started with, read once there:
@@ -60,33 +82,30 @@ let environment: Environment = {};
  * Costs nothing: nothing is loaded until a span is started.
  */
 export function traceFromEnvironment(env: Environment): void {
-  environment = env;
+  tracingState().environment = env;
 }
 
 /** Whether the environment asks for an OTLP export (the standard variables). */
-export function otlpRequested(env: Environment = environment): boolean {
+export function otlpRequested(env: Environment = tracingState().environment): boolean {
   if (env.OTEL_SDK_DISABLED === 'true' || env.OTEL_TRACES_EXPORTER === 'none') return false;
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
 }
-
-let loading: Promise<Tracer | undefined> | undefined;
-let loaded: Tracer | undefined;
-let shutdown: (() => Promise<void>) | undefined;
 
 /**
  * The tracer, or `undefined` (synchronously, nothing imported) when nothing traces. Await the
  * promise it may answer; it resolves to `undefined` when the optional packages are missing.
  */
 export function tracer(): Promise<Tracer | undefined> | undefined {
-  if (loading) return loading;
+  const state = tracingState();
+  if (state.loading) return state.loading;
   if (!providerRegistered() && !otlpRequested()) return undefined;
-  loading = loadTracer();
-  return loading;
+  state.loading = loadTracer();
+  return state.loading;
 }
 
 /** The tracer if one was loaded already (no import, no wait): for code that only continues a trace. */
 export function loadedTracer(): Tracer | undefined {
-  return loaded;
+  return tracingState().loaded;
 }
 
 /**
@@ -94,19 +113,22 @@ export function loadedTracer(): Tracer | undefined {
  * as the process is about to exit.
  */
 export async function flushTracing(): Promise<void> {
-  await shutdown?.().catch(() => undefined);
+  await tracingState()
+    .shutdown?.()
+    .catch(() => undefined);
 }
 
 async function loadTracer(): Promise<Tracer | undefined> {
+  const state = tracingState();
   try {
     if (!providerRegistered()) {
       const { registerOtlpExport } = await import('./tracing-otlp.js');
-      shutdown = await registerOtlpExport();
-      if (!shutdown) return undefined;
+      state.shutdown = await registerOtlpExport();
+      if (!state.shutdown) return undefined;
     }
     const api = await import('@opentelemetry/api');
-    loaded = wrapTracer(api);
-    return loaded;
+    state.loaded = wrapTracer(api);
+    return state.loaded;
   } catch {
     // The optional API is not installed (or not a 1.x): tracing stays off.
     return undefined;
@@ -150,7 +172,7 @@ function wrapTracer(api: typeof OtelApi): Tracer {
     if (explicit) return explicit;
     const active = api.context.active();
     if (api.trace.getSpan(active)) return active;
-    return remoteParent(api, environment.TRACEPARENT) ?? active;
+    return remoteParent(api, tracingState().environment.TRACEPARENT) ?? active;
   };
   return {
     start(name, options = {}) {

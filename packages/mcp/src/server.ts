@@ -8,6 +8,7 @@ import {
 import { withMcpHints } from './fix-call.js';
 import type { OperationContext, OperationResult, ProgressUpdate, RyeOperations } from './operations.js';
 import { OUTPUT_SCHEMAS, TOOL_ANNOTATIONS } from './output-schemas.js';
+import { checkStructured } from './structured-content.js';
 import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS, TOOL_NAMES, type ToolName } from './tools.js';
 
 export interface ServerInfo {
@@ -39,7 +40,8 @@ function isToolName(name: string): name is ToolName {
  */
 export const MAX_REPLY_CHARS = 8 * 1024 * 1024;
 
-function reply(result: OperationResult): CallToolResult {
+/** The reply to a call of `tool` (undefined: a tool this server does not offer, so no schema applies). */
+function reply(result: OperationResult, tool: ToolName | undefined): CallToolResult {
   let structured: Record<string, unknown> = withMcpHints(result);
   let text = JSON.stringify(structured);
   if (text.length > MAX_REPLY_CHARS / 2) {
@@ -54,18 +56,25 @@ function reply(result: OperationResult): CallToolResult {
     text = JSON.stringify(structured);
   }
   const content: CallToolResult['content'] = [{ type: 'text', text }];
-  return result.status === 'error'
-    ? { content, structuredContent: structured, isError: true }
-    : { content, structuredContent: structured };
+  const checked = tool ? checkStructured(tool, structured) : { structured };
+  if (checked.problem) {
+    // stderr only: in stdio mode stdout carries JSON-RPC and nothing else.
+    console.error(`[rye mcp] ${tool} reply does not match its outputSchema: ${checked.problem}`);
+  }
+  return {
+    content,
+    ...(checked.structured ? { structuredContent: checked.structured } : {}),
+    ...(result.status === 'error' ? { isError: true } : {}),
+  };
 }
 
-function internalError(tool: string, error: unknown, debug: boolean): CallToolResult {
+function internalError(tool: ToolName, error: unknown, debug: boolean): CallToolResult {
   if (debug) {
     // stderr only: in stdio mode stdout carries JSON-RPC and nothing else.
     console.error(`[rye mcp] ${tool} failed:`, error instanceof Error ? (error.stack ?? error) : error);
   }
   const message = error instanceof Error ? error.message : String(error);
-  return reply({ status: 'error', error: message || 'Internal error', error_type: 'internal' });
+  return reply({ status: 'error', error: message || 'Internal error', error_type: 'internal' }, tool);
 }
 
 /**
@@ -84,12 +93,15 @@ export function createRyeServer(operations: RyeOperations, info: ServerInfo): Se
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name } = request.params;
     if (!isToolName(name))
-      return reply({
-        status: 'error',
-        error: `Unknown tool: ${name}`,
-        error_type: 'validation',
-        hint: `This server offers ${TOOL_NAMES.join(', ')}.`,
-      });
+      return reply(
+        {
+          status: 'error',
+          error: `Unknown tool: ${name}`,
+          error_type: 'validation',
+          hint: `This server offers ${TOOL_NAMES.join(', ')}.`,
+        },
+        undefined,
+      );
     const args = request.params.arguments ?? {};
 
     let finished = false;
@@ -113,7 +125,7 @@ export function createRyeServer(operations: RyeOperations, info: ServerInfo): Se
       if (result === null || typeof result !== 'object' || Array.isArray(result)) {
         throw new Error(`${name} returned no result object`);
       }
-      return reply(result as OperationResult);
+      return reply(result as OperationResult, name);
     } catch (error) {
       return internalError(name, error, info.debug === true);
     } finally {

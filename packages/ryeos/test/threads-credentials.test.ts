@@ -51,6 +51,35 @@ describe("a thread's provider credentials", () => {
     }
   }, 60_000);
 
+  it("and the span exporter's (OTEL_EXPORTER_OTLP_*HEADERS) are not in a tool's environment either", async () => {
+    const fx = fixture();
+    await fx.write(
+      '.ai/directives/acme/leak.md',
+      directive('leak', {
+        metadata:
+          '<model tier="general" provider="anthropic"/><permissions><execute><tool>rye.bash</tool></execute></permissions>',
+        outputs: '<output name="answer" required="true">The answer</output>',
+      }),
+    );
+    await fx.sign('directive:acme/leak');
+    const server = await fx.serve({
+      turns: [
+        { tool_calls: [{ name: 'rye_bash', input: { command: 'env; echo marker-$HOME' } }] },
+        { tool_calls: [{ name: 'rye_directive_return', input: { answer: 'done' } }] },
+      ],
+    });
+    fx.env.OTEL_EXPORTER_OTLP_HEADERS = 'authorization=Bearer otlp-secret-1129';
+    fx.env.OTEL_EXPORTER_OTLP_TRACES_HEADERS = 'x-api-key=otlp-traces-secret-1129';
+    fx.env.OTEL_SERVICE_NAME = 'svc-visible-1129';
+    fx.refresh();
+    const result = await fx.rye.execute({ item_id: 'directive:acme/leak', thread: 'fork' });
+    expect(result.status, JSON.stringify(result)).toBe('success');
+    const answer = JSON.stringify(server.requests[1]!.body);
+    // Other OpenTelemetry settings still reach the tool; only the credentials are withheld.
+    expect(answer).toContain('svc-visible-1129');
+    expect(answer).not.toContain('secret-1129');
+  }, 60_000);
+
   it("of another provider the thread does not run on are withheld too (a signed groq.yaml's key)", async () => {
     const fx = fixture();
     await fx.write(

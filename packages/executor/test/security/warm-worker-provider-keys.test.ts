@@ -26,7 +26,7 @@ const FUNCTION_TOOL = (envConfig = '') =>
 const SECRET = 'sk-ant-warm-0630';
 
 describe.skipIf(process.platform !== 'linux')('a warm worker', () => {
-  it('starts without the provider keys unless its tool names one (then in a worker of its own)', async () => {
+  it('starts without the provider and collector keys unless its tool names one (then in a worker of its own)', async () => {
     const ws = await workspace();
     await ws.write('user', 'tools/demo/plain.js', FUNCTION_TOOL());
     await ws.write(
@@ -35,7 +35,11 @@ describe.skipIf(process.platform !== 'linux')('a warm worker', () => {
       FUNCTION_TOOL("export const ENV_CONFIG = { env: { ANTHROPIC_API_KEY: '${ANTHROPIC_API_KEY}' } };"),
     );
     const executor = await ws.executor(
-      toolEnv({ ANTHROPIC_API_KEY: SECRET, OPENAI_API_KEY: 'sk-openai-0630' }),
+      toolEnv({
+        ANTHROPIC_API_KEY: SECRET,
+        OPENAI_API_KEY: 'sk-openai-0630',
+        OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer otlp-secret-1129',
+      }),
     );
     const plain = await executor.executeTool('demo/plain');
     expect(plain, JSON.stringify(plain)).toMatchObject({ status: 'success', data: { key: null } });
@@ -46,6 +50,7 @@ describe.skipIf(process.platform !== 'linux')('a warm worker', () => {
     expect(environ).toContain('RYE_PROJECT_PATH=');
     expect(environ).not.toContain(SECRET);
     expect(environ).not.toContain('sk-openai-0630');
+    expect(environ).not.toContain('otlp-secret-1129');
     const asks = await executor.executeTool('demo/asks');
     expect(asks).toMatchObject({ status: 'success', data: { key: SECRET } });
     expect((asks as { data: { pid: number } }).data.pid).not.toBe(plainPid);

@@ -2,7 +2,7 @@
  * Which host variables are a provider's credentials: a thread's tools run without them, since
  * what a tool prints goes to the model, the transcript and the knowledge transcript.
  */
-import { PROVIDER_KEY_NAMES } from '@ryeos/executor';
+import { PROVIDER_KEY_NAMES, TELEMETRY_KEY_NAMES } from '@ryeos/executor';
 import type { ThreadHost } from '../host.js';
 import type { ProviderYaml } from './providers.js';
 
@@ -17,13 +17,13 @@ function variablesIn(value: unknown, into: Set<string>): void {
 }
 
 /**
- * The variables the providers' signed configs send as credentials (their auth and headers), and
- * the known keys. Every provider a thread could reach counts, not only the one it runs on: a key a
+ * The variables the providers' signed configs send as credentials (their auth and headers), the
+ * known keys, and the span exporter's (a collector's auth headers). Every provider a thread could reach counts, not only the one it runs on: a key a
  * user set for another provider is as secret.
  */
 export function providerCredentialNames(providers: readonly ProviderYaml[]): string[] {
   // The shipped providers' keys are withheld whichever provider the thread runs on.
-  const names = new Set(PROVIDER_KEY_NAMES);
+  const names = new Set([...PROVIDER_KEY_NAMES, ...TELEMETRY_KEY_NAMES]);
   for (const provider of providers) {
     variablesIn(provider.config?.auth, names);
     variablesIn(provider.config?.headers, names);

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { streamErrorInfo } from './errors.js';
 import type { HttpProviderConfig } from './http-config.js';
 import { createHttpModel } from './http-model.js';
+import { tokenCount } from './token-count.js';
 import { definedOnly, parseToolInput } from './tool-input.js';
 import type {
   ChatMessage,
@@ -93,8 +94,10 @@ function usageFrom(value: unknown): Partial<TokenUsage> | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { prompt_tokens: input, completion_tokens: output } = value as Record<string, unknown>;
   const usage: Partial<TokenUsage> = {};
-  if (typeof input === 'number') usage.inputTokens = input;
-  if (typeof output === 'number') usage.outputTokens = output;
+  const inputTokens = tokenCount(input);
+  const outputTokens = tokenCount(output);
+  if (inputTokens !== undefined) usage.inputTokens = inputTokens;
+  if (outputTokens !== undefined) usage.outputTokens = outputTokens;
   return usage.inputTokens === undefined && usage.outputTokens === undefined ? undefined : usage;
 }
 
