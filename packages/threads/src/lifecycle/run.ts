@@ -40,7 +40,10 @@ const SINK_CLOSE_GRACE_MS = 10;
  * What the caller asked that the run still needs: its signal, what a handoff asks for again, and
  * (a queued run) the signal to hand the thread back before its next turn.
  */
-export type RunRequest = Pick<ForkRequest, 'model' | 'limitOverrides' | 'signal' | 'onEvent' | 'traceParent'> & {
+export type RunRequest = Pick<
+  ForkRequest,
+  'model' | 'limitOverrides' | 'signal' | 'onEvent' | 'traceParent'
+> & {
   handBack?: AbortSignal;
 };
 
