@@ -14,6 +14,7 @@ export const PACKAGE_DIRS = [
   'mcp',
   'ryeos',
   'store-postgres',
+  'worker',
 ] as const;
 
 /**

