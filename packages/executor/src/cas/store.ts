@@ -18,7 +18,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
 import { canonicalJson } from './canonical-json.js';
 import { assertHash, sha256Hex } from './hash.js';
@@ -173,13 +173,43 @@ export class ObjectStore {
     }
   }
 
+  /**
+   * Makes the folders from the root down to `dir`, one level at a time, refusing any that is a
+   * symlink: a repository could plant `objects/ab/cd -> elsewhere` for a hash it can predict.
+   */
+  private makeFolders(dir: string): void {
+    mkdirSync(this.root, { recursive: true, mode: 0o700 });
+    let current = this.root;
+    for (const segment of relative(this.root, dir).split(sep)) {
+      current = join(current, segment);
+      let stat = lstatSync(current, { throwIfNoEntry: false });
+      if (!stat) {
+        try {
+          mkdirSync(current, { mode: 0o700 });
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        }
+        stat = lstatSync(current);
+      }
+      if (!stat.isDirectory()) {
+        throw new RyeError(
+          'INTEGRITY',
+          `Refusing to write under ${current}: it is not a real folder (a symlink?)`,
+          {
+            hint: 'The object store writes only inside its own folder: replace it with a real folder (or remove it).',
+          },
+        );
+      }
+    }
+  }
+
   private write(path: string, bytes: Uint8Array): void {
     // Write-once: a file already there with the right size is this content (reads re-check the
     // hash); one of another size is a damaged copy and is replaced.
     const present = statSync(path, { throwIfNoEntry: false });
     if (present?.isFile() && present.size === bytes.byteLength) return;
     const dir = dirname(path);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.makeFolders(dir);
     const temp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
     try {
       writeFileSync(temp, bytes, { flag: 'wx', mode: 0o600 });
