@@ -30,7 +30,10 @@ async function main(): Promise<void> {
     const toolPath = process.argv[2] ?? '';
     const graphId = graphIdOfPath(toolPath);
     const params = await readParams();
-    const settings = processSettings();
+    // RYE_GRAPH_DEPTH (never taken from a project's .env) counts graph runner processes above
+    // this one; the graphs this run starts are one deeper.
+    const depth = Math.max(0, Number.parseInt(process.env.RYE_GRAPH_DEPTH ?? '0', 10) || 0);
+    const settings = processSettings({ ...process.env, RYE_GRAPH_DEPTH: String(depth + 1) });
     const rye = createRye({
       projectPath: argValue('--project-path') ?? process.cwd(),
       settings,
@@ -39,6 +42,7 @@ async function main(): Promise<void> {
     const { runGraph } = await import('./graphs/run-graph.js');
     const quiet = settings.env.RYE_GRAPH_QUIET === '1';
     outcome = await runGraph(rye, graphId, params, {
+      depth,
       signal: abort.signal,
       ...(quiet ? {} : { progress: (line: string) => process.stderr.write(`${line}\n`) }),
     });

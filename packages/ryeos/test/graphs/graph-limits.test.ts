@@ -1,0 +1,99 @@
+/**
+ * What bounds a graph run: nesting depth (a graph that runs itself), error-hook retries (each a
+ * step under max_steps, counted per node name, `__proto__` included) and `capabilities: []`.
+ */
+import { describe, expect, it } from 'vitest';
+import { outcomeOf, useGraphFixture } from './graph-fixture.js';
+
+const fx = useGraphFixture();
+
+describe('state graphs: limits', () => {
+  it('a graph that runs itself stops at the nesting limit with a LIMIT error; the leaf never runs', async () => {
+    const f = fx();
+    await f.graph(
+      'acme/graphs/rec',
+      `permissions: [rye.execute.tool.acme.*]
+config:
+  start: check
+  nodes:
+    check:
+      type: gate
+      next:
+        - {to: deeper, when: {path: inputs.next, op: exists}}
+        - {to: leaf}
+    deeper: {action: {item_id: "tool:acme/graphs/rec", params: {next: "\${inputs.next.next}"}}, next: done}
+    leaf: {action: {item_id: "tool:acme/step", params: {label: leaf, log: "${f.log}"}}, next: done}
+    done: {type: return, output: {}}
+`,
+    );
+    let nested: Record<string, unknown> = {};
+    for (let i = 0; i < 7; i++) nested = { next: nested };
+    const out = outcomeOf(await f.run('acme/graphs/rec', nested));
+    expect(out.success).toBe(false);
+    expect(JSON.stringify(out)).toContain('at most 5 may be');
+    expect(f.logged()).toEqual([]);
+    // Within the limit it runs to its leaf.
+    const shallow = outcomeOf(await f.run('acme/graphs/rec', { next: { next: {} } }));
+    expect(shallow, JSON.stringify(shallow)).toMatchObject({ success: true });
+    expect(f.logged()).toEqual(['leaf']);
+    // A caller's depth parameter only ever counts deeper.
+    const deep = outcomeOf(await f.run('acme/graphs/rec', { depth: 5 }));
+    expect(deep).toMatchObject({ success: false, error_type: 'limit' });
+  }, 120_000);
+
+  it('error-hook retries are steps under max_steps, whatever max_retries the hook answers', async () => {
+    const f = fx();
+    await f.graph(
+      'acme/graphs/retry',
+      `permissions: [rye.execute.tool.acme.*]
+config:
+  start: flaky
+  max_steps: 2
+  hooks:
+    - {event: error, action: {item_id: "tool:acme/step", params: {answer: {action: retry, max_retries: "\${state.inputs.n}"}}}}
+  nodes:
+    flaky: {action: {item_id: "tool:acme/step", params: {label: try, log: "${f.log}", fail: nope}}}
+`,
+    );
+    const out = outcomeOf(await f.run('acme/graphs/retry', { n: 25 }));
+    expect(out.success).toBe(false);
+    expect(f.logged()).toEqual(['try', 'try']);
+  }, 60_000);
+
+  it('a node named __proto__ retries as many times as its hook says, and no more', async () => {
+    const f = fx();
+    await f.graph(
+      'acme/graphs/proto',
+      `permissions: [rye.execute.tool.acme.*]
+config:
+  start: __proto__
+  max_steps: 10
+  hooks:
+    - {event: error, action: {item_id: "tool:acme/step", params: {answer: {action: retry, max_retries: 2}}}}
+  nodes:
+    __proto__: {action: {item_id: "tool:acme/step", params: {label: try, log: "${f.log}", fail: nope}}}
+`,
+    );
+    const out = outcomeOf(await f.run('acme/graphs/proto'));
+    expect(out.success).toBe(false);
+    expect(f.logged()).toEqual(['try', 'try', 'try']);
+  }, 60_000);
+
+  it('capabilities: [] grants nothing', async () => {
+    const f = fx();
+    await f.graph(
+      'acme/graphs/one',
+      `permissions: [rye.execute.tool.acme.*]
+config:
+  start: step
+  nodes:
+    step: {action: {item_id: "tool:acme/step", params: {label: ran, log: "${f.log}"}}, next: done}
+    done: {type: return, output: {}}
+`,
+    );
+    const out = outcomeOf(await f.run('acme/graphs/one', { capabilities: [] }));
+    expect(out).toMatchObject({ success: false, node: 'step' });
+    expect(String(out.error)).toContain('Permission denied');
+    expect(f.logged()).toEqual([]);
+  }, 60_000);
+});
