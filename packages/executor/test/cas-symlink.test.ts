@@ -17,7 +17,7 @@ describe('object store: a symlinked folder below its root', () => {
     mkdirSync(outside);
     const store = new ObjectStore(join(root, 'store'));
     // A repository can predict the hash of an object it knows (a graph's initial state, say).
-    const value = { schema: 1, kind: 'state_snapshot', state: { known: true } };
+    const value = { schema: 1 as const, kind: 'state_snapshot', state: { known: true } };
     const hash = sha256Hex(canonicalJson(value));
     mkdirSync(join(root, 'store', 'objects'), { recursive: true });
     symlinkSync(outside, join(root, 'store', 'objects', hash.slice(0, 2)));

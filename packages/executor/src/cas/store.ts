@@ -37,6 +37,7 @@ export interface StoredEntry {
 /** What a long-lived store keeps of what it already read and checked (a server reads the same objects every run). */
 const READ_CACHE_BYTES = 64 * 1024 * 1024;
 const PARSED_CACHE_ENTRIES = 50_000;
+const CHECKED_FOLDERS_LIMIT = 4_096;
 
 export class ObjectStore {
   /** Bytes under the root, counted once and then kept up to date by this instance's writes. */
@@ -50,6 +51,8 @@ export class ObjectStore {
   private checkedBytes = 0;
   /** Objects parsed and checked canonical, deep-frozen: a caller cannot change what others read. */
   private readonly parsed = new Map<string, CasObject>();
+  /** Folders this instance made or found real (not symlinks): checked once, not on every write. */
+  private readonly checkedFolders = new Set<string>();
 
   constructor(readonly root: string) {}
 
@@ -178,7 +181,8 @@ export class ObjectStore {
    * symlink: a repository could plant `objects/ab/cd -> elsewhere` for a hash it can predict.
    */
   private makeFolders(dir: string): void {
-    mkdirSync(this.root, { recursive: true, mode: 0o700 });
+    if (this.checkedFolders.has(dir)) return;
+    if (this.checkedFolders.size === 0) mkdirSync(this.root, { recursive: true, mode: 0o700 });
     let current = this.root;
     for (const segment of relative(this.root, dir).split(sep)) {
       current = join(current, segment);
@@ -201,6 +205,8 @@ export class ObjectStore {
         );
       }
     }
+    if (this.checkedFolders.size >= CHECKED_FOLDERS_LIMIT) this.checkedFolders.clear();
+    this.checkedFolders.add(dir);
   }
 
   private write(path: string, bytes: Uint8Array): void {

@@ -49,6 +49,7 @@ function signed(key: string, resultHash: string): string {
 }
 
 export class NodeCache {
+  private folderChecked = false;
   constructor(
     private readonly store: ObjectStore,
     private readonly signer: Signer,
@@ -90,7 +91,7 @@ export class NodeCache {
       sig,
       fp,
     };
-    ensureAiSubdir(this.aiDir, ['state', 'objects', 'cache', 'nodes']);
+    this.folderChecked ||= Boolean(ensureAiSubdir(this.aiDir, ['state', 'objects', 'cache', 'nodes']));
     await writeFileAtomic(pointerPath(this.store, key), `${JSON.stringify(pointer)}\n`, { mode: 0o600 });
     return hash;
   }

@@ -7,10 +7,18 @@
  * believes a run only when both agree: a transcript cut back to an earlier checkpoint (which
  * verifies on its own) no longer matches the ref, which only the walker can sign.
  */
-import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  truncateSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
-import { type CasObject, ObjectStore, type TrustStore } from '@ryeos/executor';
+import { type CasObject, canonicalJson, ObjectStore, type TrustStore } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
 import type { Signer } from '@ryeos/threads';
 import { ensureAiSubdir, TranscriptWriter } from '@ryeos/threads';
@@ -66,39 +74,60 @@ interface SignedRef {
 }
 
 /**
- * Points the run's ref at a snapshot and the checkpoint that covers it, signed: temp file and
- * rename, synchronously, so it never queues behind the transcript's background fsyncs.
+ * The run's signed ref, kept open for the run and rewritten in place after every step: one
+ * write of a record whose length never changes (hashes, an Ed25519 signature and a fingerprint
+ * have fixed lengths), synchronously, so it never queues behind the transcript's background
+ * fsyncs and costs no new file per step. Opened without following a symlink.
  */
-function writeRef(
-  projectPath: string,
-  runId: string,
-  signer: Signer,
-  hash: string,
-  checkpoint: string,
-): void {
-  const path = refPath(projectPath, runId);
-  ensureAiSubdir(join(projectPath, '.ai'), ['state', 'objects', 'refs', 'graphs']);
-  const { sig, fp } = signer.sign(refMessage(runId, hash, checkpoint));
-  const ref: SignedRef = { hash, checkpoint, sig, fp };
-  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  try {
-    writeFileSync(temp, `${JSON.stringify(ref)}\n`, { flag: 'wx', mode: 0o600 });
-    renameSync(temp, path);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    throw error;
+class RefWriter {
+  private readonly fd: number;
+
+  constructor(
+    projectPath: string,
+    private readonly runId: string,
+    private readonly signer: Signer,
+  ) {
+    ensureAiSubdir(join(projectPath, '.ai'), ['state', 'objects', 'refs', 'graphs']);
+    const flags = constants.O_WRONLY | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0);
+    this.fd = openSync(refPath(projectPath, runId), flags, 0o600);
+  }
+
+  write(hash: string, checkpoint: string): void {
+    const { sig, fp } = this.signer.sign(refMessage(this.runId, hash, checkpoint));
+    const ref: SignedRef = { hash, checkpoint, sig, fp };
+    const bytes = Buffer.from(`${JSON.stringify(ref)}\n`);
+    writeSync(this.fd, bytes, 0, bytes.length, 0);
+    ftruncateSync(this.fd, bytes.length);
+  }
+
+  close(): void {
+    closeSync(this.fd);
   }
 }
 
+/** Sets an own property, even one named `__proto__` (a state key is the graph author's name). */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** A state value whose canonical JSON is at most this long sits in the step's state object. */
+const INLINE_VALUE_CHARS = 1024;
+
+/** One top-level state key in a step's `graph_state`: its value, or the hash of an object holding it. */
+type StateEntry = { value: unknown } | { hash: string };
+
 export class RunRecord {
   readonly transcript: TranscriptWriter;
+  /** The entry last stored for each state key, by the value it was stored for. */
+  private readonly stored = new Map<string, { value: unknown; entry: StateEntry }>();
+  private readonly ref: RefWriter;
 
   constructor(
-    private readonly projectPath: string,
+    projectPath: string,
     readonly runId: string,
     readonly dir: string,
     private readonly store: ObjectStore,
-    private readonly signer: Signer,
+    signer: Signer,
     private readonly release: () => void,
     /** The last step's snapshot (a resumed run's saved one). */
     private lastSnapshot?: string,
@@ -109,6 +138,31 @@ export class RunRecord {
       checkpointSigner(signer, runId),
       { coalesceMs: 0 },
     );
+    this.ref = new RefWriter(projectPath, runId, signer);
+  }
+
+  /**
+   * The step's state as a `graph_state` object: each top-level key's value inline when small,
+   * else in an object of its own. A value the walker did not replace since the last step (the
+   * walker assigns new values, never edits them in place) keeps its entry, so a large input is
+   * stored once per run, not once per step.
+   */
+  private stateObject(state: Record<string, unknown>): string {
+    const entries: Record<string, StateEntry> = {};
+    for (const [key, value] of Object.entries(state)) {
+      const known = this.stored.get(key);
+      let entry = known && known.value === value ? known.entry : undefined;
+      if (!entry) {
+        const text = canonicalJson(value ?? null);
+        entry =
+          text.length <= INLINE_VALUE_CHARS
+            ? { value: value ?? null }
+            : { hash: this.store.putObject({ schema: 1, kind: 'graph_state_value', value: value ?? null }) };
+        this.stored.set(key, { value, entry });
+      }
+      setOwn(entries, key, entry);
+    }
+    return this.store.putObject({ schema: 1, kind: 'graph_state', entries });
   }
 
   event(type: string, payload: Record<string, unknown>): void {
@@ -130,7 +184,7 @@ export class RunRecord {
     event: Record<string, unknown>,
     eventType: 'graph_started' | 'step_completed' = 'step_completed',
   ): Promise<string> {
-    const stateHash = this.store.putObject({ schema: 1, kind: 'state_snapshot', state: point.state });
+    const stateHash = this.stateObject(point.state);
     const snapshot = {
       schema: 1 as const,
       kind: 'execution_snapshot',
@@ -154,7 +208,7 @@ export class RunRecord {
     // bytes are written); a power cut may lose the last few, which then run again on resume.
     const signed = this.transcript.checkpointInBackground(point.step);
     this.lastSnapshot = hash;
-    writeRef(this.projectPath, this.runId, this.signer, hash, signed.hash);
+    this.ref.write(hash, signed.hash);
     return hash;
   }
 
@@ -162,10 +216,10 @@ export class RunRecord {
   async close(): Promise<void> {
     try {
       const final = this.transcript.close();
-      if (final && this.lastSnapshot)
-        writeRef(this.projectPath, this.runId, this.signer, this.lastSnapshot, final.hash);
+      if (final && this.lastSnapshot) this.ref.write(this.lastSnapshot, final.hash);
       await this.transcript.durable();
     } finally {
+      this.ref.close();
       this.release();
     }
   }
@@ -217,6 +271,23 @@ function readRef(projectPath: string, runId: string, trust: TrustStore): SignedR
   return ref as SignedRef;
 }
 
+/** A step's state back from its `graph_state` object, or undefined when a part is missing. */
+function readState(store: ObjectStore, hash: string): Record<string, unknown> | undefined {
+  const object = store.getObject<{ kind?: string; entries?: Record<string, StateEntry> }>(hash);
+  if (object?.kind !== 'graph_state' || typeof object.entries !== 'object' || object.entries === null) return;
+  const state: Record<string, unknown> = {};
+  for (const [key, entry] of Object.entries(object.entries)) {
+    if (typeof entry !== 'object' || entry === null) return undefined;
+    if ('hash' in entry && typeof entry.hash === 'string') {
+      const held = store.getObject<{ kind?: string; value?: unknown }>(entry.hash);
+      if (held?.kind !== 'graph_state_value') return undefined;
+      setOwn(state, key, structuredClone(held.value));
+    } else if ('value' in entry) setOwn(state, key, structuredClone(entry.value));
+    else return undefined;
+  }
+  return state;
+}
+
 /**
  * Verifies a run's transcript and ref, and reads the snapshot they vouch for. Refuses a run that
  * ended (a signed graph_completed or graph_error), and one whose ref and transcript disagree.
@@ -244,10 +315,7 @@ export async function readSavedRun(
     throw refused(runId, 'its snapshot ref does not name the last signed step (cut back or altered?)');
   }
   const snapshot = store.getObject<Record<string, unknown>>(run.snapshotHash);
-  const state =
-    typeof snapshot?.state_hash === 'string'
-      ? store.getObject<Record<string, unknown>>(snapshot.state_hash)
-      : undefined;
+  const state = typeof snapshot?.state_hash === 'string' ? readState(store, snapshot.state_hash) : undefined;
   if (!snapshot || !state) throw refused(runId, 'its snapshot is missing from the object store');
   if (
     snapshot.graph_run_id !== runId ||
@@ -264,7 +332,7 @@ export async function readSavedRun(
       step: Number(snapshot.step),
       status: String(snapshot.status),
       ...(typeof snapshot.next_node === 'string' ? { next_node: snapshot.next_node } : {}),
-      state: structuredClone(state.state) as Record<string, unknown>,
+      state,
       node_receipts: [...((snapshot.node_receipts as string[]) ?? [])],
       errors: [...((snapshot.errors as string[]) ?? [])],
     },

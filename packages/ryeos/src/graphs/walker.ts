@@ -281,7 +281,8 @@ class Walk {
       schema: 1,
       kind: 'node_receipt',
       node_name: node.name,
-      node_result_hash: record.putObject({ schema: 1, kind: 'node_result', result: result ?? null }),
+      // Inline: one object per step, not two.
+      result: result ?? null,
       cache_hit: cacheHit,
       elapsed_ms: Math.round(performance.now() - started),
       timestamp: new Date().toISOString(),

@@ -1,7 +1,10 @@
 /**
  * What bounds a graph run: nesting depth (a graph that runs itself), error-hook retries (each a
- * step under max_steps, counted per node name, `__proto__` included) and `capabilities: []`.
+ * step under max_steps, counted per node name, `__proto__` included), the bytes a step stores,
+ * and `capabilities: []`.
  */
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { outcomeOf, useGraphFixture } from './graph-fixture.js';
 
@@ -77,6 +80,31 @@ config:
     const out = outcomeOf(await f.run('acme/graphs/proto'));
     expect(out.success).toBe(false);
     expect(f.logged()).toEqual(['try', 'try', 'try']);
+  }, 60_000);
+
+  it('a large input is stored once per run, not once per step', async () => {
+    const f = fx();
+    await f.graph(
+      'acme/graphs/spin',
+      `permissions: [rye.execute.tool.acme.*]
+config:
+  start: spin
+  max_steps: 12
+  state: {n: ""}
+  nodes:
+    spin: {type: gate, assign: {n: "\${state.n}x"}, next: spin}
+`,
+    );
+    const big = 'a'.repeat(1024 * 1024);
+    const out = outcomeOf(await f.run('acme/graphs/spin', { big }));
+    expect(String(out.error)).toContain('Max steps exceeded (12)');
+    const objects = join(f.project, '.ai/state/objects');
+    const bytes = readdirSync(objects, { recursive: true })
+      .map((entry) => statSync(join(objects, String(entry))))
+      .filter((stat) => stat.isFile())
+      .reduce((sum, stat) => sum + stat.size, 0);
+    // The input once (and the runtime's own copy of the call), not twelve times.
+    expect(bytes).toBeLessThan(3 * big.length);
   }, 60_000);
 
   it('capabilities: [] grants nothing', async () => {
