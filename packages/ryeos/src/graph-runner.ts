@@ -32,8 +32,9 @@ async function main(): Promise<void> {
     const params = await readParams();
     // RYE_GRAPH_DEPTH (never taken from a project's .env) counts graph runner processes above
     // this one; the graphs this run starts are one deeper.
-    const depth = Math.max(0, Number.parseInt(process.env.RYE_GRAPH_DEPTH ?? '0', 10) || 0);
-    const settings = processSettings({ ...process.env, RYE_GRAPH_DEPTH: String(depth + 1) });
+    const own = processSettings();
+    const depth = Math.max(0, Number.parseInt(own.env.RYE_GRAPH_DEPTH ?? '0', 10) || 0);
+    const settings = processSettings({ ...own.env, RYE_GRAPH_DEPTH: String(depth + 1) });
     const rye = createRye({
       projectPath: argValue('--project-path') ?? process.cwd(),
       settings,
