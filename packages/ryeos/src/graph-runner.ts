@@ -30,7 +30,11 @@ async function main(): Promise<void> {
     const toolPath = process.argv[2] ?? '';
     const graphId = graphIdOfPath(toolPath);
     const params = await readParams();
-    const settings = processSettings();
+    // RYE_GRAPH_DEPTH (never taken from a project's .env) counts graph runner processes above
+    // this one; the graphs this run starts are one deeper.
+    const own = processSettings();
+    const depth = Math.max(0, Number.parseInt(own.env.RYE_GRAPH_DEPTH ?? '0', 10) || 0);
+    const settings = processSettings({ ...own.env, RYE_GRAPH_DEPTH: String(depth + 1) });
     const rye = createRye({
       projectPath: argValue('--project-path') ?? process.cwd(),
       settings,
@@ -39,6 +43,7 @@ async function main(): Promise<void> {
     const { runGraph } = await import('./graphs/run-graph.js');
     const quiet = settings.env.RYE_GRAPH_QUIET === '1';
     outcome = await runGraph(rye, graphId, params, {
+      depth,
       signal: abort.signal,
       ...(quiet ? {} : { progress: (line: string) => process.stderr.write(`${line}\n`) }),
     });

@@ -59,7 +59,13 @@ export { admitToolRun, watchToolRun } from './orchestration/tool-run.js';
 export type { WaitThreadsOptions, WaitThreadsResult } from './orchestration/wait.js';
 export { waitThreads } from './orchestration/wait.js';
 export { canonicalJson } from './persistence/canonical-json.js';
-export { ensureThreadDir, ensureThreadsStateRoot, threadDir, threadsStateRoot } from './persistence/paths.js';
+export {
+  ensureAiSubdir,
+  ensureThreadDir,
+  ensureThreadsStateRoot,
+  threadDir,
+  threadsStateRoot,
+} from './persistence/paths.js';
 export { reconstructMessages, resumeMessages } from './persistence/reconstruct.js';
 export type { RegularFile } from './persistence/regular-file.js';
 export { openRegularFile, readRange, readRegularFile } from './persistence/regular-file.js';

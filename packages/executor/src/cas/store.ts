@@ -18,7 +18,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
 import { canonicalJson } from './canonical-json.js';
 import { assertHash, sha256Hex } from './hash.js';
@@ -37,6 +37,7 @@ export interface StoredEntry {
 /** What a long-lived store keeps of what it already read and checked (a server reads the same objects every run). */
 const READ_CACHE_BYTES = 64 * 1024 * 1024;
 const PARSED_CACHE_ENTRIES = 50_000;
+const CHECKED_FOLDERS_LIMIT = 4_096;
 
 export class ObjectStore {
   /** Bytes under the root, counted once and then kept up to date by this instance's writes. */
@@ -50,6 +51,8 @@ export class ObjectStore {
   private checkedBytes = 0;
   /** Objects parsed and checked canonical, deep-frozen: a caller cannot change what others read. */
   private readonly parsed = new Map<string, CasObject>();
+  /** Folders this instance made or found real (not symlinks): checked once, not on every write. */
+  private readonly checkedFolders = new Set<string>();
 
   constructor(readonly root: string) {}
 
@@ -173,13 +176,46 @@ export class ObjectStore {
     }
   }
 
+  /**
+   * Makes the folders from the root down to `dir`, one level at a time, refusing any that is a
+   * symlink: a repository could plant `objects/ab/cd -> elsewhere` for a hash it can predict.
+   */
+  private makeFolders(dir: string): void {
+    if (this.checkedFolders.has(dir)) return;
+    if (this.checkedFolders.size === 0) mkdirSync(this.root, { recursive: true, mode: 0o700 });
+    let current = this.root;
+    for (const segment of relative(this.root, dir).split(sep)) {
+      current = join(current, segment);
+      let stat = lstatSync(current, { throwIfNoEntry: false });
+      if (!stat) {
+        try {
+          mkdirSync(current, { mode: 0o700 });
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        }
+        stat = lstatSync(current);
+      }
+      if (!stat.isDirectory()) {
+        throw new RyeError(
+          'INTEGRITY',
+          `Refusing to write under ${current}: it is not a real folder (a symlink?)`,
+          {
+            hint: 'The object store writes only inside its own folder: replace it with a real folder (or remove it).',
+          },
+        );
+      }
+    }
+    if (this.checkedFolders.size >= CHECKED_FOLDERS_LIMIT) this.checkedFolders.clear();
+    this.checkedFolders.add(dir);
+  }
+
   private write(path: string, bytes: Uint8Array): void {
     // Write-once: a file already there with the right size is this content (reads re-check the
     // hash); one of another size is a damaged copy and is replaced.
     const present = statSync(path, { throwIfNoEntry: false });
     if (present?.isFile() && present.size === bytes.byteLength) return;
     const dir = dirname(path);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.makeFolders(dir);
     const temp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
     try {
       writeFileSync(temp, bytes, { flag: 'wx', mode: 0o600 });

@@ -34,6 +34,15 @@ async function threadCapabilities(
   return Array.isArray(data.capabilities) ? data.capabilities.filter((c) => typeof c === 'string') : [];
 }
 
+/**
+ * `child` within `parent`. Unlike threads' `attenuate` (where a child declaring nothing inherits
+ * its parent's grant), an empty list on either side grants nothing: `capabilities: []` asks for no
+ * capability, and a graph declaring no permissions holds none.
+ */
+function within(child: readonly string[], parent: readonly string[]): string[] {
+  return child.length && parent.length ? attenuate(child, parent) : [];
+}
+
 export async function resolveGrant(options: {
   projectPath: string;
   permissions: readonly string[];
@@ -44,7 +53,7 @@ export async function resolveGrant(options: {
   const { permissions, parameter, parentThreadId } = options;
   if (parentThreadId) {
     const held = await threadCapabilities(options.projectPath, parentThreadId, options.trust);
-    return { capabilities: attenuate(permissions, held), source: 'thread', threadId: parentThreadId };
+    return { capabilities: within(permissions, held), source: 'thread', threadId: parentThreadId };
   }
   if (parameter !== undefined) {
     if (!Array.isArray(parameter) || parameter.some((c) => typeof c !== 'string')) {
@@ -52,7 +61,7 @@ export async function resolveGrant(options: {
         hint: 'Pass e.g. ["rye.execute.tool.rye.bash"], or leave it out to use the graph permissions.',
       });
     }
-    return { capabilities: attenuate(parameter as string[], permissions), source: 'parameter' };
+    return { capabilities: within(parameter as string[], permissions), source: 'parameter' };
   }
   return { capabilities: permissions.map((p) => p.replaceAll('/', '.')), source: 'graph' };
 }

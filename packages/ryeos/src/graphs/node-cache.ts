@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { ObjectStore, TrustStore } from '@ryeos/executor';
 import { canonicalJson, isHash, sha256Hex } from '@ryeos/executor';
 import { verifyHashSignature, writeFileAtomic } from '@ryeos/lillux';
-import type { Signer } from '@ryeos/threads';
+import { ensureAiSubdir, type Signer } from '@ryeos/threads';
 
 interface CachePointer {
   node_result_hash: string;
@@ -43,15 +43,19 @@ function pointerPath(store: ObjectStore, key: string): string {
   return join(store.root, 'cache', 'nodes', `${key}.json`);
 }
 
+/** What a pointer's signature covers: named, so no item or checkpoint signature can pose as one. */
 function signed(key: string, resultHash: string): string {
-  return sha256Hex(`${key}\0${resultHash}`);
+  return `ryeos-graph-node-cache\n${key}\n${resultHash}`;
 }
 
 export class NodeCache {
+  private folderChecked = false;
   constructor(
     private readonly store: ObjectStore,
     private readonly signer: Signer,
     private readonly trust: TrustStore,
+    /** The project's `.ai`: the pointer folders below it are checked real (no symlink). */
+    private readonly aiDir: string,
   ) {}
 
   /** The cached result, or undefined (absent, unsigned, foreign or damaged entries alike). */
@@ -87,11 +91,8 @@ export class NodeCache {
       sig,
       fp,
     };
-    await writeFileAtomic(pointerPath(this.store, key), `${JSON.stringify(pointer)}\n`, {
-      mkdirs: true,
-      mode: 0o600,
-      dirMode: 0o700,
-    });
+    this.folderChecked ||= Boolean(ensureAiSubdir(this.aiDir, ['state', 'objects', 'cache', 'nodes']));
+    await writeFileAtomic(pointerPath(this.store, key), `${JSON.stringify(pointer)}\n`, { mode: 0o600 });
     return hash;
   }
 }

@@ -4,8 +4,9 @@
  * is always read through the executor's verification, never from a path a caller gave.
  */
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import type { Executor } from '@ryeos/executor';
-import { ObjectStore, readVerifiedItem } from '@ryeos/executor';
+import { readVerifiedItem } from '@ryeos/executor';
 import { RyeError, validateSchema } from '@ryeos/lillux';
 import { loadSigner, type Signer } from '@ryeos/threads';
 import type { ExecuteRequest, Rye } from '../rye.js';
@@ -17,6 +18,7 @@ import {
   checkRunId,
   createRunRecord,
   lockSavedRun,
+  projectStore,
   type RunRecord,
   readSavedRun,
   reopenRunRecord,
@@ -37,7 +39,25 @@ export const RESERVED_PARAMS = [
   'validate',
 ] as const;
 
+/** Graphs nested in graphs (a node that runs a graph tool) at most this deep: 0 is a top-level run. */
+export const MAX_GRAPH_DEPTH = 5;
+
+/** How deep a run is nested: the deeper of what its parent process said and the `depth` parameter. */
+function nestingDepth(inherited: number | undefined, parameter: unknown): number {
+  const asked = typeof parameter === 'number' && Number.isInteger(parameter) && parameter > 0 ? parameter : 0;
+  const depth = Math.max(inherited ?? 0, asked);
+  if (depth >= MAX_GRAPH_DEPTH) {
+    throw new RyeError('LIMIT', `Graphs are nested ${depth + 1} deep; at most ${MAX_GRAPH_DEPTH} may be`, {
+      hint: 'A graph that runs itself (or another graph) for every level of its input stops here: flatten it into a foreach, or bound the input.',
+      details: { depth, max_depth: MAX_GRAPH_DEPTH },
+    });
+  }
+  return depth;
+}
+
 export interface GraphRunOptions {
+  /** How deep this run is nested in other graph runs (the runner process reads RYE_GRAPH_DEPTH). */
+  depth?: number;
   /** Stops the run between steps (SIGTERM of its process). */
   signal?: AbortSignal;
   progress?: (line: string) => void;
@@ -105,7 +125,7 @@ async function walkerDeps(
     trust: executor.trust,
   });
   const signer = await loadSigner(rye.settings.signingKeyDir);
-  const store = ObjectStore.ofSpace(rye.projectPath);
+  const store = projectStore(rye.projectPath);
   const dispatch = options.dispatch ?? ((request: ExecuteRequest) => rye.execute(request));
   return {
     executor,
@@ -117,7 +137,7 @@ async function walkerDeps(
       grant,
       graphHash,
       env: rye.env,
-      cache: new NodeCache(store, signer, executor.trust),
+      cache: new NodeCache(store, signer, executor.trust, join(rye.projectPath, '.ai')),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.progress ? { progress: options.progress } : {}),
     },
@@ -140,6 +160,7 @@ export async function runGraph(
   options: GraphRunOptions = {},
 ): Promise<GraphOutcome | Record<string, unknown>> {
   const { reserved, inputs } = splitParams(params);
+  nestingDepth(options.depth, reserved.depth);
   const resumeId = reserved.graph_run_id ?? reserved.resume_run_id;
   if (reserved.resume === true || (typeof reserved.resume === 'string' && reserved.resume)) {
     const id = typeof reserved.resume === 'string' ? reserved.resume : resumeId;
@@ -148,7 +169,7 @@ export async function runGraph(
         hint: 'Pass graph_run_id with resume: true, or run `rye graphs resume <run_id>`.',
       });
     }
-    return resumeGraph(rye, id, { ...options, capabilities: reserved.capabilities });
+    return resumeGraph(rye, id, { ...options, capabilities: reserved.capabilities, graphId });
   }
   const executor = await rye.executor();
   const { graph, check, hash } = await verifiedGraph(executor, graphId);
@@ -250,16 +271,29 @@ async function launchDetached(
 export async function resumeGraph(
   rye: Rye,
   runId: string,
-  options: GraphRunOptions & { capabilities?: unknown } = {},
+  options: GraphRunOptions & {
+    capabilities?: unknown;
+    /** The graph tool asked to continue the run: it must be the one the run started with. */
+    graphId?: string;
+  } = {},
 ): Promise<GraphOutcome> {
   checkRunId(runId);
   const release = lockSavedRun(rye.projectPath, runId);
   let record: RunRecord | undefined;
   try {
     const executor = await rye.executor();
-    const store = ObjectStore.ofSpace(rye.projectPath);
+    const store = projectStore(rye.projectPath);
     const saved = await readSavedRun(rye.projectPath, runId, store, executor.trust);
     const point = saved.checkpoint;
+    if (options.graphId !== undefined && options.graphId !== point.graph_id) {
+      throw new RyeError(
+        'VALIDATION',
+        `Graph run '${runId}' is a run of '${point.graph_id}', not '${options.graphId}'`,
+        {
+          hint: `Resume it through tool:${point.graph_id}, or with \`rye graphs resume ${runId}\`.`,
+        },
+      );
+    }
     if (!point.next_node) {
       throw new RyeError('VALIDATION', `Graph run '${runId}' has already ended (${point.status})`, {
         hint: 'Start the graph again for a new run.',
@@ -275,7 +309,7 @@ export async function resumeGraph(
       throw new RyeError('VALIDATION', `Graph '${point.graph_id}' is not valid: ${check.errors.join('; ')}`);
     missingEnvError(graph, rye.env);
     const { signer, common } = await walkerDeps(rye, graph, hash, options.capabilities, options);
-    record = reopenRunRecord(rye.projectPath, runId, saved.signedBytes, store, signer, release);
+    record = reopenRunRecord(rye.projectPath, runId, saved, store, signer, release);
     record.event('graph_resumed', { step: point.step, node: point.next_node });
     const outcome = await walkGraph(
       graph,

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatSignatureLine, sha256Hex, signatureTimestamp, writeFileAtomic } from '@ryeos/lillux';
-import type { Signer } from '@ryeos/threads';
+import { ensureAiSubdir, type Signer } from '@ryeos/threads';
 import { stringify } from 'yaml';
 import type { GraphOutcome } from './walker.js';
 
@@ -16,6 +16,17 @@ const MAX_VALUE_CHARS = 2000;
 function clip(value: unknown): string {
   const text = typeof value === 'string' ? value : (JSON.stringify(value, null, 2) ?? '');
   return text.length > MAX_VALUE_CHARS ? `${text.slice(0, MAX_VALUE_CHARS)}\n… (cut)` : text;
+}
+
+/**
+ * A code block around untrusted text (a tool's output or error): its fence is four backticks or
+ * more (item parsers skip such outer fences when they look for metadata) and longer than any run
+ * of backticks in the text, so the text can never close it and open an ```xml block of its own.
+ */
+export function fenced(text: string, info = ''): string {
+  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((run) => run[0].length));
+  const fence = '`'.repeat(Math.max(4, longest + 1));
+  return `${fence}${info}\n${text}\n${fence}`;
 }
 
 /** The steps the transcript records: `| step | node | status |` rows. */
@@ -61,8 +72,8 @@ export function renderRun(graphId: string, outcome: GraphOutcome, transcriptPath
     ['| step | node | status |', '|---|---|---|', ...stepRows(transcriptPath)].join('\n'),
   ];
   if (outcome.error)
-    parts.push(`## Error\n\nAt node \`${outcome.node ?? ''}\`:\n\n\`\`\`\n${clip(outcome.error)}\n\`\`\``);
-  if (outcome.output !== undefined) parts.push(`## Output\n\n\`\`\`json\n${clip(outcome.output)}\n\`\`\``);
+    parts.push(`## Error\n\nAt node \`${outcome.node ?? ''}\`:\n\n${fenced(clip(outcome.error))}`);
+  if (outcome.output !== undefined) parts.push(`## Output\n\n${fenced(clip(outcome.output), 'json')}`);
   return `${parts.join('\n\n')}\n`;
 }
 
@@ -81,15 +92,14 @@ export async function writeRunKnowledge(
     { prefix: '<!--', suffix: '-->' },
     { timestamp: signatureTimestamp(), hash, signature: sig, fingerprint: fp },
   );
-  const path = join(
-    projectPath,
-    '.ai',
-    'knowledge',
-    'agent',
-    'graphs',
-    graphId,
-    `${outcome.graph_run_id}.md`,
+  // knowledge/ and agent/ are ordinary project folders; graphs/ and below are private. None may
+  // be a symlink: one into directives/ or the user's space would turn the page into another item.
+  const dir = ensureAiSubdir(
+    join(projectPath, '.ai'),
+    ['knowledge', 'agent', 'graphs', ...graphId.split('/')],
+    (index) => (index < 2 ? 0o755 : 0o700),
   );
-  await writeFileAtomic(path, `${line}\n${body}`, { mkdirs: true, mode: 0o600, dirMode: 0o700 });
+  const path = join(dir, `${outcome.graph_run_id}.md`);
+  await writeFileAtomic(path, `${line}\n${body}`, { mode: 0o600 });
   return path;
 }

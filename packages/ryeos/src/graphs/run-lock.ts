@@ -3,7 +3,7 @@
  * created exclusively. A second `rye graphs resume` of a live run is refused; the lock of a
  * process that died (a run killed mid-step) is taken over.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { RyeError } from '@ryeos/lillux';
 
@@ -37,9 +37,8 @@ function create(path: string): boolean {
   return true;
 }
 
-/** Takes the run's lock; returns its release. */
+/** Takes the run's lock in its folder (made and checked by the caller); returns its release. */
 export function takeRunLock(dir: string, runId: string): () => void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, 'lock');
   for (let attempt = 0; !create(path); attempt++) {
     const holder = Number.parseInt(readFileSync(path, 'utf8'), 10);

@@ -3,25 +3,27 @@
  * `.ai/state/graphs/<run_id>/`, and after every step an `execution_snapshot` (with its state
  * and node receipts) in the project's object store, named by `refs/graphs/<run_id>.json`.
  *
- * The ref is an unsigned mutable file, so resume believes it only when the signed transcript's
- * last step names the same snapshot: the signature, not the ref, is what vouches for the state.
+ * The ref is signed too and names the snapshot and the transcript's last checkpoint, so resume
+ * believes a run only when both agree: a transcript cut back to an earlier checkpoint (which
+ * verifies on its own) no longer matches the ref, which only the walker can sign.
  */
-import { randomBytes } from 'node:crypto';
 import {
+  closeSync,
+  constants,
   existsSync,
-  mkdirSync,
+  ftruncateSync,
+  openSync,
   readFileSync,
-  renameSync,
-  rmSync,
   truncateSync,
-  writeFileSync,
+  writeSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
-import type { CasObject, ObjectStore, TrustStore } from '@ryeos/executor';
+import { join } from 'node:path';
+import { type CasObject, canonicalJson, ObjectStore, type TrustStore } from '@ryeos/executor';
 import { RyeError } from '@ryeos/lillux';
 import type { Signer } from '@ryeos/threads';
-import { TranscriptWriter, verifyTranscript } from '@ryeos/threads';
+import { ensureAiSubdir, TranscriptWriter } from '@ryeos/threads';
 import { takeRunLock } from './run-lock.js';
+import { checkpointSigner, readSignedRun, refMessage, refused, signedBy } from './run-transcript.js';
 
 export const GRAPHS_STATE_DIR = '.ai/state/graphs';
 const RUN_ID = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$/;
@@ -55,37 +57,112 @@ export function runDir(projectPath: string, runId: string): string {
   return join(projectPath, GRAPHS_STATE_DIR, checkRunId(runId));
 }
 
-function refPath(store: ObjectStore, runId: string): string {
-  return join(store.root, 'refs', 'graphs', `${checkRunId(runId)}.json`);
+/** The run's folder, made 0700; refused (INTEGRITY) when a folder on the way is a symlink. */
+function ensureRunDir(projectPath: string, runId: string): string {
+  return ensureAiSubdir(join(projectPath, '.ai'), ['state', 'graphs', checkRunId(runId)]);
+}
+
+function refPath(projectPath: string, runId: string): string {
+  return join(projectPath, '.ai', 'state', 'objects', 'refs', 'graphs', `${checkRunId(runId)}.json`);
+}
+
+interface SignedRef {
+  hash: string;
+  checkpoint: string;
+  sig: string;
+  fp: string;
 }
 
 /**
- * Points the run's ref at a snapshot: temp file and rename, synchronously, so it never queues
- * behind the transcript's background fsyncs on the I/O thread pool.
+ * The run's signed ref, kept open for the run and rewritten in place after every step: one
+ * write of a record whose length never changes (hashes, an Ed25519 signature and a fingerprint
+ * have fixed lengths), synchronously, so it never queues behind the transcript's background
+ * fsyncs and costs no new file per step. Opened without following a symlink.
  */
-function writeRef(path: string, hash: string): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  try {
-    writeFileSync(temp, `${JSON.stringify({ hash })}\n`, { flag: 'wx', mode: 0o600 });
-    renameSync(temp, path);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    throw error;
+class RefWriter {
+  private readonly fd: number;
+
+  constructor(
+    projectPath: string,
+    private readonly runId: string,
+    private readonly signer: Signer,
+  ) {
+    ensureAiSubdir(join(projectPath, '.ai'), ['state', 'objects', 'refs', 'graphs']);
+    const flags = constants.O_WRONLY | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0);
+    this.fd = openSync(refPath(projectPath, runId), flags, 0o600);
+  }
+
+  write(hash: string, checkpoint: string): void {
+    const { sig, fp } = this.signer.sign(refMessage(this.runId, hash, checkpoint));
+    const ref: SignedRef = { hash, checkpoint, sig, fp };
+    const bytes = Buffer.from(`${JSON.stringify(ref)}\n`);
+    writeSync(this.fd, bytes, 0, bytes.length, 0);
+    ftruncateSync(this.fd, bytes.length);
+  }
+
+  close(): void {
+    closeSync(this.fd);
   }
 }
 
+/** Sets an own property, even one named `__proto__` (a state key is the graph author's name). */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** A state value whose canonical JSON is at most this long sits in the step's state object. */
+const INLINE_VALUE_CHARS = 1024;
+
+/** One top-level state key in a step's `graph_state`: its value, or the hash of an object holding it. */
+type StateEntry = { value: unknown } | { hash: string };
+
 export class RunRecord {
   readonly transcript: TranscriptWriter;
+  /** The entry last stored for each state key, by the value it was stored for. */
+  private readonly stored = new Map<string, { value: unknown; entry: StateEntry }>();
+  private readonly ref: RefWriter;
 
   constructor(
+    projectPath: string,
     readonly runId: string,
     readonly dir: string,
     private readonly store: ObjectStore,
     signer: Signer,
     private readonly release: () => void,
+    /** The last step's snapshot (a resumed run's saved one). */
+    private lastSnapshot?: string,
   ) {
-    this.transcript = new TranscriptWriter(join(dir, 'transcript.jsonl'), runId, signer, { coalesceMs: 0 });
+    this.transcript = new TranscriptWriter(
+      join(dir, 'transcript.jsonl'),
+      runId,
+      checkpointSigner(signer, runId),
+      { coalesceMs: 0 },
+    );
+    this.ref = new RefWriter(projectPath, runId, signer);
+  }
+
+  /**
+   * The step's state as a `graph_state` object: each top-level key's value inline when small,
+   * else in an object of its own. A value the walker did not replace since the last step (the
+   * walker assigns new values, never edits them in place) keeps its entry, so a large input is
+   * stored once per run, not once per step.
+   */
+  private stateObject(state: Record<string, unknown>): string {
+    const entries: Record<string, StateEntry> = {};
+    for (const [key, value] of Object.entries(state)) {
+      const known = this.stored.get(key);
+      let entry = known && known.value === value ? known.entry : undefined;
+      if (!entry) {
+        const text = canonicalJson(value ?? null);
+        entry =
+          text.length <= INLINE_VALUE_CHARS
+            ? { value: value ?? null }
+            : { hash: this.store.putObject({ schema: 1, kind: 'graph_state_value', value: value ?? null }) };
+        this.stored.set(key, { value, entry });
+      }
+      setOwn(entries, key, entry);
+    }
+    return this.store.putObject({ schema: 1, kind: 'graph_state', entries });
   }
 
   event(type: string, payload: Record<string, unknown>): void {
@@ -107,7 +184,7 @@ export class RunRecord {
     event: Record<string, unknown>,
     eventType: 'graph_started' | 'step_completed' = 'step_completed',
   ): Promise<string> {
-    const stateHash = this.store.putObject({ schema: 1, kind: 'state_snapshot', state: point.state });
+    const stateHash = this.stateObject(point.state);
     const snapshot = {
       schema: 1 as const,
       kind: 'execution_snapshot',
@@ -126,23 +203,32 @@ export class RunRecord {
       ...(point.errors.length ? { errors: point.errors } : {}),
     };
     const hash = this.store.putObject(snapshot);
-    writeRef(refPath(this.store, this.runId), hash);
     this.transcript.write(eventType, { ...event, step: point.step, snapshot_hash: hash });
     // Signed now; made durable off the event loop. A killed process loses no completed step (the
     // bytes are written); a power cut may lose the last few, which then run again on resume.
-    this.transcript.checkpointInBackground(point.step);
+    const signed = this.transcript.checkpointInBackground(point.step);
+    this.lastSnapshot = hash;
+    this.ref.write(hash, signed.hash);
     return hash;
   }
 
-  /** Writes the final checkpoint and waits until every checkpoint is on disk. */
+  /** Writes the final checkpoint (the ref names it) and waits until every checkpoint is on disk. */
   async close(): Promise<void> {
     try {
-      this.transcript.close();
+      const final = this.transcript.close();
+      if (final && this.lastSnapshot) this.ref.write(this.lastSnapshot, final.hash);
       await this.transcript.durable();
     } finally {
+      this.ref.close();
       this.release();
     }
   }
+}
+
+/** The project's object store, its folders from `.ai` down checked real (no symlink) first. */
+export function projectStore(projectPath: string): ObjectStore {
+  ensureAiSubdir(join(projectPath, '.ai'), ['state', 'objects']);
+  return ObjectStore.ofSpace(projectPath);
 }
 
 /** Opens the record of a new run (its folder must not exist: run ids are never reused). */
@@ -152,58 +238,60 @@ export function createRunRecord(
   store: ObjectStore,
   signer: Signer,
 ): RunRecord {
-  const dir = runDir(projectPath, runId);
+  const dir = ensureRunDir(projectPath, runId);
   if (existsSync(join(dir, 'transcript.jsonl'))) {
     throw new RyeError('VALIDATION', `Graph run '${runId}' already exists`, {
       hint: `Resume it with \`rye graphs resume ${runId}\`, or start a new run.`,
     });
   }
-  return new RunRecord(runId, dir, store, signer, takeRunLock(dir, runId));
+  return new RunRecord(projectPath, runId, dir, store, signer, takeRunLock(dir, runId));
 }
 
-interface SavedRun {
+export interface SavedRun {
   checkpoint: GraphCheckpoint;
   snapshotHash: string;
   /** Bytes of the transcript the last checkpoint covers. */
   signedBytes: number;
 }
 
-function refused(runId: string, why: string): RyeError {
-  return new RyeError('INTEGRITY', `Graph run '${runId}' cannot be resumed: ${why}`, {
-    hint: 'The run record was altered or copied after it was signed; start the graph again as a new run.',
-  });
-}
-
-/** The last signed `step_completed` of a verified transcript, and where its checkpoint ends. */
-function lastSignedStep(runId: string, bytes: Buffer): { snapshotHash: string; signedBytes: number } {
-  let offset = 0;
-  let signedBytes = 0;
-  let pending: string | undefined;
-  let snapshotHash: string | undefined;
-  for (const line of bytes.toString('utf8').split('\n')) {
-    const end = offset + Buffer.byteLength(line) + 1;
-    offset = end;
-    let event: { event_type?: string; payload?: Record<string, unknown> };
-    try {
-      event = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    const saved = event.event_type === 'step_completed' || event.event_type === 'graph_started';
-    if (saved && typeof event.payload?.snapshot_hash === 'string') {
-      pending = event.payload.snapshot_hash;
-    } else if (event.event_type === 'checkpoint') {
-      signedBytes = end;
-      if (pending) snapshotHash = pending;
-    } else if (['graph_completed', 'graph_error', 'graph_cancelled'].includes(event.event_type ?? '')) {
-      pending = undefined;
-    }
+function readRef(projectPath: string, runId: string, trust: TrustStore): SignedRef {
+  let ref: Partial<SignedRef>;
+  try {
+    ref = JSON.parse(readFileSync(refPath(projectPath, runId), 'utf8')) as Partial<SignedRef>;
+  } catch {
+    throw refused(runId, 'its snapshot ref is missing or unreadable');
   }
-  if (!snapshotHash) throw refused(runId, 'its transcript has no signed step to continue from');
-  return { snapshotHash, signedBytes };
+  if (
+    typeof ref?.hash !== 'string' ||
+    typeof ref.checkpoint !== 'string' ||
+    !signedBy(refMessage(runId, ref.hash, ref.checkpoint), ref.sig, ref.fp, trust)
+  ) {
+    throw refused(runId, 'its snapshot ref is not signed by a key you trust');
+  }
+  return ref as SignedRef;
 }
 
-/** Verifies a run's transcript and reads the snapshot it vouches for. */
+/** A step's state back from its `graph_state` object, or undefined when a part is missing. */
+function readState(store: ObjectStore, hash: string): Record<string, unknown> | undefined {
+  const object = store.getObject<{ kind?: string; entries?: Record<string, StateEntry> }>(hash);
+  if (object?.kind !== 'graph_state' || typeof object.entries !== 'object' || object.entries === null) return;
+  const state: Record<string, unknown> = {};
+  for (const [key, entry] of Object.entries(object.entries)) {
+    if (typeof entry !== 'object' || entry === null) return undefined;
+    if ('hash' in entry && typeof entry.hash === 'string') {
+      const held = store.getObject<{ kind?: string; value?: unknown }>(entry.hash);
+      if (held?.kind !== 'graph_state_value') return undefined;
+      setOwn(state, key, structuredClone(held.value));
+    } else if ('value' in entry) setOwn(state, key, structuredClone(entry.value));
+    else return undefined;
+  }
+  return state;
+}
+
+/**
+ * Verifies a run's transcript and ref, and reads the snapshot they vouch for. Refuses a run that
+ * ended (a signed graph_completed or graph_error), and one whose ref and transcript disagree.
+ */
 export async function readSavedRun(
   projectPath: string,
   runId: string,
@@ -216,45 +304,40 @@ export async function readSavedRun(
       hint: 'List runs with `rye threads list`, or check the project path.',
     });
   }
-  // Lenient: a run killed mid-step leaves unsigned lines after its last checkpoint; only signed
-  // lines are read below, and the unsigned tail is cut before the run continues.
-  const verified = await verifyTranscript(path, trust, 'lenient', {
-    threadId: runId,
-    requireCheckpoint: true,
-  });
-  if (!verified.valid) throw refused(runId, `its transcript does not verify (${verified.error})`);
-  const { snapshotHash, signedBytes } = lastSignedStep(runId, readFileSync(path));
-  let ref: unknown;
-  try {
-    ref = JSON.parse(readFileSync(refPath(store, runId), 'utf8'));
-  } catch {
-    throw refused(runId, 'its snapshot ref is missing or unreadable');
+  const run = readSignedRun(runId, readFileSync(path), trust);
+  if (run.ended) {
+    throw new RyeError('VALIDATION', `Graph run '${runId}' has already ended (${run.ended})`, {
+      hint: 'Start the graph again for a new run.',
+    });
   }
-  if ((ref as { hash?: unknown })?.hash !== snapshotHash) {
-    throw refused(runId, 'its snapshot ref does not name the last signed step');
+  const ref = readRef(projectPath, runId, trust);
+  if (ref.checkpoint !== run.checkpointHash || ref.hash !== run.snapshotHash) {
+    throw refused(runId, 'its snapshot ref does not name the last signed step (cut back or altered?)');
   }
-  const snapshot = store.getObject<Record<string, unknown>>(snapshotHash);
-  const state =
-    typeof snapshot?.state_hash === 'string'
-      ? store.getObject<Record<string, unknown>>(snapshot.state_hash)
-      : undefined;
-  if (!snapshot || !state || snapshot.graph_run_id !== runId) {
-    throw refused(runId, 'its snapshot is missing from the object store');
+  const snapshot = store.getObject<Record<string, unknown>>(run.snapshotHash);
+  const state = typeof snapshot?.state_hash === 'string' ? readState(store, snapshot.state_hash) : undefined;
+  if (!snapshot || !state) throw refused(runId, 'its snapshot is missing from the object store');
+  if (
+    snapshot.graph_run_id !== runId ||
+    snapshot.graph_id !== run.graphId ||
+    snapshot.graph_hash !== run.graphHash
+  ) {
+    throw refused(runId, 'its snapshot belongs to another run or graph than its signed start');
   }
   return {
     checkpoint: {
       graph_run_id: runId,
-      graph_id: String(snapshot.graph_id),
-      graph_hash: String(snapshot.graph_hash),
+      graph_id: run.graphId,
+      graph_hash: run.graphHash,
       step: Number(snapshot.step),
       status: String(snapshot.status),
       ...(typeof snapshot.next_node === 'string' ? { next_node: snapshot.next_node } : {}),
-      state: structuredClone(state.state) as Record<string, unknown>,
+      state,
       node_receipts: [...((snapshot.node_receipts as string[]) ?? [])],
       errors: [...((snapshot.errors as string[]) ?? [])],
     },
-    snapshotHash,
-    signedBytes,
+    snapshotHash: run.snapshotHash,
+    signedBytes: run.signedBytes,
   };
 }
 
@@ -265,23 +348,22 @@ export async function readSavedRun(
 export function reopenRunRecord(
   projectPath: string,
   runId: string,
-  signedBytes: number,
+  saved: SavedRun,
   store: ObjectStore,
   signer: Signer,
   release: () => void,
 ): RunRecord {
-  const dir = runDir(projectPath, runId);
-  truncateSync(join(dir, 'transcript.jsonl'), signedBytes);
-  return new RunRecord(runId, dir, store, signer, release);
+  const dir = ensureRunDir(projectPath, runId);
+  truncateSync(join(dir, 'transcript.jsonl'), saved.signedBytes);
+  return new RunRecord(projectPath, runId, dir, store, signer, release, saved.snapshotHash);
 }
 
 /** Takes the lock of an existing run (before its record is read, so nobody appends meanwhile). */
 export function lockSavedRun(projectPath: string, runId: string): () => void {
-  const dir = runDir(projectPath, runId);
-  if (!existsSync(join(dir, 'transcript.jsonl'))) {
+  if (!existsSync(join(runDir(projectPath, runId), 'transcript.jsonl'))) {
     throw new RyeError('NOT_FOUND', `No graph run '${runId}' in this project`, {
       hint: 'Check the run id (the graph_run_id a run answered with) and the project path.',
     });
   }
-  return takeRunLock(dir, runId);
+  return takeRunLock(ensureRunDir(projectPath, runId), runId);
 }

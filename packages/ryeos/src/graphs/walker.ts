@@ -107,6 +107,8 @@ class Walk {
   private previousSnapshot: string | undefined;
   /** Cache hits of the current step's action (its receipt says whether it ran). */
   private cacheHits = 0;
+  /** Error-hook retries per node name. */
+  private readonly retries = new Map<string, number>();
 
   constructor(
     private readonly graph: GraphDefinition,
@@ -118,6 +120,12 @@ class Walk {
   ) {
     this.errors = [...errors];
     this.previousSnapshot = previousSnapshot;
+    // A resumed run goes on counting: only a mapping's own numeric entries are counts.
+    const held = state._retries;
+    if (typeof held === 'object' && held !== null && !Array.isArray(held)) {
+      for (const [name, count] of Object.entries(held))
+        if (typeof count === 'number' && Number.isFinite(count)) this.retries.set(name, count);
+    }
   }
 
   private scope(extra: Partial<ExpressionScope> = {}): ExpressionScope {
@@ -273,7 +281,8 @@ class Walk {
       schema: 1,
       kind: 'node_receipt',
       node_name: node.name,
-      node_result_hash: record.putObject({ schema: 1, kind: 'node_result', result: result ?? null }),
+      // Inline: one object per step, not two.
+      result: result ?? null,
       cache_hit: cacheHit,
       elapsed_ms: Math.round(performance.now() - started),
       timestamp: new Date().toISOString(),
@@ -323,30 +332,31 @@ class Walk {
     return { result, cacheHit: this.cacheHits > 0 };
   }
 
-  /** Runs a node, again while an error hook answers `retry` (counted in `state._retries`). */
-  private async attemptWithRetries(node: GraphNode, step: number) {
+  /**
+   * Runs a node, again while an error hook answers `retry`: each retry is a step (so max_steps
+   * bounds them), counted per node in a Map (a node named `__proto__` is a name like any other)
+   * and shown in `state._retries`. `stepsLeft` is how many more steps the graph allows.
+   */
+  private async attemptWithRetries(node: GraphNode, step: number, stepsLeft: number) {
+    let retried = 0;
     for (;;) {
       const outcome = await this.attempt(node);
-      if (!isErrorResult(outcome.result)) return outcome;
+      if (!isErrorResult(outcome.result)) return { ...outcome, retried };
       const error = outcome.result.error;
       const answer = await this.hook('error', {
         error,
         classification: error.startsWith('Permission denied') ? 'permission' : 'execution',
         node: node.name,
         state: this.state,
-        step_count: step,
+        step_count: step + retried,
       });
-      if (answer?.action !== 'retry') return outcome;
+      if (answer?.action !== 'retry' || retried >= stepsLeft) return { ...outcome, retried };
       const max = typeof answer.max_retries === 'number' ? answer.max_retries : 3;
-      const held = this.state._retries;
-      // A graph may have assigned _retries itself: only a mapping is a count.
-      const retries = (
-        typeof held === 'object' && held !== null && !Array.isArray(held) ? held : {}
-      ) as Record<string, number>;
-      this.state._retries = retries;
-      const done = retries[node.name] ?? 0;
-      if (done >= max) return outcome;
-      retries[node.name] = done + 1;
+      const done = this.retries.get(node.name) ?? 0;
+      if (done >= max) return { ...outcome, retried };
+      this.retries.set(node.name, done + 1);
+      this.state._retries = Object.fromEntries(this.retries);
+      retried += 1;
     }
   }
 
@@ -380,7 +390,8 @@ class Walk {
         this.progress(step, name, true, started, before);
         return this.completed(step, output);
       }
-      const { result, cacheHit } = await this.attemptWithRetries(node, step);
+      const { result, cacheHit, retried } = await this.attemptWithRetries(node, step, graph.maxSteps - step);
+      step += retried;
       // Stopped mid-step: the step did not complete, so it is neither recorded nor its error handled.
       if (this.deps.signal?.aborted) return this.end('cancelled', step - 1, { node: name });
       let next: string | undefined;

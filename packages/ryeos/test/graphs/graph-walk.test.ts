@@ -239,6 +239,8 @@ config:
       'flaky',
       'retry flaky failure 2',
       'flaky',
+      // Each retry is a step: flaky ends at step 3, so after_step (step_count >= 2) fires for it.
+      'after flaky',
       'after calm',
       'completed completed',
     ]);

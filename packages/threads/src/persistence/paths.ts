@@ -224,3 +224,24 @@ export function ensureKnowledgeTranscriptDir(aiDir: string, threadId: string): s
   });
   return path;
 }
+
+/**
+ * `<aiDir>/<segments…>`, made (missing levels with `mode(index)`, 0700 by default) and checked as
+ * a thread's folders are: every folder from `.ai` down is a real folder, never a symlink, and `.ai`
+ * lies inside the project. For other writers under `.ai` (state graphs) whose signed or private
+ * files a planted symlink must not send elsewhere. Throws INTEGRITY when one is a symlink.
+ */
+export function ensureAiSubdir(
+  aiDir: string,
+  segments: readonly string[],
+  mode: (index: number) => number = () => PRIVATE_DIR_MODE,
+): string {
+  for (const segment of segments) {
+    if (segment === '' || segment === '.' || segment === '..' || /[/\\\u0000]/.test(segment)) {
+      throw new RyeError('PERMISSION', `Refusing folder name ${JSON.stringify(segment)} under ${aiDir}`, {
+        hint: 'Folder names under .ai are single path segments, without . or .. (check the id that names it).',
+      });
+    }
+  }
+  return walkConfined({ top: resolve(aiDir), isAi: true, segments: [...segments], create: mode });
+}
