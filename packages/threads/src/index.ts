@@ -19,7 +19,7 @@ export { buildHookList, buildResolveExtendsHooks } from './hooks/layers.js';
 export type { PrimaryCall, PrimaryDispatch, PrimaryName, PrimaryToolSpec, ThreadHost } from './host.js';
 export { PRIMARY_NAMES } from './host.js';
 export type { ThreadRecordsVerification, ThreadReport, ThreadSummary } from './inspect.js';
-export { listThreads, showThread, verifyThreadRecords } from './inspect.js';
+export { listThreads, showThread, threadSummary, verifyThreadRecords } from './inspect.js';
 export { THREADS_BUNDLE_ID, threadsBundle, withThreadsBundle, withThreadsHost } from './layer-bundle.js';
 export { vouchQueuedSetup } from './lifecycle/queued-setup.js';
 export type { CancelResult, KillResult } from './orchestration/control.js';

@@ -37,7 +37,8 @@ export interface ThreadSummary {
   cost: { turns: number; input_tokens: number; output_tokens: number; spend: number };
 }
 
-function summary(row: ThreadRow): ThreadSummary {
+/** What a registry row says of a thread, as `listThreads` answers it. */
+export function threadSummary(row: ThreadRow): ThreadSummary {
   return {
     thread_id: row.thread_id,
     directive: row.directive,
@@ -73,7 +74,7 @@ export async function listThreads(
       ...(filter.status ? { status: filter.status as ThreadStatus } : {}),
       ...(filter.limit ? { limit: filter.limit } : {}),
     });
-    return rows.map(summary);
+    return rows.map(threadSummary);
   } finally {
     await store.close();
   }

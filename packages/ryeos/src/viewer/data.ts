@@ -115,7 +115,7 @@ function addSubtreeSpend(rows: TreeThread[]): void {
 
 /** A thread the registry knows, or a NOT_FOUND error (an id is never used before this check). */
 async function knownThread(source: ViewerSource, threadId: string): Promise<ThreadSummary> {
-  const { openProjectStore, threadsStateRoot } = await loadThreads();
+  const { openProjectStore, threadSummary, threadsStateRoot } = await loadThreads();
   const notFound = new RyeError('NOT_FOUND', `No thread '${threadId}' in this project`, {
     hint: 'Pick a thread from the tree.',
   });
@@ -129,21 +129,7 @@ async function knownThread(source: ViewerSource, threadId: string): Promise<Thre
     await store.close();
   }
   if (!row) throw notFound;
-  return {
-    thread_id: row.thread_id,
-    directive: row.directive,
-    status: row.status,
-    parent_id: row.parent_id,
-    model: row.model,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-    cost: {
-      turns: row.turns,
-      input_tokens: row.input_tokens,
-      output_tokens: row.output_tokens,
-      spend: row.spend,
-    },
-  };
+  return threadSummary(row);
 }
 
 export interface ThreadDetail {
